@@ -1,0 +1,26 @@
+//! Hand-written types that the generated code uses in place of schemas marked `x-api-raw-type`.
+
+#[macro_use]
+mod open_enum;
+mod secret;
+
+#[cfg(feature = "management")]
+mod management_enums;
+#[cfg(feature = "observability")]
+mod observability_enums;
+#[cfg(feature = "management")]
+mod quantity;
+
+#[cfg(feature = "management")]
+pub use management_enums::{
+    Compression, MskAuthentication, PipeState, ReversePrivateEndpointStatus,
+    ReversePrivateEndpointType, ServiceEndpointProtocol, ServiceState,
+};
+#[cfg(feature = "observability")]
+pub use observability_enums::{
+    AlertChannelType, AlertInterval, AlertSource, AlertState, AlertThresholdType, MetricDataType,
+    SeriesAggFn, SeriesDataSource, SeriesType, WhereLanguage,
+};
+#[cfg(feature = "management")]
+pub use quantity::{CpuMillicores, MemoryGb, QuantityError};
+pub use secret::Secret;

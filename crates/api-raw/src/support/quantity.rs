@@ -1,0 +1,292 @@
+//! CPU and memory amounts that arrive as JSON numbers or as quantity strings.
+
+use std::fmt;
+
+use serde::de::{self, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A quantity string that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuantityError {
+    input: String,
+    expected: &'static str,
+}
+
+impl fmt::Display for QuantityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid quantity {:?}: expected {}",
+            self.input, self.expected
+        )
+    }
+}
+
+impl std::error::Error for QuantityError {}
+
+/// CPU of one replica, in millicores.
+///
+/// Reads a JSON number (`500` = 500 millicores) or a quantity string (`"500m"` = 500 millicores,
+/// `"1"` or `"1.5"` = 1000 or 1500 millicores); always writes a number.
+///
+/// ```
+/// use api_raw::support::CpuMillicores;
+///
+/// let cpu: CpuMillicores = serde_json::from_str("\"500m\"").unwrap();
+/// assert_eq!(cpu.get(), 500);
+/// assert_eq!(serde_json::to_string(&cpu).unwrap(), "500");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CpuMillicores(u64);
+
+impl CpuMillicores {
+    /// A CPU amount of `millicores`.
+    pub const fn new(millicores: u64) -> Self {
+        Self(millicores)
+    }
+
+    /// The amount in millicores.
+    pub const fn get(self) -> u64 {
+        self.0
+    }
+
+    /// Reads a quantity string: `"500m"` (millicores) or `"1.5"` (cores).
+    pub fn parse_quantity(text: &str) -> Result<Self, QuantityError> {
+        const EXPECTED: &str = "millicores like \"500m\" or cores like \"1.5\"";
+        let err = || QuantityError {
+            input: text.to_string(),
+            expected: EXPECTED,
+        };
+        let trimmed = text.trim();
+        let (number, scale) = match trimmed.strip_suffix('m') {
+            Some(number) => (number, 1.0),
+            None => (trimmed, 1000.0),
+        };
+        let value = parse_non_negative(number).ok_or_else(err)? * scale;
+        to_u64(value).map(Self).ok_or_else(err)
+    }
+}
+
+/// Memory of one replica, in GB (possibly fractional).
+///
+/// Reads a JSON number (`2`, `0.5`) or a quantity string (`"2Gi"` or `"2G"` = 2 GB, `"512Mi"` or
+/// `"512M"` = 0.5 GB, `"2"` = 2 GB); always writes a number.
+///
+/// ```
+/// use api_raw::support::MemoryGb;
+///
+/// let memory: MemoryGb = serde_json::from_str("\"512Mi\"").unwrap();
+/// assert_eq!(memory.get(), 0.5);
+/// assert_eq!(serde_json::to_string(&memory).unwrap(), "0.5");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, PartialOrd)]
+pub struct MemoryGb(f64);
+
+impl MemoryGb {
+    /// A memory amount of `gb` GB. Negative or non-finite amounts are clamped to zero.
+    pub fn new(gb: f64) -> Self {
+        Self(if gb.is_finite() && gb > 0.0 { gb } else { 0.0 })
+    }
+
+    /// The amount in GB.
+    pub const fn get(self) -> f64 {
+        self.0
+    }
+
+    /// Reads a quantity string: `"2Gi"`, `"2G"`, `"512Mi"`, `"512M"` or a plain number of GB.
+    pub fn parse_quantity(text: &str) -> Result<Self, QuantityError> {
+        const EXPECTED: &str = "GB like \"2Gi\" or \"0.5\", or MB like \"512Mi\"";
+        let err = || QuantityError {
+            input: text.to_string(),
+            expected: EXPECTED,
+        };
+        let trimmed = text.trim();
+        let (number, divisor) = if let Some(n) = trimmed
+            .strip_suffix("Gi")
+            .or_else(|| trimmed.strip_suffix('G'))
+        {
+            (n, 1.0)
+        } else if let Some(n) = trimmed
+            .strip_suffix("Mi")
+            .or_else(|| trimmed.strip_suffix('M'))
+        {
+            (n, 1024.0)
+        } else {
+            (trimmed, 1.0)
+        };
+        parse_non_negative(number)
+            .map(|v| Self(v / divisor))
+            .ok_or_else(err)
+    }
+}
+
+fn parse_non_negative(text: &str) -> Option<f64> {
+    let valid = !text.is_empty()
+        && text.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && text.chars().filter(|&c| c == '.').count() <= 1
+        && !text.starts_with('.')
+        && !text.ends_with('.');
+    if !valid {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|v| v.is_finite())
+}
+
+fn to_u64(value: f64) -> Option<u64> {
+    let rounded = value.round();
+    (rounded.is_finite() && rounded >= 0.0 && rounded <= u64::MAX as f64).then_some(rounded as u64)
+}
+
+impl Serialize for CpuMillicores {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_u64(self.0)
+    }
+}
+
+impl Serialize for MemoryGb {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_f64(self.0)
+    }
+}
+
+struct CpuVisitor;
+
+impl Visitor<'_> for CpuVisitor {
+    type Value = CpuMillicores;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("millicores as a non-negative number, or a quantity string like \"500m\"")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(CpuMillicores(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        u64::try_from(v)
+            .map(CpuMillicores)
+            .map_err(|_| E::custom(format!("negative CPU amount {v}")))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        to_u64(v)
+            .map(CpuMillicores)
+            .ok_or_else(|| E::custom(format!("invalid CPU amount {v}")))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        CpuMillicores::parse_quantity(v).map_err(E::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for CpuMillicores {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(CpuVisitor)
+    }
+}
+
+struct MemoryVisitor;
+
+impl Visitor<'_> for MemoryVisitor {
+    type Value = MemoryGb;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("GB as a non-negative number, or a quantity string like \"2Gi\"")
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(MemoryGb(v as f64))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        if v < 0 {
+            return Err(E::custom(format!("negative memory amount {v}")));
+        }
+        Ok(MemoryGb(v as f64))
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        if !v.is_finite() || v < 0.0 {
+            return Err(E::custom(format!("invalid memory amount {v}")));
+        }
+        Ok(MemoryGb(v))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        MemoryGb::parse_quantity(v).map_err(E::custom)
+    }
+}
+
+impl<'de> Deserialize<'de> for MemoryGb {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(MemoryVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(json: &str) -> Result<u64, String> {
+        serde_json::from_str::<CpuMillicores>(json)
+            .map(CpuMillicores::get)
+            .map_err(|e| e.to_string())
+    }
+
+    fn memory(json: &str) -> Result<f64, String> {
+        serde_json::from_str::<MemoryGb>(json)
+            .map(MemoryGb::get)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn cpu_reads_numbers_and_quantities() {
+        assert_eq!(cpu("500"), Ok(500));
+        assert_eq!(cpu("500.0"), Ok(500));
+        assert_eq!(cpu("\"500m\""), Ok(500));
+        assert_eq!(cpu("\"1\""), Ok(1000));
+        assert_eq!(cpu("\"1.5\""), Ok(1500));
+        assert_eq!(cpu("\"0.25\""), Ok(250));
+    }
+
+    #[test]
+    fn cpu_rejects_nonsense_with_a_clear_message() {
+        let err = cpu("\"lots\"").unwrap_err();
+        assert!(err.contains("invalid quantity \"lots\""), "{err}");
+        assert!(cpu("-5").unwrap_err().contains("negative CPU amount"));
+        assert!(cpu("\"5mm\"").is_err());
+        assert!(cpu("\"\"").is_err());
+        assert!(cpu("true").is_err());
+    }
+
+    #[test]
+    fn memory_reads_numbers_and_quantities() {
+        assert_eq!(memory("2"), Ok(2.0));
+        assert_eq!(memory("0.5"), Ok(0.5));
+        assert_eq!(memory("\"2Gi\""), Ok(2.0));
+        assert_eq!(memory("\"2G\""), Ok(2.0));
+        assert_eq!(memory("\"512Mi\""), Ok(0.5));
+        assert_eq!(memory("\"1.5\""), Ok(1.5));
+    }
+
+    #[test]
+    fn memory_rejects_nonsense_with_a_clear_message() {
+        assert!(
+            memory("\"2Ti\"")
+                .unwrap_err()
+                .contains("invalid quantity \"2Ti\"")
+        );
+        assert!(memory("-1").unwrap_err().contains("negative memory amount"));
+        assert!(memory("\".5Gi\"").is_err());
+    }
+
+    #[test]
+    fn both_write_plain_numbers() {
+        assert_eq!(
+            serde_json::to_string(&CpuMillicores::new(750)).unwrap(),
+            "750"
+        );
+        assert_eq!(serde_json::to_string(&MemoryGb::new(1.5)).unwrap(), "1.5");
+        assert_eq!(MemoryGb::new(-3.0).get(), 0.0);
+    }
+}

@@ -1,0 +1,46 @@
+//! Each facade compiles only its own API: `cargo tree` shows which features of `api-raw` it turns on.
+
+use std::process::Command;
+
+/// The `api-raw` features that building `package` alone turns on.
+fn raw_features_of(package: &str) -> Vec<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-p",
+            package,
+            "-e",
+            "features",
+            "--prefix",
+            "none",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut features: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.strip_prefix("api-raw feature \""))
+        .filter_map(|rest| rest.split('"').next())
+        .map(str::to_string)
+        .collect();
+    features.sort();
+    features.dedup();
+    features
+}
+
+#[test]
+fn api_obs_does_not_compile_the_management_api() {
+    assert_eq!(raw_features_of("api-obs"), ["observability"]);
+}
+
+#[test]
+fn api_mgmt_does_not_compile_the_observability_api() {
+    assert_eq!(raw_features_of("api-mgmt"), ["management"]);
+}

@@ -1,0 +1,12 @@
+//! Developer tasks of the workspace, behind `cargo xtask`.
+//!
+//! `cargo xtask codegen` reads the OpenAPI documents in `spec/`, generates one progenitor client per API
+//! and writes it, formatted with prettyplease, under `crates/api-raw/src/generated/`.
+//! `cargo xtask codegen --check` regenerates in memory and fails with a diff when the committed files
+//! differ. `cargo xtask surface` prints the reviewable surface that the snapshot tests keep.
+
+pub mod apis;
+pub mod codegen;
+pub mod generate;
+pub mod spec;
+pub mod surface;
