@@ -675,3 +675,42 @@ fn both_documents_declare_servers_and_security() {
         );
     }
 }
+
+#[test]
+fn the_sdk_operation_table_matches_the_spec() {
+    use api_mgmt::Idempotency;
+    let mut from_spec = BTreeSet::new();
+    for name in ["management", "observability"] {
+        let spec = load(name);
+        for (path, item) in spec["paths"].as_object().expect("paths") {
+            for (method, op) in item.as_object().expect("path item") {
+                if method != "parameters" {
+                    from_spec.insert((
+                        op["operationId"].as_str().unwrap().to_string(),
+                        method.to_uppercase(),
+                        path.clone(),
+                    ));
+                }
+            }
+        }
+    }
+    let mut from_sdk = BTreeSet::new();
+    for op in api_mgmt::operations::ALL
+        .iter()
+        .chain(api_obs::operations::ALL.iter())
+    {
+        from_sdk.insert((
+            op.id.to_string(),
+            op.method.to_string(),
+            op.path.to_string(),
+        ));
+        let safe = matches!(op.method, "GET" | "DELETE" | "PATCH");
+        assert_eq!(
+            op.idempotency == Idempotency::Idempotent,
+            safe,
+            "{} retry class",
+            op.id
+        );
+    }
+    assert_eq!(from_sdk, from_spec);
+}

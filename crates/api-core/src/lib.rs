@@ -1,7 +1,50 @@
-//! Shared runtime and domain types of the SDK.
+//! Shared runtime and domain types of the SDK, on top of the generated `api-raw` clients.
 //!
-//! Each API is behind a cargo feature (`management`, `observability`) that it forwards to `api-raw`, so
-//! a facade compiles only the API it serves.
+//! - [`Config`] / [`ConfigBuilder`]: base URL, [`Credentials`], timeouts, [`RetryPolicy`], [`RateLimit`],
+//!   user agent, `from_env` constructors (see [`env`] for the variables).
+//! - [`Runtime`]: runs a generated operation with the rate limiter, safe retries, timeouts, a `tracing`
+//!   span and error decoding, and returns a [`Response`] with the call's metadata.
+//! - [`Error`]: the one error type; [`ApiError`] carries status, code, message, request id and raw body.
+//! - Typed ids ([`OrganizationId`], [`ServiceId`], [`PipeId`], [`AlertId`], ...).
+//! - [`management`] and [`observability`]: domain types of each API, behind the cargo features of the
+//!   same names (forwarded to `api-raw`), so a facade compiles only the API it serves.
 
-/// The generated low-level clients, for what the SDK does not wrap yet.
+mod config;
+mod credentials;
+pub mod env;
+mod envelope;
+mod error;
+mod error_body;
+mod ids;
+mod operation;
+mod rate_limit;
+mod response;
+mod retry;
+mod runtime;
+
+#[cfg(feature = "management")]
+pub mod management;
+#[cfg(feature = "observability")]
+pub mod observability;
+
+/// The generated low-level clients, for what the SDK does not wrap.
 pub use api_raw as raw;
+pub use api_raw::support::Secret;
+pub use config::{Config, ConfigBuilder, FromConfig};
+pub use credentials::Credentials;
+pub use envelope::required_member;
+pub use error::{
+    ApiError, ConfigError, DecodeError, Error, MAX_ERROR_BODY, Problem, Problems, Result,
+    TransportError, TransportKind, ValidationError,
+};
+pub use error_body::REQUEST_ID_HEADER;
+pub use ids::{
+    AlertId, DashboardId, IdError, OrganizationId, PipeId, ReversePrivateEndpointId, ServiceId,
+};
+pub use operation::{Idempotency, Operation, ResponseBody};
+pub use rate_limit::RateLimit;
+pub use response::{Response, ResponseMeta};
+pub use retry::RetryPolicy;
+pub use runtime::Runtime;
+/// UUIDs, as used by the typed ids.
+pub use uuid::Uuid;

@@ -1,6 +1,55 @@
-//! Management facade: services, data pipes and private endpoints.
+//! The management API of the analytics cloud: services, data pipes and private endpoints.
 //!
-//! Depends on the management half of the SDK only; the observability API is not compiled.
+//! Resource handles in the style of `kube::Api`: a [`Client`] gives [`ServiceHandle`]s, which give
+//! [`Pipes`] and [`PipeHandle`]s. Every operation returns a [`Response`] (the value, plus the status,
+//! headers, request id and attempts of the call) or an [`Error`].
+//!
+//! | operation | call |
+//! |---|---|
+//! | start / stop a service | [`ServiceHandle::start`], [`ServiceHandle::stop`], [`ServiceHandle::start_and_wait`] |
+//! | create a pipe | [`Pipes::create`] with a [`NewPipe`] |
+//! | read a pipe, its settings | [`PipeHandle::get`], [`PipeHandle::settings`] |
+//! | delete a pipe | [`PipeHandle::delete`], [`PipeHandle::delete_if_exists`], [`PipeHandle::wait_until_gone`] |
+//! | wait for a pipe state | [`PipeHandle::wait_until`], [`PipeHandle::wait_until_steady`] |
+//! | list reverse private endpoints | [`ServiceHandle::reverse_private_endpoints`] |
+//! | register a private endpoint | [`ServiceHandle::create_private_endpoint`] |
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), api_mgmt::Error> {
+//! use api_mgmt::{Client, PipeState, WaitOptions};
+//!
+//! let client = Client::from_env()?; // CLOUD_API_URL, CLOUD_API_KEY_ID, CLOUD_API_KEY_SECRET
+//! let service = client.service("3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d".parse()?, "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse()?);
+//! service.start_and_wait(&WaitOptions::default()).await?;
+//! for endpoint in service.reverse_private_endpoints().await?.iter() {
+//!     println!("{:?} {}", endpoint.id(), endpoint.status());
+//! }
+//! let pipe = service.pipe("0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c".parse()?);
+//! println!("settings: {:?}", pipe.settings().await?.into_inner());
+//! let endpoint = service.create_private_endpoint("vpce-0123456789abcdef0", "CI runners").await?;
+//! println!("registered {:?}", endpoint.id);
+//! if pipe.delete_if_exists().await? {
+//!     pipe.wait_until_gone(&WaitOptions::default()).await?;
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! This crate compiles only the management half of the SDK; `api_mgmt::raw` is the generated client.
 
+mod client;
+mod pipes;
+mod service;
+
+pub use api_core::management::*;
+pub use api_core::{
+    ApiError, Config, ConfigBuilder, Credentials, DecodeError, Error, IdError, Idempotency,
+    Operation, OrganizationId, PipeId, Problem, RateLimit, Response, ResponseMeta, RetryPolicy,
+    ReversePrivateEndpointId, Secret, ServiceId, TransportError, TransportKind, ValidationError,
+    env,
+};
+pub use client::Client;
+pub use pipes::{PipeHandle, Pipes};
+pub use service::ServiceHandle;
+
+/// The generated management client and types (an escape hatch).
 pub use api_core::raw::management as raw;
-pub use api_core::raw::support::{PipeState, Secret, ServiceState};

@@ -1,6 +1,33 @@
-//! Observability facade: alerts and dashboards.
+//! The observability API of the analytics cloud: alerts and dashboards.
 //!
-//! Depends on the observability half of the SDK only; the management API is not compiled.
+//! | operation | call |
+//! |---|---|
+//! | read an alert | [`Client::alert`] then [`AlertHandle::get`] |
+//! | list dashboards | [`Client::dashboards`] then [`Dashboards::list`] |
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), api_obs::Error> {
+//! let client = api_obs::Client::from_env()?; // CLOUD_OBSERVABILITY_URL, CLOUD_OBSERVABILITY_TOKEN
+//! let alert = client.alert("66a1f0c2d4e5f60718293a4b".parse()?).get().await?;
+//! println!("request {:?}: {} is {:?}", alert.meta().request_id, alert.name(), alert.state());
+//! let dashboards = client.dashboards().list().await?;
+//! for tile in dashboards.iter().flat_map(|d| d.tiles()) {
+//!     println!("{:?}: {} series", tile.name, tile.series.as_ref().map_or(0, Vec::len));
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! This crate compiles only the observability half of the SDK; `api_obs::raw` is the generated client.
 
+mod client;
+
+pub use api_core::observability::*;
+pub use api_core::{
+    AlertId, ApiError, Config, ConfigBuilder, Credentials, DashboardId, DecodeError, Error,
+    IdError, Idempotency, Operation, RateLimit, Response, ResponseMeta, RetryPolicy, Secret,
+    TransportError, TransportKind, env,
+};
+pub use client::{AlertHandle, Client, Dashboards};
+
+/// The generated observability client and types (an escape hatch).
 pub use api_core::raw::observability as raw;
-pub use api_core::raw::support::{AlertState, SeriesAggFn};

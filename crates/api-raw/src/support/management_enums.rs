@@ -149,3 +149,109 @@ open_enum! {
         SaslScram = "SASL_SCRAM",
     }
 }
+
+impl ServiceState {
+    /// Whether the service is running and accepts work (such as a pipe create).
+    pub fn is_running(&self) -> bool {
+        matches!(self, Self::Running)
+    }
+
+    /// Whether the service is stopped.
+    pub fn is_stopped(&self) -> bool {
+        matches!(self, Self::Stopped)
+    }
+
+    /// Whether the service is on its way to another state.
+    pub fn is_transitional(&self) -> bool {
+        matches!(
+            self,
+            Self::Provisioning
+                | Self::Starting
+                | Self::Stopping
+                | Self::Awaking
+                | Self::Terminating
+        )
+    }
+}
+
+impl PipeState {
+    /// Whether the pipe stays in this state until something changes it: Running, Stopped, Paused,
+    /// Completed, Failed or InternalError.
+    pub fn is_steady(&self) -> bool {
+        matches!(
+            self,
+            Self::Running
+                | Self::Stopped
+                | Self::Paused
+                | Self::Completed
+                | Self::Failed
+                | Self::InternalError
+        )
+    }
+
+    /// Whether the pipe has failed (Failed or InternalError).
+    pub fn is_failed(&self) -> bool {
+        matches!(self, Self::Failed | Self::InternalError)
+    }
+
+    /// Whether the pipe is loading data, healthy or not (Running or Degraded).
+    pub fn is_running(&self) -> bool {
+        matches!(self, Self::Running | Self::Degraded)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_values_round_trip_and_known_ones_normalise() {
+        let state: PipeState = serde_json::from_str("\"Hibernating\"").unwrap();
+        assert_eq!(state, PipeState::Other("Hibernating".into()));
+        assert!(state.is_other() && !state.is_steady() && !state.is_failed());
+        assert_eq!(serde_json::to_string(&state).unwrap(), "\"Hibernating\"");
+        assert_eq!(PipeState::from("Running".to_string()), PipeState::Running);
+        assert_eq!(
+            "Snapshot".parse::<PipeState>().unwrap(),
+            PipeState::Snapshot
+        );
+        assert_eq!(PipeState::Unknown.to_string(), "Unknown");
+        assert!(
+            !PipeState::Unknown.is_other(),
+            "\"Unknown\" is a documented value"
+        );
+    }
+
+    #[test]
+    fn pipe_state_classes() {
+        let steady: Vec<_> = PipeState::KNOWN
+            .iter()
+            .map(|s| PipeState::from(*s))
+            .filter(PipeState::is_steady)
+            .collect();
+        assert_eq!(
+            steady,
+            [
+                PipeState::Running,
+                PipeState::Stopped,
+                PipeState::Failed,
+                PipeState::Completed,
+                PipeState::InternalError,
+                PipeState::Paused
+            ]
+        );
+        assert!(PipeState::InternalError.is_failed());
+        assert!(PipeState::Degraded.is_running() && !PipeState::Degraded.is_steady());
+    }
+
+    #[test]
+    fn service_state_classes() {
+        assert!(ServiceState::Running.is_running());
+        assert!(ServiceState::Starting.is_transitional());
+        assert!(!ServiceState::Stopped.is_transitional() && ServiceState::Stopped.is_stopped());
+        assert_eq!(
+            ServiceState::from("partially_running"),
+            ServiceState::PartiallyRunning
+        );
+    }
+}

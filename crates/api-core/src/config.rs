@@ -1,0 +1,310 @@
+//! [`Config`] and its builder: base URL, credentials, timeouts, retries, rate limit, user agent.
+
+use std::marker::PhantomData;
+use std::net::IpAddr;
+use std::time::Duration;
+
+use crate::credentials::Credentials;
+use crate::error::{ConfigError, Error};
+use crate::rate_limit::RateLimit;
+use crate::retry::RetryPolicy;
+
+/// A validated client configuration. Build it with [`Config::builder`].
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub(crate) base_url: String,
+    pub(crate) credentials: Credentials,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) attempt_timeout: Duration,
+    pub(crate) operation_timeout: Duration,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) rate_limit: Option<RateLimit>,
+    pub(crate) user_agent: String,
+}
+
+impl Config {
+    /// A builder for a client of the API at `base_url` (scheme, host, port; no trailing `/` needed).
+    pub fn builder(base_url: impl Into<String>) -> ConfigBuilder {
+        ConfigBuilder::new(base_url)
+    }
+
+    /// The credentials.
+    pub fn credentials(&self) -> &Credentials {
+        &self.credentials
+    }
+
+    /// The base URL, without a trailing `/`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// The retry policy.
+    pub fn retry(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
+    /// The user agent sent with every request.
+    pub fn user_agent(&self) -> &str {
+        &self.user_agent
+    }
+}
+
+/// What a [`ConfigBuilder`] builds: the [`Config`] itself, or a client made from it.
+pub trait FromConfig: Sized {
+    /// Makes the value from a checked configuration.
+    fn from_config(config: Config) -> Result<Self, Error>;
+}
+
+impl FromConfig for Config {
+    fn from_config(config: Config) -> Result<Self, Error> {
+        Ok(config)
+    }
+}
+
+/// Builds a [`Config`], or a client `T` made from one; [`build`](ConfigBuilder::build) checks everything.
+#[derive(Debug, Clone)]
+pub struct ConfigBuilder<T = Config> {
+    base_url: String,
+    credentials: Option<Credentials>,
+    connect_timeout: Duration,
+    attempt_timeout: Duration,
+    operation_timeout: Duration,
+    retry: RetryPolicy,
+    rate_limit: Option<RateLimit>,
+    user_agent: String,
+    allow_insecure_http: bool,
+    target: PhantomData<fn() -> T>,
+}
+
+impl<T: FromConfig> ConfigBuilder<T> {
+    /// Defaults: connect timeout 10 s, attempt timeout 30 s, operation timeout 120 s,
+    /// [`RetryPolicy::default`], no client-side rate limit, user agent `api-core/<version>`.
+    pub fn new(base_url: impl Into<String>) -> Self {
+        Self {
+            base_url: base_url.into(),
+            credentials: None,
+            connect_timeout: Duration::from_secs(10),
+            attempt_timeout: Duration::from_secs(30),
+            operation_timeout: Duration::from_secs(120),
+            retry: RetryPolicy::default(),
+            rate_limit: None,
+            user_agent: concat!("api-core/", env!("CARGO_PKG_VERSION")).to_string(),
+            allow_insecure_http: false,
+            target: PhantomData,
+        }
+    }
+
+    /// Authenticate with these credentials.
+    pub fn credentials(mut self, credentials: Credentials) -> Self {
+        self.credentials = Some(credentials);
+        self
+    }
+
+    /// How long to wait for a connection.
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long one attempt (connect, send, read the whole answer) may take.
+    pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.attempt_timeout = timeout;
+        self
+    }
+
+    /// How long one call may take, retries and waits included.
+    pub fn operation_timeout(mut self, timeout: Duration) -> Self {
+        self.operation_timeout = timeout;
+        self
+    }
+
+    /// The retry policy ([`RetryPolicy::disabled`] turns retries off).
+    pub fn retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// A client-side rate limit (`None` turns it off). Pass a clone of one [`RateLimit`] to several
+    /// clients that share an API key.
+    pub fn rate_limit(mut self, rate_limit: impl Into<Option<RateLimit>>) -> Self {
+        self.rate_limit = rate_limit.into();
+        self
+    }
+
+    /// The `User-Agent` header, `<crate>/<version>` by convention.
+    pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
+        self.user_agent = user_agent.into();
+        self
+    }
+
+    /// Allows sending credentials over plain `http://` to a host that is not loopback. Off by default:
+    /// credentials would travel in clear text.
+    pub fn allow_insecure_http(mut self, allow: bool) -> Self {
+        self.allow_insecure_http = allow;
+        self
+    }
+
+    /// Checks the configuration and makes the target (a [`Config`], or a client).
+    pub fn build(self) -> Result<T, Error> {
+        T::from_config(self.config()?)
+    }
+
+    /// Checks the configuration.
+    pub fn config(self) -> Result<Config, ConfigError> {
+        let credentials = self.credentials.ok_or_else(|| {
+            ConfigError("no credentials: call credentials(...) or use from_env()".into())
+        })?;
+        credentials.header_value()?;
+        let base_url = check_base_url(&self.base_url, self.allow_insecure_http)?;
+        for (name, value) in [
+            ("connect timeout", self.connect_timeout),
+            ("attempt timeout", self.attempt_timeout),
+            ("operation timeout", self.operation_timeout),
+        ] {
+            if value.is_zero() {
+                return Err(ConfigError(format!("the {name} must be longer than zero")));
+            }
+        }
+        Ok(Config {
+            base_url,
+            credentials,
+            connect_timeout: self.connect_timeout,
+            attempt_timeout: self.attempt_timeout,
+            operation_timeout: self.operation_timeout,
+            retry: self.retry,
+            rate_limit: self.rate_limit,
+            user_agent: self.user_agent,
+        })
+    }
+}
+
+/// Validates a base URL and returns it without a trailing `/`.
+fn check_base_url(text: &str, allow_insecure_http: bool) -> Result<String, ConfigError> {
+    let url = url::Url::parse(text.trim())
+        .map_err(|e| ConfigError(format!("the base URL {text:?} is not a URL: {e}")))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(ConfigError(
+            "the base URL must not carry credentials; pass them with credentials(...)".into(),
+        ));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(ConfigError(format!(
+            "the base URL {url} must not have a query or fragment"
+        )));
+    }
+    let host = url.host_str().unwrap_or_default().to_string();
+    match url.scheme() {
+        "https" => {}
+        "http" if allow_insecure_http || is_loopback(&host) => {}
+        "http" => {
+            return Err(ConfigError(format!(
+                "refusing to send credentials over plain http to {host}; use https, or allow_insecure_http(true)"
+            )));
+        }
+        other => {
+            return Err(ConfigError(format!(
+                "the base URL scheme must be https or http, not {other:?}"
+            )));
+        }
+    }
+    if host.is_empty() {
+        return Err(ConfigError(format!("the base URL {text:?} has no host")));
+    }
+    Ok(url.as_str().trim_end_matches('/').to_string())
+}
+
+fn is_loopback(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || bare
+            .parse::<IpAddr>()
+            .map(|ip| ip.is_loopback())
+            .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn build(url: &str) -> Result<Config, Error> {
+        Config::builder(url)
+            .credentials(Credentials::basic("id", "secret"))
+            .build()
+    }
+
+    #[test]
+    fn base_urls_are_normalised() {
+        assert_eq!(
+            build("https://api.example.com/").unwrap().base_url(),
+            "https://api.example.com"
+        );
+        assert_eq!(
+            build("https://api.example.com/prefix/").unwrap().base_url(),
+            "https://api.example.com/prefix"
+        );
+        assert_eq!(
+            build("http://127.0.0.1:8080").unwrap().base_url(),
+            "http://127.0.0.1:8080"
+        );
+        assert!(build("http://localhost:1").is_ok());
+        assert!(build("http://[::1]:1").is_ok());
+        assert!(build("http://127.8.9.10:1").is_ok());
+    }
+
+    #[test]
+    fn plain_http_to_a_remote_host_needs_an_opt_in() {
+        let err = build("http://api.example.com").unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("refusing to send credentials over plain http to api.example.com")
+        );
+        let ok = Config::builder("http://api.example.com")
+            .credentials(Credentials::bearer("t"))
+            .allow_insecure_http(true)
+            .build();
+        assert!(ok.is_ok());
+    }
+
+    #[test]
+    fn bad_configurations_say_what_is_wrong() {
+        assert!(
+            build("not a url")
+                .unwrap_err()
+                .to_string()
+                .contains("is not a URL")
+        );
+        assert!(
+            build("https://user:pw@api.example.com")
+                .unwrap_err()
+                .to_string()
+                .contains("must not carry credentials")
+        );
+        assert!(
+            build("ftp://api.example.com")
+                .unwrap_err()
+                .to_string()
+                .contains("scheme")
+        );
+        let no_credentials = Config::builder("https://api.example.com")
+            .build()
+            .unwrap_err();
+        assert!(no_credentials.to_string().contains("no credentials"));
+        let zero = Config::builder("https://a.example")
+            .credentials(Credentials::bearer("t"))
+            .attempt_timeout(Duration::ZERO)
+            .build()
+            .unwrap_err();
+        assert!(zero.to_string().contains("attempt timeout"));
+    }
+
+    #[test]
+    fn debug_of_a_config_hides_the_secret() {
+        let config = Config::builder("https://api.example.com")
+            .credentials(Credentials::basic("key-1", "top-secret-value"))
+            .build()
+            .unwrap();
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("top-secret-value"), "{shown}");
+        assert!(shown.contains("key-1"));
+    }
+}

@@ -1,0 +1,159 @@
+//! Field checks shared by the pipe builders. Each records a problem at its path and returns the
+//! converted value when the input is valid.
+
+use std::num::{NonZeroU16, NonZeroU64};
+
+use api_raw::management::types as raw;
+
+use crate::error::Problems;
+
+/// `arn:<partition>:<service>:<region>:<account>:<resource>`; region and account may be empty (IAM).
+pub(crate) fn is_arn(text: &str) -> bool {
+    let parts: Vec<&str> = text.splitn(6, ':').collect();
+    parts.len() == 6
+        && parts[0] == "arn"
+        && !parts[1].is_empty()
+        && !parts[2].is_empty()
+        && !parts[5].is_empty()
+}
+
+/// An optional ARN field.
+pub(crate) fn arn(p: &mut Problems, path: &str, value: &Option<String>) -> Option<raw::Arn> {
+    let text = value.as_deref()?;
+    let converted = is_arn(text)
+        .then(|| raw::Arn::try_from(text).ok())
+        .flatten();
+    if converted.is_none() {
+        p.add(path, format!("must be an ARN (arn:<partition>:<service>:<region>:<account>:<resource>), got {text:?}"));
+    }
+    converted
+}
+
+/// `YYYY-MM-DDTHH:MM`: minute precision, UTC implied, no seconds, no zone.
+pub(crate) fn offset_timestamp(
+    p: &mut Problems,
+    path: &str,
+    value: &Option<String>,
+) -> Option<raw::KafkaOffsetRequestTimestamp> {
+    let text = value.as_deref()?;
+    let valid =
+        text.len() == 16 && chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").is_ok();
+    let converted = valid
+        .then(|| raw::KafkaOffsetRequestTimestamp::try_from(text).ok())
+        .flatten();
+    if converted.is_none() {
+        p.add(
+            path,
+            format!("must be a UTC time as YYYY-MM-DDTHH:MM (no seconds, no zone), got {text:?}"),
+        );
+    }
+    converted
+}
+
+/// A list of UUIDs, each checked at `path[i]`.
+pub(crate) fn uuids(p: &mut Problems, path: &str, values: &[String]) -> Vec<uuid::Uuid> {
+    values
+        .iter()
+        .enumerate()
+        .filter_map(|(i, text)| {
+            let parsed = uuid::Uuid::parse_str(text).ok();
+            if parsed.is_none() {
+                p.add(
+                    format!("{path}[{i}]"),
+                    format!("must be a UUID, got {text:?}"),
+                );
+            }
+            parsed
+        })
+        .collect()
+}
+
+/// A required, non-empty string.
+pub(crate) fn non_empty(p: &mut Problems, path: &str, value: &str) {
+    p.check(
+        !value.trim().is_empty(),
+        path,
+        "required; must not be empty",
+    );
+}
+
+/// A port, 1 to 65535.
+pub(crate) fn port(p: &mut Problems, path: &str, value: u32) -> Option<NonZeroU16> {
+    let converted = u16::try_from(value).ok().and_then(NonZeroU16::new);
+    if converted.is_none() {
+        p.add(path, format!("must be between 1 and 65535, got {value}"));
+    }
+    converted
+}
+
+/// An integer setting within bounds, converted to the generated field type.
+pub(crate) fn bounded<T: FromInteger>(
+    p: &mut Problems,
+    path: &str,
+    value: Option<i64>,
+    min: i64,
+    max: Option<i64>,
+) -> Option<T> {
+    let v = value?;
+    p.range(path, Some(v), min, max);
+    let in_range = v >= min && max.is_none_or(|max| v <= max);
+    in_range.then(|| T::from_integer(v)).flatten()
+}
+
+/// The integer types the generator uses for bounded request fields.
+pub(crate) trait FromInteger: Sized {
+    fn from_integer(value: i64) -> Option<Self>;
+}
+
+impl FromInteger for i64 {
+    fn from_integer(value: i64) -> Option<Self> {
+        Some(value)
+    }
+}
+
+impl FromInteger for NonZeroU64 {
+    fn from_integer(value: i64) -> Option<Self> {
+        u64::try_from(value).ok().and_then(NonZeroU64::new)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arns() {
+        assert!(is_arn("arn:aws:iam::123456789012:role/pipe-reader"));
+        assert!(is_arn(
+            "arn:aws:kafka:eu-west-1:123456789012:cluster/orders/6a1b-1"
+        ));
+        assert!(!is_arn("arn:aws:iam::123456789012"));
+        assert!(!is_arn("role/pipe-reader"));
+        assert!(!is_arn("arn::iam::1:role/x"));
+    }
+
+    #[test]
+    fn offset_timestamps() {
+        let mut p = Problems::new();
+        assert!(offset_timestamp(&mut p, "t", &Some("2026-03-01T00:00".into())).is_some());
+        assert!(offset_timestamp(&mut p, "t", &Some("2026-03-01T00:00:00".into())).is_none());
+        assert!(offset_timestamp(&mut p, "t", &Some("2026-13-01T00:00".into())).is_none());
+        assert!(offset_timestamp(&mut p, "t", &Some("2026-03-01 00:00".into())).is_none());
+        assert_eq!(p.finish("x").unwrap_err().problems.len(), 3);
+    }
+
+    #[test]
+    fn bounded_values_convert_to_the_generated_types() {
+        let mut p = Problems::new();
+        assert_eq!(
+            bounded::<NonZeroU64>(&mut p, "a", Some(5), 1, Some(35)).map(NonZeroU64::get),
+            Some(5)
+        );
+        assert_eq!(bounded::<i64>(&mut p, "b", Some(0), 0, Some(64)), Some(0));
+        assert_eq!(bounded::<i64>(&mut p, "c", Some(65), 0, Some(64)), None);
+        assert_eq!(bounded::<i64>(&mut p, "d", None, 0, Some(64)), None);
+        let err = p.finish("x").unwrap_err();
+        assert_eq!(err.problems.len(), 1);
+        assert_eq!(err.problems[0].path, "c");
+    }
+}

@@ -1,0 +1,94 @@
+//! [`KinesisSource`]: a Kinesis-style data stream.
+
+use api_raw::management::types as raw;
+use api_raw::support::Secret;
+
+use super::checks::{arn, non_empty};
+use super::object_storage::access_key;
+use crate::error::Problems;
+
+/// A Kinesis-style source.
+///
+/// ```
+/// use api_core::management::KinesisSource;
+///
+/// let source = KinesisSource::new("clickstream", "eu-west-1")
+///     .enhanced_fan_out(true)
+///     .start_at_unix_seconds(1_772_409_600)
+///     .iam_role("arn:aws:iam::123456789012:role/kinesis-reader");
+/// # let _ = source;
+/// ```
+#[derive(Debug, Clone)]
+pub struct KinesisSource {
+    stream_name: String,
+    region: String,
+    use_enhanced_fan_out: Option<bool>,
+    timestamp: Option<i64>,
+    iam_role: Option<String>,
+    access_key: Option<(String, Secret)>,
+}
+
+impl KinesisSource {
+    /// Reads the stream `stream_name` in `region`.
+    pub fn new(stream_name: impl Into<String>, region: impl Into<String>) -> Self {
+        Self {
+            stream_name: stream_name.into(),
+            region: region.into(),
+            use_enhanced_fan_out: None,
+            timestamp: None,
+            iam_role: None,
+            access_key: None,
+        }
+    }
+
+    /// Use enhanced fan-out.
+    pub fn enhanced_fan_out(mut self, enabled: bool) -> Self {
+        self.use_enhanced_fan_out = Some(enabled);
+        self
+    }
+
+    /// Start reading at this time, in seconds since the Unix epoch.
+    pub fn start_at_unix_seconds(mut self, seconds: i64) -> Self {
+        self.timestamp = Some(seconds);
+        self
+    }
+
+    /// The role to assume, in ARN form.
+    pub fn iam_role(mut self, arn: impl Into<String>) -> Self {
+        self.iam_role = Some(arn.into());
+        self
+    }
+
+    /// An access key (sent, never returned or shown).
+    pub fn access_key(
+        mut self,
+        access_key_id: impl Into<String>,
+        secret_key: impl Into<Secret>,
+    ) -> Self {
+        self.access_key = Some((access_key_id.into(), secret_key.into()));
+        self
+    }
+
+    pub(super) fn lower(&self, p: &mut Problems, at: &str) -> raw::KinesisSourceRequest {
+        non_empty(p, &format!("{at}.streamName"), &self.stream_name);
+        non_empty(p, &format!("{at}.region"), &self.region);
+        if let Some(seconds) = self.timestamp {
+            p.check(
+                seconds >= 0,
+                format!("{at}.timestamp"),
+                format!("must be seconds since the Unix epoch, got {seconds}"),
+            );
+        }
+        raw::KinesisSourceRequest {
+            stream_name: Some(self.stream_name.clone()),
+            region: Some(self.region.clone()),
+            use_enhanced_fan_out: self.use_enhanced_fan_out,
+            timestamp: self.timestamp,
+            iam_role: arn(p, &format!("{at}.iamRole"), &self.iam_role),
+            access_key: self
+                .access_key
+                .as_ref()
+                .map(|(id, secret)| access_key(p, &format!("{at}.accessKey"), id, secret)),
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! [`NewPipe`]: a validated pipe create request, built with [`NewPipe::builder`].
+
+mod checks;
+mod kafka;
+mod kinesis;
+mod object_storage;
+mod postgres;
+mod settings;
+
+use api_raw::management::types as raw;
+
+pub use kafka::{KafkaSource, SchemaRegistry};
+pub use kinesis::KinesisSource;
+pub use object_storage::ObjectStorageSource;
+pub use postgres::{PostgresSettingsSpec, PostgresSource, PostgresTableMapping};
+pub use settings::{PipeSettingsSpec, Scaling};
+
+use super::SourceKind;
+use crate::error::{Problem, Problems, ValidationError};
+use checks::non_empty;
+
+/// The source of a new pipe: exactly one kind, by construction.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A Kafka-style message stream.
+    Kafka(KafkaSource),
+    /// Object storage.
+    ObjectStorage(ObjectStorageSource),
+    /// A Kinesis-style data stream.
+    Kinesis(KinesisSource),
+    /// A Postgres database.
+    Postgres(PostgresSource),
+}
+
+impl Source {
+    /// The kind of source.
+    pub fn kind(&self) -> SourceKind {
+        match self {
+            Source::Kafka(_) => SourceKind::Kafka,
+            Source::ObjectStorage(_) => SourceKind::ObjectStorage,
+            Source::Kinesis(_) => SourceKind::Kinesis,
+            Source::Postgres(_) => SourceKind::Postgres,
+        }
+    }
+
+    fn lower(
+        &self,
+        p: &mut Problems,
+        validate_samples: Option<bool>,
+    ) -> Option<raw::PipeSourceRequest> {
+        let mut request = raw::PipeSourceRequest {
+            validate_samples,
+            ..Default::default()
+        };
+        match self {
+            Source::Kafka(s) => request.kafka = Some(s.lower(p, "source.kafka")),
+            Source::ObjectStorage(s) => {
+                request.object_storage = Some(s.lower(p, "source.objectStorage"))
+            }
+            Source::Kinesis(s) => request.kinesis = Some(s.lower(p, "source.kinesis")),
+            Source::Postgres(s) => request.postgres = Some(s.lower(p, "source.postgres")?),
+        }
+        Some(request)
+    }
+}
+
+macro_rules! source_from {
+    ($($variant:ident($ty:ty)),+) => {$(
+        impl From<$ty> for Source {
+            fn from(source: $ty) -> Self {
+                Source::$variant(source)
+            }
+        }
+    )+};
+}
+
+source_from!(
+    Kafka(KafkaSource),
+    ObjectStorage(ObjectStorageSource),
+    Kinesis(KinesisSource),
+    Postgres(PostgresSource)
+);
+
+/// The destination table of a new pipe.
+///
+/// ```
+/// use api_core::management::Destination;
+///
+/// let destination = Destination::new("default")
+///     .table("orders")
+///     .managed_table(true)
+///     .column("order_id", "UInt64")
+///     .column("created_at", "DateTime64(3)")
+///     .sorting_key(["order_id"]);
+/// # let _ = destination;
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct Destination {
+    database: String,
+    table: Option<String>,
+    managed_table: Option<bool>,
+    columns: Vec<(String, String)>,
+    roles: Vec<String>,
+    sorting_key: Vec<String>,
+    partition_by: Option<String>,
+    primary_key: Option<String>,
+    version_column_id: Option<String>,
+    engine_column_ids: Vec<String>,
+}
+
+impl Destination {
+    /// A destination in `database`.
+    pub fn new(database: impl Into<String>) -> Self {
+        Self {
+            database: database.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The table (required for kafka, object storage and kinesis sources).
+    pub fn table(mut self, table: impl Into<String>) -> Self {
+        self.table = Some(table.into());
+        self
+    }
+
+    /// Whether the service creates and manages the table (required for kafka, object storage and
+    /// kinesis sources).
+    pub fn managed_table(mut self, managed: bool) -> Self {
+        self.managed_table = Some(managed);
+        self
+    }
+
+    /// A column with its database type; every column must be named by a field mapping.
+    pub fn column(mut self, name: impl Into<String>, column_type: impl Into<String>) -> Self {
+        self.columns.push((name.into(), column_type.into()));
+        self
+    }
+
+    /// Grant this role access to the table; may be called repeatedly.
+    pub fn role(mut self, role: impl Into<String>) -> Self {
+        self.roles.push(role.into());
+        self
+    }
+
+    /// The sorting key of a managed table.
+    pub fn sorting_key<I: IntoIterator<Item = S>, S: Into<String>>(mut self, columns: I) -> Self {
+        self.sorting_key = columns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The partition expression of a managed table.
+    pub fn partition_by(mut self, expression: impl Into<String>) -> Self {
+        self.partition_by = Some(expression.into());
+        self
+    }
+
+    /// The primary key expression of a managed table.
+    pub fn primary_key(mut self, expression: impl Into<String>) -> Self {
+        self.primary_key = Some(expression.into());
+        self
+    }
+
+    /// The engine's version column and the columns it deduplicates on.
+    pub fn engine<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        version_column: impl Into<String>,
+        column_ids: I,
+    ) -> Self {
+        self.version_column_id = Some(version_column.into());
+        self.engine_column_ids = column_ids.into_iter().map(Into::into).collect();
+        self
+    }
+
+    fn table_definition(&self) -> Option<raw::TableDefinition> {
+        let engine =
+            (self.version_column_id.is_some() || !self.engine_column_ids.is_empty()).then(|| {
+                raw::TableEngine {
+                    version_column_id: self.version_column_id.clone(),
+                    column_ids: (!self.engine_column_ids.is_empty())
+                        .then(|| self.engine_column_ids.clone()),
+                }
+            });
+        let any = engine.is_some()
+            || !self.sorting_key.is_empty()
+            || self.partition_by.is_some()
+            || self.primary_key.is_some();
+        any.then(|| raw::TableDefinition {
+            engine,
+            sorting_key: (!self.sorting_key.is_empty()).then(|| self.sorting_key.clone()),
+            partition_by: self.partition_by.clone(),
+            primary_key: self.primary_key.clone(),
+        })
+    }
+
+    fn lower(&self, p: &mut Problems, needs_table: bool) -> Option<raw::PipeDestinationRequest> {
+        non_empty(p, "destination.database", &self.database);
+        if needs_table {
+            p.check(
+                self.table.as_deref().is_some_and(|t| !t.trim().is_empty()),
+                "destination.table",
+                "required for this source kind",
+            );
+            p.check(
+                self.managed_table.is_some(),
+                "destination.managedTable",
+                "required for this source kind",
+            );
+            p.check(
+                !self.columns.is_empty(),
+                "destination.columns",
+                "at least one column is required for this source kind",
+            );
+        }
+        for (i, (name, column_type)) in self.columns.iter().enumerate() {
+            non_empty(p, &format!("destination.columns[{i}].name"), name);
+            non_empty(p, &format!("destination.columns[{i}].type"), column_type);
+        }
+        let database =
+            raw::PipeDestinationRequestDatabase::try_from(self.database.as_str()).ok()?;
+        Some(raw::PipeDestinationRequest {
+            database,
+            table: self.table.clone(),
+            managed_table: self.managed_table,
+            table_definition: self.table_definition(),
+            columns: self
+                .columns
+                .iter()
+                .map(|(name, column_type)| raw::DestinationColumn {
+                    name: Some(name.clone()),
+                    type_: Some(column_type.clone()),
+                })
+                .collect(),
+            roles: self.roles.clone(),
+        })
+    }
+}
+
+/// A validated pipe create request. Its `Debug` never shows a secret.
+#[derive(Debug, Clone)]
+pub struct NewPipe {
+    kind: SourceKind,
+    request: raw::PipeCreateRequest,
+}
+
+impl NewPipe {
+    /// A builder for a pipe called `name` (1 to 255 characters).
+    ///
+    /// ```
+    /// use api_core::management::{Destination, KafkaSource, NewPipe};
+    ///
+    /// let pipe = NewPipe::builder("orders")
+    ///     .source(KafkaSource::new("b-1.kafka.example:9098", "orders").credentials("reader", "kafka-password"))
+    ///     .destination(Destination::new("default").table("orders").managed_table(true).column("id", "UInt64"))
+    ///     .field_mapping("id", "id")
+    ///     .build()
+    ///     .expect("a valid pipe");
+    /// assert!(!format!("{pipe:?}").contains("kafka-password"));
+    /// ```
+    pub fn builder(name: impl Into<String>) -> NewPipeBuilder {
+        NewPipeBuilder {
+            name: name.into(),
+            ..NewPipeBuilder::default()
+        }
+    }
+
+    /// The kind of source.
+    pub fn source_kind(&self) -> SourceKind {
+        self.kind
+    }
+
+    /// The generated request type, as it will be sent.
+    pub fn as_raw(&self) -> &raw::PipeCreateRequest {
+        &self.request
+    }
+}
+
+/// Builds a [`NewPipe`]; [`build`](NewPipeBuilder::build) reports every problem at once.
+#[derive(Debug, Clone, Default)]
+pub struct NewPipeBuilder {
+    name: String,
+    source: Option<Source>,
+    destination: Option<Destination>,
+    field_mappings: Vec<(String, String)>,
+    scaling: Option<Scaling>,
+    settings: Option<PipeSettingsSpec>,
+    validate_samples: Option<bool>,
+}
+
+impl NewPipeBuilder {
+    /// The source (exactly one kind).
+    pub fn source(mut self, source: impl Into<Source>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// The destination table.
+    pub fn destination(mut self, destination: Destination) -> Self {
+        self.destination = Some(destination);
+        self
+    }
+
+    /// Maps the source field `source_field` to the destination column `destination_column`.
+    pub fn field_mapping(
+        mut self,
+        source_field: impl Into<String>,
+        destination_column: impl Into<String>,
+    ) -> Self {
+        self.field_mappings
+            .push((source_field.into(), destination_column.into()));
+        self
+    }
+
+    /// Scaling of the pipe.
+    pub fn scaling(mut self, scaling: Scaling) -> Self {
+        self.scaling = Some(scaling);
+        self
+    }
+
+    /// Settings of the pipe.
+    pub fn settings(mut self, settings: PipeSettingsSpec) -> Self {
+        self.settings = Some(settings);
+        self
+    }
+
+    /// Ask the server to validate sample records (passed through as `source.validateSamples`).
+    pub fn validate_samples(mut self, validate: bool) -> Self {
+        self.validate_samples = Some(validate);
+        self
+    }
+
+    /// Checks everything and returns the request, or one error listing every problem with its path.
+    pub fn build(self) -> Result<NewPipe, ValidationError> {
+        let mut p = Problems::new();
+        let length = self.name.chars().count();
+        p.check(
+            (1..=255).contains(&length),
+            "name",
+            format!("must be 1 to 255 characters, got {length}"),
+        );
+        let name = raw::PipeCreateRequestName::try_from(self.name.as_str()).ok();
+
+        let kind = self.source.as_ref().map(Source::kind);
+        if self.source.is_none() {
+            p.add(
+                "source",
+                "required: choose a kafka, objectStorage, kinesis or postgres source",
+            );
+        }
+        let source = self
+            .source
+            .as_ref()
+            .and_then(|s| s.lower(&mut p, self.validate_samples));
+
+        let needs_table = kind.is_some_and(|k| k != SourceKind::Postgres);
+        let destination = match &self.destination {
+            Some(d) => d.lower(&mut p, needs_table),
+            None => {
+                p.add("destination", "required");
+                None
+            }
+        };
+        let columns: Vec<&str> = self
+            .destination
+            .iter()
+            .flat_map(|d| d.columns.iter().map(|(n, _)| n.as_str()))
+            .collect();
+        self.check_field_mappings(&mut p, &columns);
+        let scaling = self.scaling.as_ref().map(|s| s.lower(&mut p));
+        let settings = self.settings.as_ref().map(|s| s.lower(&mut p));
+
+        p.finish("pipe create request")?;
+        let (Some(name), Some(source), Some(destination), Some(kind)) =
+            (name, source, destination, kind)
+        else {
+            // Every check above records a problem before a conversion can fail, so this is unreachable;
+            // it still answers with an error rather than a panic.
+            let problem = Problem {
+                path: ".".into(),
+                message: "the request could not be assembled".into(),
+            };
+            return Err(ValidationError {
+                subject: "pipe create request",
+                problems: vec![problem],
+            });
+        };
+        let field_mappings = self
+            .field_mappings
+            .iter()
+            .map(|(s, d)| mapping(s, d))
+            .collect();
+        let request = raw::PipeCreateRequest {
+            name,
+            source,
+            destination,
+            field_mappings,
+            scaling,
+            settings,
+        };
+        Ok(NewPipe { kind, request })
+    }
+
+    /// Every destination column must be mapped, and every mapping must name a destination column.
+    fn check_field_mappings(&self, p: &mut Problems, columns: &[&str]) {
+        for (i, (source_field, destination_field)) in self.field_mappings.iter().enumerate() {
+            non_empty(p, &format!("fieldMappings[{i}].sourceField"), source_field);
+            if !columns.is_empty() && !columns.contains(&destination_field.as_str()) {
+                p.add(
+                    format!("fieldMappings[{i}].destinationField"),
+                    format!("{destination_field:?} is not a destination column"),
+                );
+            }
+        }
+        let unmapped: Vec<&str> = columns
+            .iter()
+            .copied()
+            .filter(|column| !self.field_mappings.iter().any(|(_, d)| d == column))
+            .collect();
+        if !unmapped.is_empty() {
+            p.add(
+                "fieldMappings",
+                format!(
+                    "every destination column must be mapped; not mapped: {}",
+                    unmapped.join(", ")
+                ),
+            );
+        }
+    }
+}
+
+fn mapping(source_field: &str, destination_field: &str) -> raw::FieldMapping {
+    raw::FieldMapping {
+        source_field: Some(source_field.to_string()),
+        destination_field: Some(destination_field.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,355 @@
+use super::*;
+use crate::management::Compression;
+
+fn kafka_pipe() -> NewPipeBuilder {
+    NewPipe::builder("orders")
+        .source(
+            KafkaSource::new("b-1.kafka.example:9098", "orders")
+                .consumer_group("pipe-orders")
+                .iam_role("arn:aws:iam::123456789012:role/pipe-reader")
+                .offset_timestamp("2026-03-01T00:00")
+                .reverse_private_endpoint("c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f")
+                .schema_registry(
+                    SchemaRegistry::new("https://registry.example:8081")
+                        .credentials("reg", "reg-pass"),
+                )
+                .credentials("reader", "kafka-pass"),
+        )
+        .destination(
+            Destination::new("default")
+                .table("orders")
+                .managed_table(true)
+                .column("order_id", "UInt64")
+                .column("created_at", "DateTime64(3)")
+                .sorting_key(["order_id"])
+                .role("writer"),
+        )
+        .field_mapping("id", "order_id")
+        .field_mapping("ts", "created_at")
+}
+
+fn problems(builder: NewPipeBuilder) -> Vec<String> {
+    builder
+        .build()
+        .unwrap_err()
+        .problems
+        .into_iter()
+        .map(|p| format!("{}: {}", p.path, p.message))
+        .collect()
+}
+
+#[test]
+fn a_complete_kafka_pipe_becomes_the_request_the_spec_describes() {
+    let pipe = kafka_pipe()
+        .scaling(
+            Scaling::new()
+                .replicas(2)
+                .replica_cpu_millicores(500)
+                .replica_memory_gb(2.0)
+                .concurrency(4),
+        )
+        .settings(
+            PipeSettingsSpec::new()
+                .streaming_max_insert_wait_ms(5000)
+                .db_parallel_view_processing(true),
+        )
+        .validate_samples(true)
+        .build()
+        .unwrap();
+    assert_eq!(pipe.source_kind(), SourceKind::Kafka);
+    let json = serde_json::to_value(pipe.as_raw()).unwrap();
+    assert_eq!(json["name"], "orders");
+    let kafka = &json["source"]["kafka"];
+    assert_eq!(kafka["offset"]["timestamp"], "2026-03-01T00:00");
+    assert_eq!(
+        kafka["credentials"]["password"], "kafka-pass",
+        "request-only credentials are sent"
+    );
+    assert_eq!(kafka["schemaRegistry"]["credentials"]["username"], "reg");
+    assert_eq!(
+        kafka["reversePrivateEndpointIds"][0],
+        "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f"
+    );
+    assert_eq!(json["source"]["validateSamples"], true);
+    assert_eq!(json["destination"]["roles"][0], "writer");
+    assert_eq!(
+        json["destination"]["tableDefinition"]["sortingKey"][0],
+        "order_id"
+    );
+    assert_eq!(json["fieldMappings"][1]["destinationField"], "created_at");
+    assert_eq!(json["scaling"]["replicas"], 2);
+    assert_eq!(json["scaling"]["replicaMemoryGb"], 2.0);
+    assert_eq!(json["settings"]["streaming_max_insert_wait_ms"], 5000);
+    let shown = format!("{pipe:?}");
+    assert!(
+        !shown.contains("kafka-pass") && !shown.contains("reg-pass"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn three_mistakes_are_reported_together() {
+    let builder = NewPipe::builder("")
+        .source(KafkaSource::new("b-1:9092", "orders").iam_role("role/pipe-reader"))
+        .destination(
+            Destination::new("default")
+                .table("orders")
+                .managed_table(true)
+                .column("id", "UInt64"),
+        )
+        .field_mapping("id", "id")
+        .scaling(Scaling::new().replicas(50));
+    assert_eq!(
+        problems(builder),
+        [
+            "name: must be 1 to 255 characters, got 0",
+            "source.kafka.iamRole: must be an ARN (arn:<partition>:<service>:<region>:<account>:<resource>), got \"role/pipe-reader\"",
+            "scaling.replicas: must be between 1 and 40, got 50",
+        ]
+    );
+}
+
+#[test]
+fn source_and_destination_are_required() {
+    assert_eq!(
+        problems(NewPipe::builder("p")),
+        [
+            "source: required: choose a kafka, objectStorage, kinesis or postgres source",
+            "destination: required"
+        ]
+    );
+}
+
+#[test]
+fn streaming_destinations_need_table_managed_flag_columns_and_complete_mappings() {
+    let builder = NewPipe::builder("p")
+        .source(KinesisSource::new("clicks", "eu-west-1"))
+        .destination(Destination::new("web"));
+    assert_eq!(
+        problems(builder),
+        [
+            "destination.table: required for this source kind",
+            "destination.managedTable: required for this source kind",
+            "destination.columns: at least one column is required for this source kind",
+        ]
+    );
+    let unmapped = NewPipe::builder("p")
+        .source(KinesisSource::new("clicks", "eu-west-1"))
+        .destination(
+            Destination::new("web")
+                .table("t")
+                .managed_table(false)
+                .column("url", "String")
+                .column("ts", "DateTime"),
+        )
+        .field_mapping("url", "url")
+        .field_mapping("x", "nope");
+    assert_eq!(
+        problems(unmapped),
+        [
+            "fieldMappings[1].destinationField: \"nope\" is not a destination column",
+            "fieldMappings: every destination column must be mapped; not mapped: ts",
+        ]
+    );
+}
+
+#[test]
+fn postgres_needs_credentials_tables_and_a_valid_port() {
+    let builder = NewPipe::builder("cdc")
+        .source(
+            PostgresSource::new("", 70000, "crm")
+                .settings(PostgresSettingsSpec::new().snapshot_num_rows_per_partition(10)),
+        )
+        .destination(Destination::new("crm"));
+    assert_eq!(
+        problems(builder),
+        [
+            "source.postgres.host: required; must not be empty",
+            "source.postgres.port: must be between 1 and 65535, got 70000",
+            "source.postgres.credentials: required: call credentials(username, password)",
+            "source.postgres.tableMappings: at least one table mapping is required",
+            "source.postgres.settings.snapshotNumRowsPerPartition: must be at least 1000, got 10",
+        ]
+    );
+    let ok = NewPipe::builder("cdc")
+        .source(
+            PostgresSource::new("db.example", 5432, "crm")
+                .credentials("replicator", "pg-pass")
+                .table(
+                    PostgresTableMapping::new("public", "customers", "crm_customers")
+                        .sorting_keys(["id"]),
+                ),
+        )
+        .destination(Destination::new("crm"))
+        .build()
+        .unwrap();
+    let json = serde_json::to_value(ok.as_raw()).unwrap();
+    assert_eq!(json["source"]["postgres"]["port"], 5432);
+    assert_eq!(
+        json["source"]["postgres"]["tableMappings"][0]["useCustomSortingKey"],
+        true
+    );
+    assert_eq!(
+        json["source"]["postgres"]["credentials"]["password"],
+        "pg-pass"
+    );
+}
+
+#[test]
+fn every_pipe_setting_bound_is_enforced() {
+    for (name, min, max) in PipeSettingsSpec::BOUNDS {
+        let set = |value: i64| {
+            let json = serde_json::json!({ *name: value });
+            let spec: PipeSettingsSpec = settings_from_json(&json);
+            NewPipe::builder("p")
+                .source(ObjectStorageSource::url("https://bucket.example/*.csv"))
+                .destination(
+                    Destination::new("d")
+                        .table("t")
+                        .managed_table(true)
+                        .column("c", "String"),
+                )
+                .field_mapping("c", "c")
+                .settings(spec)
+                .build()
+        };
+        assert!(set(*min).is_ok(), "{name} = {min} is allowed");
+        assert!(set(*max).is_ok(), "{name} = {max} is allowed");
+        let below = set(min - 1).unwrap_err();
+        assert!(
+            below.has(&format!("settings.{name}")),
+            "{name} = {} is refused: {below}",
+            min - 1
+        );
+        assert!(set(max + 1).is_err(), "{name} = {} is refused", max + 1);
+    }
+}
+
+/// Sets one integer setting by name (through the public setters).
+fn settings_from_json(json: &serde_json::Value) -> PipeSettingsSpec {
+    let (name, value) = json.as_object().unwrap().iter().next().unwrap();
+    let v = value.as_i64().unwrap();
+    let spec = PipeSettingsSpec::new();
+    match name.as_str() {
+        "streaming_max_insert_wait_ms" => spec.streaming_max_insert_wait_ms(v),
+        "object_storage_concurrency" => spec.object_storage_concurrency(v),
+        "object_storage_polling_interval_ms" => spec.object_storage_polling_interval_ms(v),
+        "object_storage_max_insert_bytes" => spec.object_storage_max_insert_bytes(v),
+        "object_storage_max_file_count" => spec.object_storage_max_file_count(v),
+        "db_max_threads" => spec.db_max_threads(v),
+        "db_max_insert_threads" => spec.db_max_insert_threads(v),
+        "db_min_insert_block_size_bytes" => spec.db_min_insert_block_size_bytes(v),
+        "db_max_download_threads" => spec.db_max_download_threads(v),
+        "db_parallel_distributed_insert_select" => spec.db_parallel_distributed_insert_select(v),
+        other => panic!("unknown setting {other}"),
+    }
+}
+
+#[test]
+fn scaling_bounds() {
+    let base = || {
+        NewPipe::builder("p")
+            .source(
+                ObjectStorageSource::url("https://bucket.example/*.csv")
+                    .compression(Compression::Auto),
+            )
+            .destination(
+                Destination::new("d")
+                    .table("t")
+                    .managed_table(true)
+                    .column("c", "String"),
+            )
+            .field_mapping("c", "c")
+    };
+    assert!(
+        base()
+            .scaling(
+                Scaling::new()
+                    .replicas(40)
+                    .replica_cpu_millicores(125)
+                    .replica_memory_gb(0.5)
+            )
+            .build()
+            .is_ok()
+    );
+    assert_eq!(
+        problems(
+            base().scaling(
+                Scaling::new()
+                    .replicas(0)
+                    .replica_cpu_millicores(2001)
+                    .replica_memory_gb(f64::NAN)
+            )
+        ),
+        [
+            "scaling.replicaMemoryGb: must be between 0.5 and 8, got NaN",
+            "scaling.replicas: must be between 1 and 40, got 0",
+            "scaling.replicaCpuMillicores: must be between 125 and 2000, got 2001",
+        ]
+    );
+}
+
+#[test]
+fn offset_timestamps_and_endpoint_ids_are_checked() {
+    let builder = NewPipe::builder("p")
+        .source(
+            KafkaSource::new("b:9092", "t")
+                .offset_timestamp("2026-03-01T00:00:00Z")
+                .reverse_private_endpoint("not-a-uuid"),
+        )
+        .destination(
+            Destination::new("d")
+                .table("t")
+                .managed_table(true)
+                .column("c", "String"),
+        )
+        .field_mapping("c", "c");
+    assert_eq!(
+        problems(builder),
+        [
+            "source.kafka.offset.timestamp: must be a UTC time as YYYY-MM-DDTHH:MM (no seconds, no zone), got \"2026-03-01T00:00:00Z\"",
+            "source.kafka.reversePrivateEndpointIds[0]: must be a UUID, got \"not-a-uuid\"",
+        ]
+    );
+}
+
+#[test]
+fn object_storage_needs_a_location_and_keeps_secrets_hidden() {
+    let builder = NewPipe::builder("p")
+        .source(ObjectStorageSource::default().access_key("AKIA", ""))
+        .destination(
+            Destination::new("d")
+                .table("t")
+                .managed_table(true)
+                .column("c", "String"),
+        )
+        .field_mapping("c", "c");
+    assert_eq!(
+        problems(builder),
+        [
+            "source.objectStorage.url: required: a URL, or a connection string with a container name",
+            "source.objectStorage.accessKey.secretKey: required; must not be empty",
+        ]
+    );
+    let azure = NewPipe::builder("p")
+        .source(
+            ObjectStorageSource::azure("AccountKey=azure-secret", "raw", "events/*.csv")
+                .continuous(false),
+        )
+        .destination(
+            Destination::new("d")
+                .table("t")
+                .managed_table(true)
+                .column("c", "String"),
+        )
+        .field_mapping("c", "c")
+        .build()
+        .unwrap();
+    assert!(!format!("{azure:?}").contains("azure-secret"));
+    let json = serde_json::to_value(azure.as_raw()).unwrap();
+    assert_eq!(
+        json["source"]["objectStorage"]["connectionString"],
+        "AccountKey=azure-secret"
+    );
+    assert_eq!(json["source"]["objectStorage"]["isContinuous"], false);
+}

@@ -1,0 +1,95 @@
+//! [`Client`]: the management API client.
+
+use std::fmt;
+
+use api_core::raw::management as raw;
+use api_core::{
+    Config, ConfigBuilder, Error, FromConfig, OrganizationId, RetryPolicy, Runtime, ServiceId,
+};
+
+use crate::service::ServiceHandle;
+
+/// A client of the management API. Cheap to clone: clones share connections and the rate limiter.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), api_mgmt::Error> {
+/// use api_mgmt::{Client, Credentials};
+///
+/// let client = Client::builder("https://api.example.com")
+///     .credentials(Credentials::basic("KEY_ID", "KEY_SECRET"))
+///     .build()?;
+/// let org = "3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d".parse()?;
+/// let service = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse()?;
+/// let started = client.service(org, service).start().await?;
+/// println!("{} is {:?}", started.name(), started.state());
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    pub(crate) runtime: Runtime,
+    pub(crate) raw: raw::Client,
+}
+
+impl Client {
+    /// A builder for a client of the management API at `base_url`, with the user agent
+    /// `api-mgmt/<version>`.
+    pub fn builder(base_url: impl Into<String>) -> ConfigBuilder<Client> {
+        ConfigBuilder::new(base_url).user_agent(user_agent())
+    }
+
+    /// A client configured from `CLOUD_API_URL`, `CLOUD_API_KEY_ID` and `CLOUD_API_KEY_SECRET`.
+    pub fn from_env() -> Result<Self, Error> {
+        ConfigBuilder::<Client>::management_from_env()?
+            .user_agent(user_agent())
+            .build()
+    }
+
+    /// A client from a checked configuration.
+    pub fn new(config: Config) -> Result<Self, Error> {
+        let runtime = Runtime::new(config)?;
+        let raw = raw::Client::new_with_client(runtime.config().base_url(), runtime.http().clone());
+        Ok(Self { runtime, raw })
+    }
+
+    /// A client that shares this one's connections and rate limiter but retries by `policy`
+    /// (e.g. [`RetryPolicy::disabled`] for one call).
+    pub fn with_retry(&self, policy: RetryPolicy) -> Self {
+        let runtime = self.runtime.with_retry(policy);
+        let raw = raw::Client::new_with_client(runtime.config().base_url(), runtime.http().clone());
+        Self { runtime, raw }
+    }
+
+    /// The service `service` of organization `organization`.
+    pub fn service(&self, organization: OrganizationId, service: ServiceId) -> ServiceHandle {
+        ServiceHandle::new(self.clone(), organization, service)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        self.runtime.config()
+    }
+
+    /// The generated client, for what this facade does not wrap. It carries the credentials but none
+    /// of the retries, rate limiting or error decoding.
+    pub fn raw(&self) -> &raw::Client {
+        &self.raw
+    }
+}
+
+impl FromConfig for Client {
+    fn from_config(config: Config) -> Result<Self, Error> {
+        Self::new(config)
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("api_mgmt::Client")
+            .field("config", self.runtime.config())
+            .finish()
+    }
+}
+
+fn user_agent() -> String {
+    concat!(env!("CARGO_PKG_NAME"), "/", env!("CARGO_PKG_VERSION")).to_string()
+}

@@ -1,0 +1,134 @@
+//! [`ServiceHandle`]: one service of an organization.
+
+use api_core::management::operations as ops;
+use api_core::management::{
+    PrivateEndpoint, ReversePrivateEndpoint, Service, ServiceCommand, ServiceState, WaitOptions,
+    raw_types, wait_for_service,
+};
+use api_core::{Error, OrganizationId, PipeId, Problems, Response, ServiceId, required_member};
+
+use crate::client::Client;
+use crate::pipes::{PipeHandle, Pipes};
+
+/// One service of an organization: start and stop it, and reach its pipes and private endpoints.
+#[derive(Debug, Clone)]
+pub struct ServiceHandle {
+    pub(crate) client: Client,
+    pub(crate) organization: OrganizationId,
+    pub(crate) service: ServiceId,
+}
+
+impl ServiceHandle {
+    pub(crate) fn new(client: Client, organization: OrganizationId, service: ServiceId) -> Self {
+        Self {
+            client,
+            organization,
+            service,
+        }
+    }
+
+    /// The organization id.
+    pub fn organization_id(&self) -> OrganizationId {
+        self.organization
+    }
+
+    /// The service id.
+    pub fn id(&self) -> ServiceId {
+        self.service
+    }
+
+    /// Sends `start`; answers with the service as it is at that instant (usually `starting`).
+    pub async fn start(&self) -> Result<Response<Service>, Error> {
+        self.command(ServiceCommand::Start).await
+    }
+
+    /// Sends `stop`; answers with the service as it is at that instant (usually `stopping`).
+    pub async fn stop(&self) -> Result<Response<Service>, Error> {
+        self.command(ServiceCommand::Stop).await
+    }
+
+    /// Sends a state command (`PATCH .../state`). Safe to retry.
+    pub async fn command(&self, command: ServiceCommand) -> Result<Response<Service>, Error> {
+        let body = raw_types::ServiceStateChangeRequest {
+            command: Some(command.into()),
+        };
+        let (org, svc) = (self.organization.as_uuid(), self.service.as_uuid());
+        let raw = &self.client.raw;
+        let response = self
+            .client
+            .runtime
+            .execute(&ops::UPDATE_SERVICE_STATE, || {
+                raw.update_service_state(org, svc, &body)
+            })
+            .await?;
+        required_member(&ops::UPDATE_SERVICE_STATE, "result", response, |e| {
+            e.result.map(Service::from)
+        })
+    }
+
+    /// Starts the service and waits until it is `running`. The API has no read operation for a service,
+    /// so this re-sends `start` (which is idempotent) to observe the state.
+    pub async fn start_and_wait(&self, options: &WaitOptions) -> Result<Service, Error> {
+        wait_for_service(|| self.start(), ServiceState::Running, options).await
+    }
+
+    /// Stops the service and waits until it is `stopped`, re-sending `stop` to observe the state.
+    pub async fn stop_and_wait(&self, options: &WaitOptions) -> Result<Service, Error> {
+        wait_for_service(|| self.stop(), ServiceState::Stopped, options).await
+    }
+
+    /// The pipes of the service.
+    pub fn pipes(&self) -> Pipes {
+        Pipes::new(self.clone())
+    }
+
+    /// One pipe of the service.
+    pub fn pipe(&self, id: PipeId) -> PipeHandle {
+        PipeHandle::new(self.clone(), id)
+    }
+
+    /// Every reverse private endpoint of the service (one response; the list is not paged).
+    pub async fn reverse_private_endpoints(
+        &self,
+    ) -> Result<Response<Vec<ReversePrivateEndpoint>>, Error> {
+        let (org, svc) = (self.organization.as_uuid(), self.service.as_uuid());
+        let raw = &self.client.raw;
+        let op = &ops::LIST_REVERSE_PRIVATE_ENDPOINTS;
+        let response = self
+            .client
+            .runtime
+            .execute(op, || raw.list_reverse_private_endpoints(org, svc))
+            .await?;
+        required_member(op, "result", response, |e| {
+            e.result
+                .map(|list| list.into_iter().map(ReversePrivateEndpoint::from).collect())
+        })
+    }
+
+    /// Registers the private endpoint `id` on the service. Not retried after it may have reached the
+    /// server.
+    pub async fn create_private_endpoint(
+        &self,
+        id: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Result<Response<PrivateEndpoint>, Error> {
+        let id = id.into();
+        let mut problems = Problems::new();
+        problems.check(!id.trim().is_empty(), "id", "required; must not be empty");
+        problems.finish("private endpoint request")?;
+        let body = raw_types::PrivateEndpointCreateRequest {
+            id: raw_types::PrivateEndpointCreateRequestId::try_from(id.as_str())
+                .map_err(|e| api_core::ConfigError(format!("private endpoint id: {e}")))?,
+            description: Some(description.into()),
+        };
+        let (org, svc) = (self.organization.as_uuid(), self.service.as_uuid());
+        let raw = &self.client.raw;
+        let op = &ops::CREATE_PRIVATE_ENDPOINT;
+        let response = self
+            .client
+            .runtime
+            .execute(op, || raw.create_private_endpoint(org, svc, &body))
+            .await?;
+        required_member(op, "result", response, |e| e.result)
+    }
+}

@@ -1,0 +1,302 @@
+//! Retries, rate limits, timeouts and error decoding over real HTTP against a scripted server.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use api_mgmt::{Destination, Error, KafkaSource, NewPipe, RateLimit, RetryPolicy, TransportKind};
+use support::{KEY_ID, KEY_SECRET, PIPE, Reply, ScriptServer, fast_retries, service};
+
+fn new_pipe() -> NewPipe {
+    NewPipe::builder("p")
+        .source(KafkaSource::new("b:9092", "t"))
+        .destination(
+            Destination::new("d")
+                .table("t")
+                .managed_table(true)
+                .column("c", "String"),
+        )
+        .field_mapping("c", "c")
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_429_with_reset_is_retried_after_the_server_wait() {
+    let server = ScriptServer::start(vec![
+        Reply::mgmt_error(429, "TOO_MANY_REQUESTS", "slow down").header("x-ratelimit-reset", "1"),
+        Reply::fixture("get_pipe_kinesis"),
+    ])
+    .await;
+    let started = Instant::now();
+    let pipe = service(&server.mgmt())
+        .pipe(PIPE.parse().unwrap())
+        .get()
+        .await
+        .unwrap();
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_millis(950),
+        "honours X-RateLimit-Reset: waited {waited:?}"
+    );
+    assert!(waited < Duration::from_secs(5), "{waited:?}");
+    assert_eq!(pipe.meta().attempts, 2);
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_get_is_retried_through_two_503s() {
+    let server = ScriptServer::start(vec![
+        Reply::text(
+            503,
+            "text/html",
+            "<html><title>503 Service Unavailable</title></html>",
+        ),
+        Reply::text(
+            503,
+            "text/html",
+            "<html><title>503 Service Unavailable</title></html>",
+        ),
+        Reply::fixture("get_pipe_settings"),
+    ])
+    .await;
+    let settings = service(&server.mgmt())
+        .pipe(PIPE.parse().unwrap())
+        .settings()
+        .await
+        .unwrap();
+    assert_eq!(settings.meta().attempts, 3);
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_create_is_not_retried_after_a_500_or_503() {
+    for (status, body) in [
+        (
+            500,
+            r#"{"status":500,"error":"INTERNAL_ERROR: boom","requestId":"r"}"#,
+        ),
+        (503, "<html>down</html>"),
+    ] {
+        let server = ScriptServer::start(vec![
+            Reply::json(status, body),
+            Reply::fixture("create_pipe_kafka"),
+        ])
+        .await;
+        let err = service(&server.mgmt())
+            .pipes()
+            .create(&new_pipe())
+            .await
+            .unwrap_err();
+        assert_eq!(err.status(), Some(status));
+        assert_eq!(
+            server.requests().len(),
+            1,
+            "exactly one create reached the server after {status}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_create_is_retried_after_a_429() {
+    let server = ScriptServer::start(vec![
+        Reply::mgmt_error(429, "TOO_MANY_REQUESTS", "slow down").header("x-ratelimit-reset", "0"),
+        Reply::fixture("create_pipe_kafka"),
+    ])
+    .await;
+    let pipe = service(&server.mgmt())
+        .pipes()
+        .create(&new_pipe())
+        .await
+        .unwrap();
+    assert_eq!(pipe.meta().attempts, 2);
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_even_for_a_create() {
+    let port = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let client = api_mgmt::Client::builder(format!("http://127.0.0.1:{port}"))
+        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        .retry(fast_retries().max_attempts(3))
+        .build()
+        .unwrap();
+    let err = service(&client)
+        .pipes()
+        .create(&new_pipe())
+        .await
+        .unwrap_err();
+    match &err {
+        Error::Transport(t) => {
+            assert_eq!(t.kind, TransportKind::Connect);
+            assert_eq!(t.attempt, 3, "all attempts were used: {err}");
+        }
+        other => panic!("expected a transport error, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn retries_can_be_disabled_per_client_clone() {
+    let server = ScriptServer::start(vec![
+        Reply::text(503, "text/plain", "busy"),
+        Reply::fixture("get_pipe_kinesis"),
+    ])
+    .await;
+    let client = server.mgmt().with_retry(RetryPolicy::disabled());
+    let err = service(&client)
+        .pipe(PIPE.parse().unwrap())
+        .get()
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), Some(503));
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[tokio::test]
+async fn error_classes_carry_status_code_message_request_id_and_raw_body() {
+    let page = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>";
+    let server = ScriptServer::start(vec![
+        Reply::mgmt_error(424, "FAILED_DEPENDENCY", "service a1b2 is stopped"),
+        Reply::text(502, "text/html", page),
+        Reply::mgmt_error(403, "FORBIDDEN", "read-only key"),
+        Reply::mgmt_error(409, "CONFLICT", "already registered"),
+    ])
+    .await;
+    let client = server.mgmt().with_retry(RetryPolicy::disabled());
+    let svc = service(&client);
+
+    let not_running = svc.pipes().create(&new_pipe()).await.unwrap_err();
+    assert!(not_running.is_service_not_running());
+    let api = not_running.as_api().unwrap();
+    assert_eq!(api.code.as_deref(), Some("FAILED_DEPENDENCY"));
+    assert_eq!(api.message, "service a1b2 is stopped");
+    assert_eq!(
+        not_running.request_id(),
+        Some("91021324-3546-4f70-8182-930415263748")
+    );
+
+    let gateway = svc.pipe(PIPE.parse().unwrap()).get().await.unwrap_err();
+    let api = gateway.as_api().unwrap();
+    assert_eq!((api.status, api.body.as_str()), (502, page));
+    assert_eq!(
+        api.message,
+        "502 Bad Gateway (an HTML page, not an API answer)"
+    );
+
+    assert!(svc.stop().await.unwrap_err().is_forbidden());
+    assert!(
+        svc.create_private_endpoint("vpce-1", "x")
+            .await
+            .unwrap_err()
+            .is_conflict()
+    );
+}
+
+#[tokio::test]
+async fn a_bad_success_body_names_the_operation_and_json_path() {
+    let bad = r#"{"status": 200, "requestId": "7b1e9c2d-3a4f-4e5d-8c6b-9a0f1e2d3c4b",
+        "result": {"name": "p", "scaling": {"replicas": 1, "replicaCpuMillicores": "lots"}}}"#;
+    let server = ScriptServer::start(vec![
+        Reply::json(200, bad),
+        Reply::json(200, r#"{"status": 200}"#),
+    ])
+    .await;
+    let pipe = service(&server.mgmt()).pipe(PIPE.parse().unwrap());
+    match pipe.get().await.unwrap_err() {
+        Error::Decode(e) => {
+            assert_eq!(e.operation, "getPipe");
+            assert_eq!(e.path, "result.scaling.replicaCpuMillicores");
+            assert!(
+                e.message.contains("invalid quantity \"lots\""),
+                "{}",
+                e.message
+            );
+        }
+        other => panic!("expected a decode error, got {other}"),
+    }
+    match pipe.get().await.unwrap_err() {
+        Error::Decode(e) => assert_eq!(
+            (e.path.as_str(), e.message.as_str()),
+            ("result", "the envelope has no `result`")
+        ),
+        other => panic!("expected a decode error, got {other}"),
+    }
+    assert_eq!(server.requests().len(), 2, "decode errors are not retried");
+}
+
+#[tokio::test]
+async fn a_slow_attempt_times_out_and_the_operation_deadline_holds() {
+    let slow = || Reply::fixture("get_pipe_kinesis").delay(Duration::from_millis(400));
+    let server = ScriptServer::start(vec![slow(), slow(), slow(), slow()]).await;
+    let client = api_mgmt::Client::builder(&server.url)
+        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        .attempt_timeout(Duration::from_millis(100))
+        .retry(fast_retries().max_attempts(2))
+        .build()
+        .unwrap();
+    let err = service(&client)
+        .pipe(PIPE.parse().unwrap())
+        .get()
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(
+        matches!(&err, Error::Transport(t) if t.kind == TransportKind::Timeout && t.attempt == 2),
+        "{err}"
+    );
+
+    let deadline = api_mgmt::Client::builder(&server.url)
+        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        .operation_timeout(Duration::from_millis(150))
+        .build()
+        .unwrap();
+    let err = service(&deadline)
+        .pipe(PIPE.parse().unwrap())
+        .get()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Timeout {
+                operation: "getPipe",
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn the_client_rate_limit_paces_requests_across_clones() {
+    let replies = (0..6).map(|_| Reply::fixture("get_pipe_kinesis")).collect();
+    let server = ScriptServer::start(replies).await;
+    let client = api_mgmt::Client::builder(&server.url)
+        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        .rate_limit(RateLimit::new(5, Duration::from_millis(500)).unwrap())
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..6 {
+        let clone = client.clone();
+        calls.spawn(async move {
+            service(&clone)
+                .pipe(PIPE.parse().unwrap())
+                .get()
+                .await
+                .map(|_| ())
+        });
+    }
+    while let Some(result) = calls.join_next().await {
+        result.unwrap().unwrap();
+    }
+    assert!(
+        started.elapsed() >= Duration::from_millis(450),
+        "6 calls at 5 per 500 ms: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.requests().len(), 6);
+}

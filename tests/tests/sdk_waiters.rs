@@ -1,0 +1,123 @@
+//! Pipe and service waiters over real HTTP against a scripted server.
+
+mod support;
+
+use std::time::Duration;
+
+use api_mgmt::{Error, PipeState, ServiceState, WaitError, WaitOptions};
+use support::{PIPE, Reply, ScriptServer, service};
+
+fn pipe_in(state: &str) -> Reply {
+    Reply::json(
+        200,
+        format!(
+            r#"{{"status": 200, "result": {{"id": "{PIPE}", "name": "orders", "state": "{state}"}}}}"#
+        ),
+    )
+}
+
+fn service_in(state: &str) -> Reply {
+    Reply::json(
+        200,
+        format!(r#"{{"status": 200, "result": {{"name": "analytics", "state": "{state}"}}}}"#),
+    )
+}
+
+fn fast() -> WaitOptions {
+    WaitOptions::default()
+        .interval(Duration::from_millis(5), Duration::from_millis(20))
+        .timeout(Duration::from_secs(10))
+}
+
+#[tokio::test]
+async fn a_pipe_that_goes_provisioning_to_running_is_returned_running() {
+    let server = ScriptServer::start(vec![
+        Reply::mgmt_error(404, "NOT_FOUND", "not yet"),
+        pipe_in("Provisioning"),
+        pipe_in("Provisioning"),
+        pipe_in("Running"),
+    ])
+    .await;
+    let pipe = service(&server.mgmt())
+        .pipe(PIPE.parse().unwrap())
+        .wait_until(PipeState::Running, &fast())
+        .await
+        .unwrap();
+    assert_eq!(pipe.state(), PipeState::Running);
+    assert_eq!(server.requests().len(), 4, "an early 404 is tolerated");
+}
+
+#[tokio::test]
+async fn a_pipe_that_fails_ends_the_wait_at_once() {
+    let server = ScriptServer::start(vec![
+        pipe_in("Provisioning"),
+        pipe_in("Failed"),
+        pipe_in("Running"),
+    ])
+    .await;
+    let err = service(&server.mgmt())
+        .pipe(PIPE.parse().unwrap())
+        .wait_until(PipeState::Running, &fast())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Wait(WaitError::PipeFailed { pipe }) if pipe.state() == PipeState::Failed),
+        "{err}"
+    );
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn waiting_for_gone_after_delete() {
+    let server = ScriptServer::start(vec![
+        Reply::fixture("delete_pipe"),
+        pipe_in("Stopping"),
+        Reply::mgmt_error(404, "NOT_FOUND", "gone"),
+    ])
+    .await;
+    let pipe = service(&server.mgmt()).pipe(PIPE.parse().unwrap());
+    pipe.delete().await.unwrap();
+    pipe.wait_until_gone(&fast()).await.unwrap();
+    assert_eq!(server.requests().len(), 3);
+}
+
+#[tokio::test]
+async fn a_timeout_returns_the_last_seen_pipe() {
+    let replies = (0..50).map(|_| pipe_in("Provisioning")).collect();
+    let server = ScriptServer::start(replies).await;
+    let options = fast().timeout(Duration::from_millis(60));
+    let err = service(&server.mgmt())
+        .pipe(PIPE.parse().unwrap())
+        .wait_until_steady(&options)
+        .await
+        .unwrap_err();
+    match err {
+        Error::Wait(wait) => assert_eq!(
+            wait.last_seen_pipe().map(|p| p.state()),
+            Some(PipeState::Provisioning)
+        ),
+        other => panic!("expected a wait error, got {other}"),
+    }
+}
+
+#[tokio::test]
+async fn start_and_wait_resends_start_until_running() {
+    let server = ScriptServer::start(vec![
+        service_in("stopped"),
+        service_in("starting"),
+        service_in("running"),
+    ])
+    .await;
+    let svc = service(&server.mgmt())
+        .start_and_wait(&fast())
+        .await
+        .unwrap();
+    assert_eq!(svc.state(), Some(ServiceState::Running));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.method == "PATCH" && r.json() == serde_json::json!({"command": "start"}))
+    );
+}
