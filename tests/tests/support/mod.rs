@@ -205,3 +205,5 @@ async fn answer(
     }
     response
 }
+
+pub mod emulated;

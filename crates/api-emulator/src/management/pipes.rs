@@ -1,0 +1,412 @@
+//! Pipes: create, read, read settings, delete.
+
+use api_raw::management::types as mgmt;
+use api_raw::support::ServiceState;
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::{Access, Admitted, admit, errors, json_body, parse_uuid, storage_failed};
+use crate::app::{RequestId, Shared};
+use crate::schema::Body;
+use crate::world::{PipeRecord, SourceKind};
+
+/// Members accepted on create and never returned.
+const REQUEST_ONLY: [&str; 4] = ["credentials", "accessKey", "validateSamples", "roles"];
+
+/// The emulator's scaling when the request gives none.
+fn default_scaling() -> Value {
+    json!({ "replicas": 1, "concurrency": 1, "replicaCpuMillicores": 500, "replicaMemoryGb": 2.0 })
+}
+
+/// The emulator's pipe settings when the request gives none.
+fn default_settings() -> Value {
+    json!({
+        "streaming_max_insert_wait_ms": 5000,
+        "object_storage_concurrency": 4,
+        "object_storage_polling_interval_ms": 30000,
+        "object_storage_max_insert_bytes": 1_073_741_824_i64,
+        "object_storage_max_file_count": 1000,
+        "db_max_threads": 0,
+        "db_max_insert_threads": 0,
+        "db_min_insert_block_size_bytes": 0,
+        "db_max_download_threads": 0,
+        "db_parallel_distributed_insert_select": 0,
+        "object_storage_use_cluster_function": false,
+        "db_parallel_view_processing": false,
+    })
+}
+
+/// Removes the request-only members, at any depth.
+fn strip_request_only(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for key in REQUEST_ONLY {
+                map.remove(key);
+            }
+            map.values_mut().for_each(strip_request_only);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_request_only),
+        _ => {}
+    }
+}
+
+/// `a` with the members of `b` laid over it.
+fn merged(mut a: Value, b: Option<&Value>) -> Value {
+    if let (Some(base), Some(Value::Object(over))) = (a.as_object_mut(), b) {
+        for (key, value) in over {
+            base.insert(key.clone(), value.clone());
+        }
+    }
+    a
+}
+
+/// The rules of the decisions page that a JSON schema cannot say.
+fn semantic_problems(body: &Value) -> (Option<SourceKind>, Vec<String>) {
+    let mut problems = Vec::new();
+    let source = &body["source"];
+    let kinds: Vec<SourceKind> = [
+        ("kafka", SourceKind::Kafka),
+        ("objectStorage", SourceKind::ObjectStorage),
+        ("kinesis", SourceKind::Kinesis),
+        ("postgres", SourceKind::Postgres),
+    ]
+    .into_iter()
+    .filter(|(name, _)| source.get(*name).is_some_and(|v| !v.is_null()))
+    .map(|(_, kind)| kind)
+    .collect();
+    if kinds.len() != 1 {
+        problems.push(format!(
+            "source: exactly one of kafka, objectStorage, kinesis, postgres is required, got {}",
+            kinds.len()
+        ));
+    }
+    let kind = (kinds.len() == 1).then(|| kinds[0]);
+    let destination = &body["destination"];
+    let columns: Vec<&str> = destination["columns"]
+        .as_array()
+        .map(|c| c.iter().filter_map(|col| col["name"].as_str()).collect())
+        .unwrap_or_default();
+    if kind.is_some_and(|k| k != SourceKind::Postgres) {
+        for field in ["table", "managedTable", "columns"] {
+            if destination.get(field).is_none_or(Value::is_null) {
+                problems.push(format!(
+                    "destination.{field}: required for this source kind"
+                ));
+            }
+        }
+        if destination["columns"].as_array().is_some_and(Vec::is_empty) {
+            problems.push(
+                "destination.columns: at least one column is required for this source kind".into(),
+            );
+        }
+    }
+    let mapped: Vec<&str> = body["fieldMappings"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter_map(|f| f["destinationField"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    let unmapped: Vec<&str> = columns
+        .iter()
+        .copied()
+        .filter(|c| !mapped.contains(c))
+        .collect();
+    if !unmapped.is_empty() {
+        problems.push(format!(
+            "fieldMappings: every destination column must be mapped; not mapped: {}",
+            unmapped.join(", ")
+        ));
+    }
+    if let Some(timestamp) = source["kafka"]["offset"]["timestamp"].as_str()
+        && chrono::NaiveDateTime::parse_from_str(timestamp, "%Y-%m-%dT%H:%M").is_err()
+    {
+        problems.push(format!(
+            "source.kafka.offset.timestamp: {timestamp:?} is not a valid YYYY-MM-DDTHH:MM time"
+        ));
+    }
+    (kind, problems)
+}
+
+/// Handles `createPipe`.
+pub async fn create(
+    State(app): State<Shared>,
+    Extension(request_id): Extension<RequestId>,
+    Path((organization, service)): Path<(String, String)>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Response {
+    let admitted = match admit(
+        &app,
+        &request_id,
+        &headers,
+        &organization,
+        &service,
+        Access::Write,
+    ) {
+        Ok(a) => a,
+        Err(response) => return response,
+    };
+    let rid = admitted.request_id.as_str();
+    let body = match json_body(&app, rid, &headers, &bytes, Body::PipeCreate) {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let (kind, problems) = semantic_problems(&body);
+    let Some(kind) = kind.filter(|_| problems.is_empty()) else {
+        return errors::error(rid, StatusCode::BAD_REQUEST, problems.join("; "));
+    };
+    let name = body["name"].as_str().unwrap_or_default().to_string();
+    let now = chrono::Utc::now();
+    let timing = app.seed.timing;
+    let id = Uuid::new_v4();
+    let mut response_body = json!({
+        "id": id,
+        "serviceId": admitted.service,
+        "name": name,
+        "state": "Provisioning",
+        "scaling": merged(default_scaling(), body.get("scaling")),
+        "source": body["source"].clone(),
+        "destination": body["destination"].clone(),
+        "fieldMappings": body.get("fieldMappings").cloned().unwrap_or_else(|| json!([])),
+        "settings": merged(default_settings(), body.get("settings")),
+        "createdAt": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        "updatedAt": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+    });
+    strip_request_only(&mut response_body);
+    let pipe: mgmt::Pipe = match serde_json::from_value(response_body) {
+        Ok(pipe) => pipe,
+        Err(e) => return errors::error(rid, StatusCode::BAD_REQUEST, format!("body: {e}")),
+    };
+    let record = PipeRecord {
+        organization: admitted.organization,
+        pipe,
+        kind,
+        one_shot: kind == SourceKind::ObjectStorage
+            && body["source"]["objectStorage"]["isContinuous"] == json!(false),
+        created: now,
+        forced: None,
+        deleted_at: None,
+        validate_samples: body["source"]["validateSamples"].as_bool(),
+    };
+
+    let mut world = app.world();
+    let Some(service_record) = world.services.get(&admitted.service) else {
+        return errors::error(
+            rid,
+            StatusCode::NOT_FOUND,
+            format!("service {} not found", admitted.service),
+        );
+    };
+    let state = service_record.state_at(now, &timing);
+    if state != ServiceState::Running {
+        return errors::error(
+            rid,
+            StatusCode::FAILED_DEPENDENCY,
+            format!(
+                "service {} is {state}, not running; start it first",
+                admitted.service
+            ),
+        );
+    }
+    let taken = world.pipes.values().any(|p| {
+        p.pipe.service_id == Some(admitted.service)
+            && p.deleted_at.is_none()
+            && p.pipe.name.as_deref() == Some(name.as_str())
+    });
+    if taken {
+        return errors::error(
+            rid,
+            StatusCode::CONFLICT,
+            format!("a pipe named {name:?} already exists on this service"),
+        );
+    }
+    if let Err(e) = app.persist(|store| store.save_pipe(id, &record)) {
+        return storage_failed(rid, e);
+    }
+    let shown = record.pipe.clone();
+    world.pipes.insert(id, record);
+    errors::ok(rid, shown)
+}
+
+/// Finds a live pipe of the admitted service, forgetting it if its deletion has finished.
+fn with_pipe<T>(
+    app: &Shared,
+    admitted: &Admitted,
+    pipe_id: &str,
+    then: impl FnOnce(&mut PipeRecord, &Shared) -> Result<T, Response>,
+) -> Result<T, Response> {
+    let rid = admitted.request_id.as_str();
+    let id = parse_uuid(rid, "pipeId", pipe_id)?;
+    let now = chrono::Utc::now();
+    let not_found = || errors::error(rid, StatusCode::NOT_FOUND, format!("pipe {id} not found"));
+    let mut world = app.world();
+    let gone = match world.pipes.get(&id) {
+        None => return Err(not_found()),
+        Some(record) => {
+            record.pipe.service_id != Some(admitted.service)
+                || record.is_gone(now, &app.seed.timing)
+        }
+    };
+    if gone {
+        if world
+            .pipes
+            .get(&id)
+            .is_some_and(|r| r.is_gone(now, &app.seed.timing))
+        {
+            world.pipes.remove(&id);
+            if let Err(e) = app.persist(|store| store.remove_pipe(id)) {
+                return Err(storage_failed(rid, e));
+            }
+        }
+        return Err(not_found());
+    }
+    match world.pipes.get_mut(&id) {
+        Some(record) => then(record, app),
+        None => Err(not_found()),
+    }
+}
+
+/// Handles `getPipe`.
+pub async fn get(
+    State(app): State<Shared>,
+    Extension(request_id): Extension<RequestId>,
+    Path((organization, service, pipe)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let admitted = match admit(
+        &app,
+        &request_id,
+        &headers,
+        &organization,
+        &service,
+        Access::Read,
+    ) {
+        Ok(a) => a,
+        Err(response) => return response,
+    };
+    let timing = app.seed.timing;
+    match with_pipe(&app, &admitted, &pipe, |record, _| {
+        Ok(record.current(chrono::Utc::now(), &timing))
+    }) {
+        Ok(pipe) => errors::ok(&admitted.request_id, pipe),
+        Err(response) => response,
+    }
+}
+
+/// Handles `getPipeSettings`.
+pub async fn settings(
+    State(app): State<Shared>,
+    Extension(request_id): Extension<RequestId>,
+    Path((organization, service, pipe)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let admitted = match admit(
+        &app,
+        &request_id,
+        &headers,
+        &organization,
+        &service,
+        Access::Read,
+    ) {
+        Ok(a) => a,
+        Err(response) => return response,
+    };
+    match with_pipe(&app, &admitted, &pipe, |record, _| {
+        Ok(record.pipe.settings.clone().unwrap_or_default())
+    }) {
+        Ok(settings) => errors::ok(&admitted.request_id, settings),
+        Err(response) => response,
+    }
+}
+
+/// Handles `deletePipe`: the pipe keeps answering GET for `pipe_delete_ms`, then 404. Deleting a pipe
+/// whose deletion is under way answers 200 again (a retried DELETE must not fail).
+pub async fn delete(
+    State(app): State<Shared>,
+    Extension(request_id): Extension<RequestId>,
+    Path((organization, service, pipe)): Path<(String, String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let admitted = match admit(
+        &app,
+        &request_id,
+        &headers,
+        &organization,
+        &service,
+        Access::Write,
+    ) {
+        Ok(a) => a,
+        Err(response) => return response,
+    };
+    let rid = admitted.request_id.clone();
+    let result = with_pipe(&app, &admitted, &pipe, |record, app| {
+        if record.deleted_at.is_none() {
+            record.deleted_at = Some(chrono::Utc::now());
+            let id = record.pipe.id.unwrap_or_default();
+            app.persist(|store| store.save_pipe(id, record))
+                .map_err(|e| storage_failed(&rid, e))?;
+        }
+        Ok(())
+    });
+    match result {
+        Ok(()) => errors::ok_empty(&admitted.request_id),
+        Err(response) => response,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exactly_one_source_and_mapped_columns_are_required() {
+        let body = json!({
+            "name": "p",
+            "source": {"kafka": {}, "kinesis": {}},
+            "destination": {"database": "d", "columns": [{"name": "a", "type": "String"}]},
+            "fieldMappings": [],
+        });
+        let (kind, problems) = semantic_problems(&body);
+        assert_eq!(kind, None);
+        assert!(
+            problems[0].starts_with("source: exactly one"),
+            "{problems:?}"
+        );
+        assert!(
+            problems.iter().any(|p| p.contains("not mapped: a")),
+            "{problems:?}"
+        );
+
+        let kafka = json!({"name": "p", "source": {"kafka": {"offset": {"timestamp": "2026-13-01T00:00"}}}, "destination": {"database": "d"}});
+        let (kind, problems) = semantic_problems(&kafka);
+        assert_eq!(kind, Some(SourceKind::Kafka));
+        assert!(
+            problems.iter().any(|p| p.starts_with("destination.table")),
+            "{problems:?}"
+        );
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.starts_with("source.kafka.offset.timestamp")),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn request_only_members_are_removed_everywhere() {
+        let mut value = json!({"source": {"kafka": {"credentials": {"password": "x"}, "schemaRegistry": {"credentials": {}}}, "validateSamples": true},
+                               "destination": {"roles": ["r"], "database": "d"}});
+        strip_request_only(&mut value);
+        assert_eq!(
+            value,
+            json!({"source": {"kafka": {"schemaRegistry": {}}}, "destination": {"database": "d"}})
+        );
+    }
+}

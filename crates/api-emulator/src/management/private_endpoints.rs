@@ -1,0 +1,94 @@
+//! Reverse private endpoints (listed) and private endpoints (registered).
+
+use api_raw::management::types as mgmt;
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+
+use super::{Access, admit, errors, json_body, storage_failed};
+use crate::app::{RequestId, Shared};
+use crate::schema::Body;
+
+/// Handles `listReversePrivateEndpoints`: all of them, in one answer.
+pub async fn list_reverse(
+    State(app): State<Shared>,
+    Extension(request_id): Extension<RequestId>,
+    Path((organization, service)): Path<(String, String)>,
+    headers: HeaderMap,
+) -> Response {
+    let admitted = match admit(
+        &app,
+        &request_id,
+        &headers,
+        &organization,
+        &service,
+        Access::Read,
+    ) {
+        Ok(a) => a,
+        Err(response) => return response,
+    };
+    let endpoints = app
+        .world()
+        .services
+        .get(&admitted.service)
+        .map(|s| s.reverse_private_endpoints.clone())
+        .unwrap_or_default();
+    errors::ok(&admitted.request_id, endpoints)
+}
+
+/// Handles `createPrivateEndpoint`: 409 when the id is already registered on the service.
+pub async fn create(
+    State(app): State<Shared>,
+    Extension(request_id): Extension<RequestId>,
+    Path((organization, service)): Path<(String, String)>,
+    headers: HeaderMap,
+    bytes: Bytes,
+) -> Response {
+    let admitted = match admit(
+        &app,
+        &request_id,
+        &headers,
+        &organization,
+        &service,
+        Access::Write,
+    ) {
+        Ok(a) => a,
+        Err(response) => return response,
+    };
+    let rid = admitted.request_id.as_str();
+    let body = match json_body(&app, rid, &headers, &bytes, Body::PrivateEndpoint) {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let endpoint = mgmt::PrivateEndpoint {
+        id: body["id"].as_str().map(str::to_string),
+        description: body["description"].as_str().map(str::to_string),
+    };
+    let mut world = app.world();
+    let Some(record) = world.services.get_mut(&admitted.service) else {
+        return errors::error(
+            rid,
+            StatusCode::NOT_FOUND,
+            format!("service {} not found", admitted.service),
+        );
+    };
+    if record.private_endpoints.iter().any(|e| e.id == endpoint.id) {
+        let id = endpoint.id.unwrap_or_default();
+        return errors::error(
+            rid,
+            StatusCode::CONFLICT,
+            format!("private endpoint {id:?} is already registered"),
+        );
+    }
+    record.private_endpoints.push(endpoint.clone());
+    let snapshot = record.clone();
+    if let Err(e) = app.persist(|store| store.save_service(admitted.service, &snapshot)) {
+        if let Some(record) = world.services.get_mut(&admitted.service) {
+            record.private_endpoints.pop();
+        }
+        return storage_failed(rid, e);
+    }
+    errors::ok(rid, endpoint)
+}

@@ -1,0 +1,318 @@
+//! Seed data: organizations, API keys, services, observability tokens, alerts, dashboards, timing,
+//! rate limits and faults, from a TOML or JSON file or the built-in default (`default_seed.toml`).
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::Duration;
+
+use api_raw::management::types as mgmt;
+use api_raw::observability::types as obs;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::faults::FaultRule;
+
+/// The built-in seed, documented in the README.
+pub const DEFAULT_SEED: &str = include_str!("../default_seed.toml");
+
+/// Everything the emulator starts from.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Seed {
+    /// The control endpoints.
+    #[serde(default)]
+    pub control: Control,
+    /// How long the state machines take.
+    #[serde(default)]
+    pub timing: Timing,
+    /// The rate limits.
+    #[serde(default)]
+    pub limits: Limits,
+    /// Organizations.
+    #[serde(default)]
+    pub organizations: Vec<Organization>,
+    /// Management API keys.
+    #[serde(default)]
+    pub api_keys: Vec<ApiKey>,
+    /// Services, with their reverse private endpoints.
+    #[serde(default)]
+    pub services: Vec<ServiceSeed>,
+    /// Observability bearer tokens.
+    #[serde(default)]
+    pub observability_tokens: Vec<ObservabilityToken>,
+    /// Alerts (API field names).
+    #[serde(default)]
+    pub alerts: Vec<obs::Alert>,
+    /// Dashboards (API field names).
+    #[serde(default)]
+    pub dashboards: Vec<obs::Dashboard>,
+    /// Faults armed at start.
+    #[serde(default)]
+    pub faults: Vec<FaultRule>,
+}
+
+/// The control endpoints under `/_emulator`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Control {
+    /// Their bearer token.
+    pub token: String,
+}
+
+impl Default for Control {
+    fn default() -> Self {
+        Self {
+            token: "emulator-control-token".into(),
+        }
+    }
+}
+
+/// Durations of the state machines, in milliseconds.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timing {
+    /// Service starting/stopping.
+    pub service_transition_ms: u64,
+    /// Pipe Provisioning.
+    pub pipe_provisioning_ms: u64,
+    /// Each Postgres phase (Setup, Snapshot), and a one-shot load before Completed.
+    pub pipe_phase_ms: u64,
+    /// How long a deleted pipe still answers GET.
+    pub pipe_delete_ms: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Self {
+            service_transition_ms: 2000,
+            pipe_provisioning_ms: 2000,
+            pipe_phase_ms: 2000,
+            pipe_delete_ms: 2000,
+        }
+    }
+}
+
+impl Timing {
+    /// Every transition immediate (for fast tests).
+    pub const INSTANT: Timing = Timing {
+        service_transition_ms: 0,
+        pipe_provisioning_ms: 0,
+        pipe_phase_ms: 0,
+        pipe_delete_ms: 0,
+    };
+
+    pub(crate) fn ms(value: u64) -> chrono::Duration {
+        chrono::Duration::milliseconds(i64::try_from(value).unwrap_or(i64::MAX))
+    }
+}
+
+/// Rate limits per key (management) and per token (observability), in fixed windows.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    /// Whether limits apply at all.
+    pub enabled: bool,
+    /// Management requests per window.
+    pub management_max: u32,
+    /// Management window, seconds.
+    pub management_window_secs: u64,
+    /// Observability requests per window.
+    pub observability_max: u32,
+    /// Observability window, seconds.
+    pub observability_window_secs: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            management_max: 10,
+            management_window_secs: 10,
+            observability_max: 100,
+            observability_window_secs: 60,
+        }
+    }
+}
+
+impl Limits {
+    /// The management window.
+    pub fn management_window(&self) -> Duration {
+        Duration::from_secs(self.management_window_secs.max(1))
+    }
+
+    /// The observability window.
+    pub fn observability_window(&self) -> Duration {
+        Duration::from_secs(self.observability_window_secs.max(1))
+    }
+}
+
+/// An organization.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Organization {
+    /// Its id.
+    pub id: Uuid,
+    /// Its name.
+    pub name: String,
+}
+
+/// A role of an API key.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Read and write.
+    Admin,
+    /// Read only.
+    Developer,
+}
+
+/// A management API key.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ApiKey {
+    /// The key id (Basic user).
+    pub id: String,
+    /// The key secret (Basic password).
+    pub secret: String,
+    /// The organization it belongs to.
+    pub organization: Uuid,
+    /// Its role.
+    pub role: Role,
+}
+
+/// A service: the API's Service fields plus its organization and reverse private endpoints.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+pub struct ServiceSeed {
+    /// The organization it belongs to.
+    pub organization: Uuid,
+    /// Its reverse private endpoints (API field names; `serviceId` is filled in).
+    #[serde(default)]
+    pub reverse_private_endpoints: Vec<mgmt::ReversePrivateEndpoint>,
+    /// The Service fields (`id` and `state` are required).
+    #[serde(flatten)]
+    pub service: mgmt::Service,
+}
+
+/// An observability bearer token.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObservabilityToken {
+    /// The token.
+    pub token: String,
+    /// The teams whose alerts it may read; empty for all.
+    #[serde(default)]
+    pub teams: Vec<String>,
+}
+
+/// A seed that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("seed {origin}: {message}")]
+pub struct SeedError {
+    origin: String,
+    message: String,
+}
+
+impl Seed {
+    /// The built-in seed.
+    pub fn builtin() -> Self {
+        Self::parse_toml(DEFAULT_SEED, "built-in")
+            .unwrap_or_else(|e| unreachable!("the built-in seed is checked by tests: {e}"))
+    }
+
+    /// Reads a seed file: `.toml`, or `.json`.
+    pub fn from_path(path: &Path) -> Result<Self, SeedError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| SeedError {
+            origin: origin.clone(),
+            message: e.to_string(),
+        })?;
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("json") => {
+                let seed: Seed = serde_json::from_str(&text).map_err(|e| SeedError {
+                    origin: origin.clone(),
+                    message: e.to_string(),
+                })?;
+                seed.checked(&origin)
+            }
+            _ => Self::parse_toml(&text, &origin),
+        }
+    }
+
+    /// Parses a TOML seed.
+    pub fn parse_toml(text: &str, origin: &str) -> Result<Self, SeedError> {
+        let seed: Seed = toml::from_str(text).map_err(|e| SeedError {
+            origin: origin.to_string(),
+            message: e.to_string(),
+        })?;
+        seed.checked(origin)
+    }
+
+    fn checked(self, origin: &str) -> Result<Self, SeedError> {
+        let fail = |message: String| SeedError {
+            origin: origin.to_string(),
+            message,
+        };
+        let organizations: HashSet<Uuid> = self.organizations.iter().map(|o| o.id).collect();
+        for key in &self.api_keys {
+            if !organizations.contains(&key.organization) {
+                return Err(fail(format!(
+                    "api key {:?} belongs to unknown organization {}",
+                    key.id, key.organization
+                )));
+            }
+        }
+        let mut ids = HashSet::new();
+        for (i, service) in self.services.iter().enumerate() {
+            let id = service
+                .service
+                .id
+                .ok_or_else(|| fail(format!("services[{i}] has no id")))?;
+            if service.service.state.is_none() {
+                return Err(fail(format!("service {id} has no state")));
+            }
+            if !organizations.contains(&service.organization) {
+                return Err(fail(format!(
+                    "service {id} belongs to unknown organization {}",
+                    service.organization
+                )));
+            }
+            if !ids.insert(id) {
+                return Err(fail(format!("service {id} appears twice")));
+            }
+        }
+        for alert in &self.alerts {
+            let id = alert.id.as_deref().unwrap_or_default();
+            if id.len() != 24 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(fail(format!(
+                    "alert id {id:?} is not 24 hexadecimal digits"
+                )));
+            }
+        }
+        Ok(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_builtin_seed_parses_and_is_consistent() {
+        let seed = Seed::builtin();
+        assert_eq!(seed.api_keys.len(), 3);
+        assert_eq!(seed.services.len(), 3);
+        assert_eq!(seed.services[0].reverse_private_endpoints.len(), 2);
+        assert_eq!(seed.alerts.len(), 2);
+        assert_eq!(seed.dashboards[0].tiles.as_ref().map(Vec::len), Some(2));
+        assert!(seed.limits.enabled);
+    }
+
+    #[test]
+    fn a_bad_seed_says_what_is_wrong() {
+        let err = Seed::parse_toml("[[servces]]\nid = 1", "test.toml").unwrap_err();
+        assert!(err.to_string().contains("unknown field `servces`"), "{err}");
+        let orphan = "[[api_keys]]\nid = \"k\"\nsecret = \"s\"\norganization = \"3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d\"\nrole = \"admin\"";
+        let err = Seed::parse_toml(orphan, "test.toml").unwrap_err();
+        assert!(err.to_string().contains("unknown organization"), "{err}");
+    }
+}
