@@ -10,6 +10,7 @@
 //!   same names (forwarded to `api-raw`), so a facade compiles only the API it serves.
 
 mod config;
+mod connection;
 mod credentials;
 pub mod env;
 mod envelope;
@@ -31,6 +32,7 @@ pub mod observability;
 pub use api_raw as raw;
 pub use api_raw::support::Secret;
 pub use config::{Config, ConfigBuilder, FromConfig};
+pub use connection::{Connection, GeneratedClient};
 pub use credentials::Credentials;
 pub use envelope::required_member;
 pub use error::{

@@ -4,7 +4,8 @@ use std::fmt;
 
 use api_core::raw::management as raw;
 use api_core::{
-    Config, ConfigBuilder, Error, FromConfig, OrganizationId, RetryPolicy, Runtime, ServiceId,
+    Config, ConfigBuilder, Connection, Error, FromConfig, OrganizationId, RetryPolicy, Runtime,
+    ServiceId,
 };
 
 use crate::service::ServiceHandle;
@@ -26,8 +27,7 @@ use crate::service::ServiceHandle;
 /// ```
 #[derive(Clone)]
 pub struct Client {
-    pub(crate) runtime: Runtime,
-    pub(crate) raw: raw::Client,
+    pub(crate) connection: Connection<raw::Client>,
 }
 
 impl Client {
@@ -46,17 +46,17 @@ impl Client {
 
     /// A client from a checked configuration.
     pub fn new(config: Config) -> Result<Self, Error> {
-        let runtime = Runtime::new(config)?;
-        let raw = raw::Client::new_with_client(runtime.config().base_url(), runtime.http().clone());
-        Ok(Self { runtime, raw })
+        Ok(Self {
+            connection: Connection::new(config)?,
+        })
     }
 
     /// A client that shares this one's connections and rate limiter but retries by `policy`
     /// (e.g. [`RetryPolicy::disabled`] for one call).
     pub fn with_retry(&self, policy: RetryPolicy) -> Self {
-        let runtime = self.runtime.with_retry(policy);
-        let raw = raw::Client::new_with_client(runtime.config().base_url(), runtime.http().clone());
-        Self { runtime, raw }
+        Self {
+            connection: self.connection.with_retry(policy),
+        }
     }
 
     /// The service `service` of organization `organization`.
@@ -64,15 +64,20 @@ impl Client {
         ServiceHandle::new(self.clone(), organization, service)
     }
 
+    /// The runtime and the generated client, for the handles.
+    pub(crate) fn parts(&self) -> (&Runtime, &raw::Client) {
+        (self.connection.runtime(), self.connection.raw())
+    }
+
     /// The configuration.
     pub fn config(&self) -> &Config {
-        self.runtime.config()
+        self.connection.config()
     }
 
     /// The generated client, for what this facade does not wrap. It carries the credentials but none
     /// of the retries, rate limiting or error decoding.
     pub fn raw(&self) -> &raw::Client {
-        &self.raw
+        self.connection.raw()
     }
 }
 
@@ -85,7 +90,7 @@ impl FromConfig for Client {
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("api_mgmt::Client")
-            .field("config", self.runtime.config())
+            .field("config", self.connection.config())
             .finish()
     }
 }

@@ -40,13 +40,10 @@ impl Pipes {
             self.service.organization.as_uuid(),
             self.service.service.as_uuid(),
         );
-        let raw = &self.service.client.raw;
+        let (runtime, raw) = self.service.client.parts();
         let body = pipe.as_raw();
         let op = &ops::CREATE_PIPE;
-        let response = self
-            .service
-            .client
-            .runtime
+        let response = runtime
             .execute(op, || raw.create_pipe(org, svc, body))
             .await?;
         required_member(op, "result", response, |e| e.result.map(Pipe::from))
@@ -76,28 +73,34 @@ impl PipeHandle {
     }
 
     /// Reads the pipe. Safe to retry.
+    ///
+    /// ```no_run
+    /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
+    /// let read = pipe.get().await?;
+    /// println!("{} is {} ({:?})", read.name(), read.state(), read.source_kind());
+    /// # Ok(()) }
+    /// ```
     pub async fn get(&self) -> Result<Response<Pipe>, Error> {
         let (org, svc, pipe) = self.ids();
-        let raw = &self.service.client.raw;
+        let (runtime, raw) = self.service.client.parts();
         let op = &ops::GET_PIPE;
-        let response = self
-            .service
-            .client
-            .runtime
-            .execute(op, || raw.get_pipe(org, svc, pipe))
-            .await?;
+        let response = runtime.execute(op, || raw.get_pipe(org, svc, pipe)).await?;
         required_member(op, "result", response, |e| e.result.map(Pipe::from))
     }
 
     /// Reads the settings of the pipe. Safe to retry.
+    ///
+    /// ```no_run
+    /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
+    /// let settings = pipe.settings().await?;
+    /// println!("streaming_max_insert_wait_ms = {:?}", settings.streaming_max_insert_wait_ms);
+    /// # Ok(()) }
+    /// ```
     pub async fn settings(&self) -> Result<Response<PipeSettings>, Error> {
         let (org, svc, pipe) = self.ids();
-        let raw = &self.service.client.raw;
+        let (runtime, raw) = self.service.client.parts();
         let op = &ops::GET_PIPE_SETTINGS;
-        let response = self
-            .service
-            .client
-            .runtime
+        let response = runtime
             .execute(op, || raw.get_pipe_settings(org, svc, pipe))
             .await?;
         required_member(op, "result", response, |e| e.result)
@@ -106,13 +109,17 @@ impl PipeHandle {
     /// Deletes the pipe. Deletion finishes later: see [`wait_until_gone`](Self::wait_until_gone).
     /// A pipe that does not exist is an error ([`Error::is_not_found`]); see
     /// [`delete_if_exists`](Self::delete_if_exists).
+    ///
+    /// ```no_run
+    /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
+    /// pipe.delete().await?;
+    /// pipe.wait_until_gone(&api_mgmt::WaitOptions::default()).await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn delete(&self) -> Result<Response<()>, Error> {
         let (org, svc, pipe) = self.ids();
-        let raw = &self.service.client.raw;
-        let response = self
-            .service
-            .client
-            .runtime
+        let (runtime, raw) = self.service.client.parts();
+        let response = runtime
             .execute(&ops::DELETE_PIPE, || raw.delete_pipe(org, svc, pipe))
             .await?;
         Ok(response.map(|_| ()))
@@ -120,6 +127,14 @@ impl PipeHandle {
 
     /// Deletes the pipe, treating an already missing pipe as success: `true` if this call deleted it,
     /// `false` if it was already gone.
+    ///
+    /// ```no_run
+    /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
+    /// if !pipe.delete_if_exists().await? {
+    ///     println!("already gone");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn delete_if_exists(&self) -> Result<bool, Error> {
         match self.delete().await {
             Ok(_) => Ok(true),
@@ -131,6 +146,14 @@ impl PipeHandle {
     /// Polls until the pipe is in `state`; fails fast if it enters Failed or InternalError, and on
     /// timeout returns [`WaitError::PipeTimedOut`](api_core::management::WaitError) with the last seen
     /// pipe.
+    ///
+    /// ```no_run
+    /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
+    /// let options = api_mgmt::WaitOptions::default().timeout(std::time::Duration::from_secs(300));
+    /// let running = pipe.wait_until(api_mgmt::PipeState::Running, &options).await?;
+    /// println!("{} is running", running.name());
+    /// # Ok(()) }
+    /// ```
     pub async fn wait_until(&self, state: PipeState, options: &WaitOptions) -> Result<Pipe, Error> {
         self.wait(PipeTarget::State(state), options).await
     }

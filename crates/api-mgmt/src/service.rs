@@ -38,11 +38,25 @@ impl ServiceHandle {
     }
 
     /// Sends `start`; answers with the service as it is at that instant (usually `starting`).
+    ///
+    /// ```no_run
+    /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
+    /// let service_now = service.start().await?;
+    /// println!("{} is {:?}", service_now.name(), service_now.state());
+    /// # Ok(()) }
+    /// ```
     pub async fn start(&self) -> Result<Response<Service>, Error> {
         self.command(ServiceCommand::Start).await
     }
 
     /// Sends `stop`; answers with the service as it is at that instant (usually `stopping`).
+    ///
+    /// ```no_run
+    /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
+    /// let service_now = service.stop().await?;
+    /// println!("{} is {:?}", service_now.name(), service_now.state());
+    /// # Ok(()) }
+    /// ```
     pub async fn stop(&self) -> Result<Response<Service>, Error> {
         self.command(ServiceCommand::Stop).await
     }
@@ -53,10 +67,8 @@ impl ServiceHandle {
             command: Some(command.into()),
         };
         let (org, svc) = (self.organization.as_uuid(), self.service.as_uuid());
-        let raw = &self.client.raw;
-        let response = self
-            .client
-            .runtime
+        let (runtime, raw) = self.client.parts();
+        let response = runtime
             .execute(&ops::UPDATE_SERVICE_STATE, || {
                 raw.update_service_state(org, svc, &body)
             })
@@ -68,6 +80,13 @@ impl ServiceHandle {
 
     /// Starts the service and waits until it is `running`. The API has no read operation for a service,
     /// so this re-sends `start` (which is idempotent) to observe the state.
+    ///
+    /// ```no_run
+    /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
+    /// let running = service.start_and_wait(&api_mgmt::WaitOptions::default()).await?;
+    /// assert_eq!(running.state(), Some(api_mgmt::ServiceState::Running));
+    /// # Ok(()) }
+    /// ```
     pub async fn start_and_wait(&self, options: &WaitOptions) -> Result<Service, Error> {
         wait_for_service(|| self.start(), ServiceState::Running, options).await
     }
@@ -88,15 +107,21 @@ impl ServiceHandle {
     }
 
     /// Every reverse private endpoint of the service (one response; the list is not paged).
+    ///
+    /// ```no_run
+    /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
+    /// for endpoint in service.reverse_private_endpoints().await?.iter() {
+    ///     println!("{:?} {:?} {}", endpoint.id(), endpoint.kind(), endpoint.status());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn reverse_private_endpoints(
         &self,
     ) -> Result<Response<Vec<ReversePrivateEndpoint>>, Error> {
         let (org, svc) = (self.organization.as_uuid(), self.service.as_uuid());
-        let raw = &self.client.raw;
+        let (runtime, raw) = self.client.parts();
         let op = &ops::LIST_REVERSE_PRIVATE_ENDPOINTS;
-        let response = self
-            .client
-            .runtime
+        let response = runtime
             .execute(op, || raw.list_reverse_private_endpoints(org, svc))
             .await?;
         required_member(op, "result", response, |e| {
@@ -107,6 +132,13 @@ impl ServiceHandle {
 
     /// Registers the private endpoint `id` on the service. Not retried after it may have reached the
     /// server.
+    ///
+    /// ```no_run
+    /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
+    /// let endpoint = service.create_private_endpoint("vpce-0123456789abcdef0", "CI runners").await?;
+    /// println!("registered {:?} (request {:?})", endpoint.id, endpoint.meta().request_id);
+    /// # Ok(()) }
+    /// ```
     pub async fn create_private_endpoint(
         &self,
         id: impl Into<String>,
@@ -122,11 +154,9 @@ impl ServiceHandle {
             description: Some(description.into()),
         };
         let (org, svc) = (self.organization.as_uuid(), self.service.as_uuid());
-        let raw = &self.client.raw;
+        let (runtime, raw) = self.client.parts();
         let op = &ops::CREATE_PRIVATE_ENDPOINT;
-        let response = self
-            .client
-            .runtime
+        let response = runtime
             .execute(op, || raw.create_private_endpoint(org, svc, &body))
             .await?;
         required_member(op, "result", response, |e| e.result)

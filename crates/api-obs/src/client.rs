@@ -6,7 +6,7 @@ use api_core::observability::operations as ops;
 use api_core::observability::{Alert, Dashboard};
 use api_core::raw::observability as raw;
 use api_core::{
-    AlertId, Config, ConfigBuilder, Error, FromConfig, Response, RetryPolicy, Runtime,
+    AlertId, Config, ConfigBuilder, Connection, Error, FromConfig, Response, RetryPolicy,
     required_member,
 };
 
@@ -28,8 +28,7 @@ use api_core::{
 /// ```
 #[derive(Clone)]
 pub struct Client {
-    runtime: Runtime,
-    raw: raw::Client,
+    connection: Connection<raw::Client>,
 }
 
 impl Client {
@@ -48,16 +47,16 @@ impl Client {
 
     /// A client from a checked configuration.
     pub fn new(config: Config) -> Result<Self, Error> {
-        let runtime = Runtime::new(config)?;
-        let raw = raw::Client::new_with_client(runtime.config().base_url(), runtime.http().clone());
-        Ok(Self { runtime, raw })
+        Ok(Self {
+            connection: Connection::new(config)?,
+        })
     }
 
     /// A client that shares this one's connections and rate limiter but retries by `policy`.
     pub fn with_retry(&self, policy: RetryPolicy) -> Self {
-        let runtime = self.runtime.with_retry(policy);
-        let raw = raw::Client::new_with_client(runtime.config().base_url(), runtime.http().clone());
-        Self { runtime, raw }
+        Self {
+            connection: self.connection.with_retry(policy),
+        }
     }
 
     /// One alert.
@@ -77,12 +76,12 @@ impl Client {
 
     /// The configuration.
     pub fn config(&self) -> &Config {
-        self.runtime.config()
+        self.connection.config()
     }
 
     /// The generated client, for what this facade does not wrap.
     pub fn raw(&self) -> &raw::Client {
-        &self.raw
+        self.connection.raw()
     }
 }
 
@@ -95,7 +94,7 @@ impl FromConfig for Client {
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("api_obs::Client")
-            .field("config", self.runtime.config())
+            .field("config", self.connection.config())
             .finish()
     }
 }
@@ -118,6 +117,13 @@ impl AlertHandle {
     }
 
     /// Reads the alert. Safe to retry.
+    ///
+    /// ```no_run
+    /// # async fn run(client: api_obs::Client) -> Result<(), api_obs::Error> {
+    /// let alert = client.alert("66a1f0c2d4e5f60718293a4b".parse()?).get().await?;
+    /// println!("{} is {:?}, threshold {:?} {:?}", alert.name(), alert.state(), alert.threshold_type, alert.threshold);
+    /// # Ok(()) }
+    /// ```
     pub async fn get(&self) -> Result<Response<Alert>, Error> {
         let id =
             raw::types::AlertId::try_from(self.id.as_str()).map_err(|_| api_core::IdError {
@@ -125,10 +131,11 @@ impl AlertHandle {
                 input: self.id.to_string(),
                 expected: "24 hexadecimal digits",
             })?;
-        let raw = &self.client.raw;
-        let response = self
-            .client
-            .runtime
+        let (runtime, raw) = (
+            self.client.connection.runtime(),
+            self.client.connection.raw(),
+        );
+        let response = runtime
             .execute(&ops::GET_ALERT, || raw.get_alert(&id))
             .await?;
         required_member(&ops::GET_ALERT, "data", response, |e| {
@@ -145,11 +152,20 @@ pub struct Dashboards {
 
 impl Dashboards {
     /// Every dashboard with its tiles (one response; the list is not paged). Safe to retry.
+    ///
+    /// ```no_run
+    /// # async fn run(client: api_obs::Client) -> Result<(), api_obs::Error> {
+    /// for dashboard in client.dashboards().list().await?.iter() {
+    ///     println!("{}: {} tiles, tags {:?}", dashboard.name(), dashboard.tiles().len(), dashboard.tags());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list(&self) -> Result<Response<Vec<Dashboard>>, Error> {
-        let raw = &self.client.raw;
-        let response = self
-            .client
-            .runtime
+        let (runtime, raw) = (
+            self.client.connection.runtime(),
+            self.client.connection.raw(),
+        );
+        let response = runtime
             .execute(&ops::LIST_DASHBOARDS, || raw.list_dashboards())
             .await?;
         required_member(&ops::LIST_DASHBOARDS, "data", response, |e| {

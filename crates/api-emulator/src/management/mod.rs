@@ -5,8 +5,12 @@ mod pipes;
 mod private_endpoints;
 mod services;
 
+use std::collections::HashMap;
+
 use axum::Router;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::extract::{FromRequestParts, Path};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::Response;
 use axum::routing::{get, patch, post};
 use base64::Engine;
@@ -51,6 +55,7 @@ pub enum Access {
 }
 
 /// A request that passed authentication, the rate limit and the organization and service checks.
+/// As an extractor it runs [`admit`] with the path's ids; GET reads, every other method writes.
 pub struct Admitted {
     /// The request id.
     pub request_id: String,
@@ -58,6 +63,39 @@ pub struct Admitted {
     pub organization: Uuid,
     /// The service of the path.
     pub service: Uuid,
+    /// The `pipeId` path segment, on pipe routes (not parsed yet).
+    pub pipe_id: Option<String>,
+}
+
+impl FromRequestParts<Shared> for Admitted {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Shared) -> Result<Self, Response> {
+        let request_id = parts
+            .extensions
+            .get::<RequestId>()
+            .cloned()
+            .unwrap_or_else(|| RequestId(Uuid::new_v4().to_string()));
+        let Path(params) = Path::<HashMap<String, String>>::from_request_parts(parts, app)
+            .await
+            .map_err(|e| errors::error(&request_id.0, StatusCode::BAD_REQUEST, e.body_text()))?;
+        let param = |name: &str| params.get(name).map(String::as_str).unwrap_or_default();
+        let access = if parts.method == Method::GET {
+            Access::Read
+        } else {
+            Access::Write
+        };
+        let mut admitted = admit(
+            app,
+            &request_id,
+            &parts.headers,
+            param("organization_id"),
+            param("service_id"),
+            access,
+        )?;
+        admitted.pipe_id = params.get("pipe_id").cloned();
+        Ok(admitted)
+    }
 }
 
 /// Checks, in order: credentials (401), rate limit (429), path ids (400), organization of the key
@@ -129,6 +167,7 @@ pub fn admit(
         request_id: rid.to_string(),
         organization,
         service,
+        pipe_id: None,
     })
 }
 

@@ -2,16 +2,15 @@
 
 use api_raw::management::types as mgmt;
 use api_raw::support::ServiceState;
-use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{Access, Admitted, admit, errors, json_body, parse_uuid, storage_failed};
-use crate::app::{RequestId, Shared};
+use super::{Admitted, errors, json_body, parse_uuid, storage_failed};
+use crate::app::Shared;
 use crate::schema::Body;
 use crate::world::{PipeRecord, SourceKind};
 
@@ -137,22 +136,10 @@ fn semantic_problems(body: &Value) -> (Option<SourceKind>, Vec<String>) {
 /// Handles `createPipe`.
 pub async fn create(
     State(app): State<Shared>,
-    Extension(request_id): Extension<RequestId>,
-    Path((organization, service)): Path<(String, String)>,
+    admitted: Admitted,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Response {
-    let admitted = match admit(
-        &app,
-        &request_id,
-        &headers,
-        &organization,
-        &service,
-        Access::Write,
-    ) {
-        Ok(a) => a,
-        Err(response) => return response,
-    };
     let rid = admitted.request_id.as_str();
     let body = match json_body(&app, rid, &headers, &bytes, Body::PipeCreate) {
         Ok(body) => body,
@@ -239,11 +226,14 @@ pub async fn create(
 fn with_pipe<T>(
     app: &Shared,
     admitted: &Admitted,
-    pipe_id: &str,
     then: impl FnOnce(&mut PipeRecord, &Shared) -> Result<T, Response>,
 ) -> Result<T, Response> {
     let rid = admitted.request_id.as_str();
-    let id = parse_uuid(rid, "pipeId", pipe_id)?;
+    let id = parse_uuid(
+        rid,
+        "pipeId",
+        admitted.pipe_id.as_deref().unwrap_or_default(),
+    )?;
     let now = chrono::Utc::now();
     let not_found = || errors::error(rid, StatusCode::NOT_FOUND, format!("pipe {id} not found"));
     let mut world = app.world();
@@ -274,25 +264,9 @@ fn with_pipe<T>(
 }
 
 /// Handles `getPipe`.
-pub async fn get(
-    State(app): State<Shared>,
-    Extension(request_id): Extension<RequestId>,
-    Path((organization, service, pipe)): Path<(String, String, String)>,
-    headers: HeaderMap,
-) -> Response {
-    let admitted = match admit(
-        &app,
-        &request_id,
-        &headers,
-        &organization,
-        &service,
-        Access::Read,
-    ) {
-        Ok(a) => a,
-        Err(response) => return response,
-    };
+pub async fn get(State(app): State<Shared>, admitted: Admitted) -> Response {
     let timing = app.seed.timing;
-    match with_pipe(&app, &admitted, &pipe, |record, _| {
+    match with_pipe(&app, &admitted, |record, _| {
         Ok(record.current(chrono::Utc::now(), &timing))
     }) {
         Ok(pipe) => errors::ok(&admitted.request_id, pipe),
@@ -301,24 +275,8 @@ pub async fn get(
 }
 
 /// Handles `getPipeSettings`.
-pub async fn settings(
-    State(app): State<Shared>,
-    Extension(request_id): Extension<RequestId>,
-    Path((organization, service, pipe)): Path<(String, String, String)>,
-    headers: HeaderMap,
-) -> Response {
-    let admitted = match admit(
-        &app,
-        &request_id,
-        &headers,
-        &organization,
-        &service,
-        Access::Read,
-    ) {
-        Ok(a) => a,
-        Err(response) => return response,
-    };
-    match with_pipe(&app, &admitted, &pipe, |record, _| {
+pub async fn settings(State(app): State<Shared>, admitted: Admitted) -> Response {
+    match with_pipe(&app, &admitted, |record, _| {
         Ok(record.pipe.settings.clone().unwrap_or_default())
     }) {
         Ok(settings) => errors::ok(&admitted.request_id, settings),
@@ -328,25 +286,9 @@ pub async fn settings(
 
 /// Handles `deletePipe`: the pipe keeps answering GET for `pipe_delete_ms`, then 404. Deleting a pipe
 /// whose deletion is under way answers 200 again (a retried DELETE must not fail).
-pub async fn delete(
-    State(app): State<Shared>,
-    Extension(request_id): Extension<RequestId>,
-    Path((organization, service, pipe)): Path<(String, String, String)>,
-    headers: HeaderMap,
-) -> Response {
-    let admitted = match admit(
-        &app,
-        &request_id,
-        &headers,
-        &organization,
-        &service,
-        Access::Write,
-    ) {
-        Ok(a) => a,
-        Err(response) => return response,
-    };
+pub async fn delete(State(app): State<Shared>, admitted: Admitted) -> Response {
     let rid = admitted.request_id.clone();
-    let result = with_pipe(&app, &admitted, &pipe, |record, app| {
+    let result = with_pipe(&app, &admitted, |record, app| {
         if record.deleted_at.is_none() {
             record.deleted_at = Some(chrono::Utc::now());
             let id = record.pipe.id.unwrap_or_default();

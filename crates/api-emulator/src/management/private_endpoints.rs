@@ -1,34 +1,17 @@
 //! Reverse private endpoints (listed) and private endpoints (registered).
 
 use api_raw::management::types as mgmt;
-use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use super::{Access, admit, errors, json_body, storage_failed};
-use crate::app::{RequestId, Shared};
+use super::{Admitted, errors, json_body, storage_failed};
+use crate::app::Shared;
 use crate::schema::Body;
 
 /// Handles `listReversePrivateEndpoints`: all of them, in one answer.
-pub async fn list_reverse(
-    State(app): State<Shared>,
-    Extension(request_id): Extension<RequestId>,
-    Path((organization, service)): Path<(String, String)>,
-    headers: HeaderMap,
-) -> Response {
-    let admitted = match admit(
-        &app,
-        &request_id,
-        &headers,
-        &organization,
-        &service,
-        Access::Read,
-    ) {
-        Ok(a) => a,
-        Err(response) => return response,
-    };
+pub async fn list_reverse(State(app): State<Shared>, admitted: Admitted) -> Response {
     let endpoints = app
         .world()
         .services
@@ -41,22 +24,10 @@ pub async fn list_reverse(
 /// Handles `createPrivateEndpoint`: 409 when the id is already registered on the service.
 pub async fn create(
     State(app): State<Shared>,
-    Extension(request_id): Extension<RequestId>,
-    Path((organization, service)): Path<(String, String)>,
+    admitted: Admitted,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Response {
-    let admitted = match admit(
-        &app,
-        &request_id,
-        &headers,
-        &organization,
-        &service,
-        Access::Write,
-    ) {
-        Ok(a) => a,
-        Err(response) => return response,
-    };
     let rid = admitted.request_id.as_str();
     let body = match json_body(&app, rid, &headers, &bytes, Body::PrivateEndpoint) {
         Ok(body) => body,

@@ -1,14 +1,13 @@
 //! `PATCH .../state`: start and stop a service.
 
 use api_raw::support::ServiceState;
-use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 
-use super::{Access, admit, errors, json_body, storage_failed};
-use crate::app::{RequestId, Shared};
+use super::{Admitted, errors, json_body, storage_failed};
+use crate::app::Shared;
 use crate::schema::Body;
 
 /// The command of a state change.
@@ -40,22 +39,10 @@ fn transition(command: Command, state: &ServiceState) -> Result<Option<ServiceSt
 /// Handles `updateServiceState`.
 pub async fn update_state(
     State(app): State<Shared>,
-    Extension(request_id): Extension<RequestId>,
-    Path((organization, service)): Path<(String, String)>,
+    admitted: Admitted,
     headers: HeaderMap,
     bytes: Bytes,
 ) -> Response {
-    let admitted = match admit(
-        &app,
-        &request_id,
-        &headers,
-        &organization,
-        &service,
-        Access::Write,
-    ) {
-        Ok(a) => a,
-        Err(response) => return response,
-    };
     let rid = admitted.request_id.as_str();
     let body = match json_body(&app, rid, &headers, &bytes, Body::ServiceState) {
         Ok(body) => body,
