@@ -197,3 +197,117 @@ async fn rate_limits_answer_429_with_the_documented_headers() {
     assert_eq!(err.as_api().unwrap().body, "Too Many Requests");
     assert!(err.as_api().unwrap().retry_after.is_some(), "Retry-After");
 }
+
+#[tokio::test]
+async fn malformed_json_and_a_wrong_content_type_are_400_never_500() {
+    let emulator = start().await;
+    let (key_id, secret) = emulator.admin_key();
+    let url = format!(
+        "{}/v1/organizations/{}/services/{}/pipes",
+        emulator.base_url(),
+        emulator.organization_id(),
+        emulator.service_id("running").unwrap()
+    );
+    let http = reqwest::Client::new();
+    let cases = [
+        ("application/json", "{"),
+        ("text/plain", "{}"),
+        ("application/json", "[1, 2]"),
+        ("application/json", ""),
+    ];
+    for (content_type, body) in cases {
+        let response = http
+            .post(&url)
+            .basic_auth(key_id, Some(secret))
+            .header("content-type", content_type)
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 400, "{content_type} {body:?}");
+        let envelope: serde_json::Value = response.json().await.unwrap();
+        assert!(
+            envelope["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("BAD_REQUEST: "),
+            "{envelope}"
+        );
+        assert!(envelope["requestId"].is_string());
+    }
+}
+
+#[tokio::test]
+async fn the_control_endpoint_needs_its_token_and_arms_faults_over_http() {
+    let emulator = start().await;
+    let http = reqwest::Client::new();
+    let faults = format!("{}/_emulator/faults", emulator.base_url());
+    let rule = serde_json::json!({"method": "GET", "path": "/api/v2/dashboards", "actions": [{"status": 503}]});
+
+    let refused = http.post(&faults).json(&rule).send().await.unwrap();
+    assert_eq!(refused.status(), 401);
+    let (key_id, secret) = emulator.admin_key();
+    let wrong = http
+        .post(&faults)
+        .basic_auth(key_id, Some(secret))
+        .json(&rule)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 401, "an API key is not the control token");
+
+    let armed = http
+        .post(&faults)
+        .bearer_auth(emulator.control_token())
+        .json(&rule)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(armed.status(), 200);
+    let listed: serde_json::Value = http
+        .get(&faults)
+        .bearer_auth(emulator.control_token())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1));
+
+    let dashboards = obs(&emulator).dashboards().list().await.unwrap();
+    assert_eq!(
+        dashboards.meta().attempts,
+        2,
+        "the armed 503 was answered, then retried"
+    );
+
+    let log: serde_json::Value = http
+        .get(format!("{}/_emulator/requests", emulator.base_url()))
+        .bearer_auth(emulator.control_token())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let statuses: Vec<u64> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["status"].as_u64())
+        .collect();
+    assert_eq!(
+        statuses,
+        [503, 200],
+        "the request log shows the injected answer and the retry"
+    );
+    let bad = http
+        .post(&faults)
+        .bearer_auth(emulator.control_token())
+        .body("{\"path\": 1}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+}

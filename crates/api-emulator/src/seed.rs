@@ -316,3 +316,28 @@ mod tests {
         assert!(err.to_string().contains("unknown organization"), "{err}");
     }
 }
+
+#[cfg(test)]
+mod file_tests {
+    use super::*;
+
+    #[test]
+    fn seeds_load_from_toml_and_json_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let toml_path = dir.path().join("seed.toml");
+        std::fs::write(&toml_path, DEFAULT_SEED).unwrap();
+        let from_toml = Seed::from_path(&toml_path).unwrap();
+        let json_path = dir.path().join("seed.json");
+        std::fs::write(
+            &json_path,
+            serde_json::to_string_pretty(&from_toml).unwrap(),
+        )
+        .unwrap();
+        let from_json = Seed::from_path(&json_path).unwrap();
+        assert_eq!(from_json.api_keys.len(), from_toml.api_keys.len());
+        assert_eq!(from_json.services.len(), from_toml.services.len());
+        assert_eq!(from_json.timing, from_toml.timing);
+        let missing = Seed::from_path(&dir.path().join("nope.toml")).unwrap_err();
+        assert!(missing.to_string().contains("nope.toml"), "{missing}");
+    }
+}
