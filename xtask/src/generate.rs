@@ -104,7 +104,12 @@ pub fn lower(spec: &OpenAPI) -> OpenAPI {
 }
 
 /// Runs `f`, turning a panic into an error that carries the panic message instead of a backtrace.
+///
+/// The panic hook is process-wide, so swapping it is serialized: two generations on two threads must
+/// not restore each other's silent hook.
 fn quietly<T>(f: impl FnOnce() -> T) -> Result<T> {
+    static HOOK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = HOOK.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
     let result = catch_unwind(AssertUnwindSafe(f));
