@@ -3,7 +3,8 @@
 //! Without configuration it starts the embedded emulator and runs against it. With `CLOUD_API_URL`,
 //! `CLOUD_API_KEY_ID`, `CLOUD_API_KEY_SECRET`, `CLOUD_ORGANIZATION_ID`, `CLOUD_SERVICE_ID`,
 //! `CLOUD_OBSERVABILITY_URL`, `CLOUD_OBSERVABILITY_TOKEN` and `CLOUD_ALERT_ID` set, it runs against that
-//! deployment instead (it creates two pipes named `tour-*` and deletes one of them).
+//! deployment instead (it creates two pipes named `tour-*-<time>`, deletes both at the end, and paces
+//! itself with the client-side rate limiter).
 
 use std::time::Duration;
 
@@ -30,7 +31,14 @@ fn var(name: &str) -> Result<String, Failure> {
 async fn target() -> Result<Target, Failure> {
     if std::env::var_os(api_mgmt::env::MANAGEMENT_URL).is_some() {
         println!("Using the deployment at ${}", api_mgmt::env::MANAGEMENT_URL);
-        let mgmt = api_mgmt::Client::from_env()?;
+        // A real deployment counts 10 requests per 10 s per key: pace the tour instead of collecting 429s.
+        let mgmt = api_mgmt::Client::builder(var(api_mgmt::env::MANAGEMENT_URL)?)
+            .credentials(api_mgmt::Credentials::basic(
+                var(api_mgmt::env::MANAGEMENT_KEY_ID)?,
+                var(api_mgmt::env::MANAGEMENT_KEY_SECRET)?,
+            ))
+            .rate_limit(api_mgmt::RateLimit::management())
+            .build()?;
         let obs = api_obs::Client::from_env()?;
         let service = mgmt.service(
             var("CLOUD_ORGANIZATION_ID")?.parse()?,
@@ -78,6 +86,10 @@ async fn target() -> Result<Target, Failure> {
     })
 }
 
+fn object_storage_name(run: &u64) -> String {
+    format!("tour-events-{run}")
+}
+
 fn step(title: &str) {
     println!("\n== {title}");
 }
@@ -107,7 +119,11 @@ async fn main() -> Result<(), Failure> {
     println!("now: {} is {:?}", running.name(), running.state());
 
     step("Create a Kafka pipe and an object storage pipe");
-    let kafka = NewPipe::builder("tour-orders")
+    // Unique names: a second tour against the same service must not collide with the first.
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)?
+        .as_secs();
+    let kafka = NewPipe::builder(format!("tour-orders-{run}"))
         .source(
             KafkaSource::new("b-1.orders.kafka.example:9098", "orders")
                 .consumer_group("tour")
@@ -131,7 +147,7 @@ async fn main() -> Result<(), Failure> {
                 .replica_memory_gb(2.0),
         )
         .build()?;
-    let object_storage = NewPipe::builder("tour-events")
+    let object_storage = NewPipe::builder(object_storage_name(&run))
         .source(
             ObjectStorageSource::url("https://tour-bucket.s3.example/events/*.csv.gz")
                 .compression(Compression::Gzip)
@@ -250,7 +266,7 @@ async fn main() -> Result<(), Failure> {
         }
     }
 
-    step("Delete a pipe and wait until it is gone");
+    step("Delete the pipes and wait until they are gone");
     orders.delete().await?;
     println!(
         "delete accepted; the pipe still answers as {}",
@@ -266,6 +282,11 @@ async fn main() -> Result<(), Failure> {
             .map(|e| e.to_string())
             .unwrap_or_default()
     );
+    let events = service.pipe(events.id().ok_or("id")?);
+    if events.delete_if_exists().await? {
+        events.wait_until_gone(&wait).await?;
+        println!("{} is gone too", object_storage_name(&run));
+    }
 
     step("A validation error (nothing is sent)");
     let invalid = NewPipe::builder("")

@@ -230,5 +230,9 @@ fn every_field_may_be_null_or_absent() {
     let envelope: PipeEnvelope = serde_json::from_str(nulls).expect("all-null pipe decodes");
     assert!(envelope.result.is_some());
     let empty: ServiceEnvelope = serde_json::from_str("{}").expect("an empty envelope decodes");
+    let rewritten: EmptyEnvelope =
+        serde_json::from_str(r#"{"status": 200, "requestId": "proxy-7f3a"}"#)
+            .expect("any request id decodes");
+    assert_eq!(rewritten.request_id.as_deref(), Some("proxy-7f3a"));
     assert!(empty.result.is_none());
 }

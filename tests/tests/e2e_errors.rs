@@ -195,7 +195,23 @@ async fn rate_limits_answer_429_with_the_documented_headers() {
     let err = observability.dashboards().list().await.unwrap_err();
     assert!(err.is_rate_limited());
     assert_eq!(err.as_api().unwrap().body, "Too Many Requests");
-    assert!(err.as_api().unwrap().retry_after.is_some(), "Retry-After");
+    let raw = reqwest::Client::new()
+        .get(format!("{}/api/v2/dashboards", emulator.base_url()))
+        .bearer_auth(emulator.observability_token())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(raw.status(), 429);
+    let retry_after: u64 = raw.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (1..=30).contains(&retry_after),
+        "Retry-After: {retry_after}"
+    );
+    assert_eq!(raw.headers()["content-type"], "text/plain");
 }
 
 #[tokio::test]

@@ -300,3 +300,34 @@ async fn the_client_rate_limit_paces_requests_across_clones() {
     );
     assert_eq!(server.requests().len(), 6);
 }
+
+#[tokio::test]
+async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout() {
+    let replies = (0..12)
+        .map(|_| Reply::fixture("get_pipe_kinesis"))
+        .collect();
+    let server = ScriptServer::start(replies).await;
+    let client = api_mgmt::Client::builder(&server.url)
+        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        .rate_limit(RateLimit::new(20, Duration::from_secs(1)).unwrap())
+        .operation_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let mut calls = tokio::task::JoinSet::new();
+    for _ in 0..12 {
+        let clone = client.clone();
+        calls.spawn(async move {
+            service(&clone)
+                .pipe(PIPE.parse().unwrap())
+                .get()
+                .await
+                .map(|_| ())
+        });
+    }
+    while let Some(result) = calls.join_next().await {
+        result.unwrap().expect(
+            "queued behind the limiter for up to ~0.6 s, yet within a 300 ms operation timeout",
+        );
+    }
+    assert_eq!(server.requests().len(), 12);
+}

@@ -714,3 +714,43 @@ fn the_sdk_operation_table_matches_the_spec() {
     }
     assert_eq!(from_sdk, from_spec);
 }
+
+/// `(minimum, maximum)` of every bounded integer property of a request schema.
+fn bounds(spec: &Value, schema: &str) -> BTreeMap<String, (i64, Option<i64>)> {
+    schemas(spec)[schema]["properties"]
+        .as_object()
+        .expect("properties")
+        .iter()
+        .filter_map(|(name, p)| {
+            Some((
+                name.clone(),
+                (p["minimum"].as_i64()?, p["maximum"].as_i64()),
+            ))
+        })
+        .collect()
+}
+
+#[test]
+fn the_builder_bounds_are_the_spec_bounds() {
+    let spec = load("management");
+    let from_spec = bounds(&spec, "PipeSettingsRequest");
+    let from_sdk: BTreeMap<String, (i64, Option<i64>)> = api_mgmt::PipeSettingsSpec::BOUNDS
+        .iter()
+        .map(|(name, min, max)| (name.to_string(), (*min, Some(*max))))
+        .collect();
+    assert_eq!(from_sdk, from_spec);
+    // The decisions page, for the settings whose bounds are easiest to get wrong.
+    assert_eq!(
+        from_spec["object_storage_max_insert_bytes"],
+        (10_485_760, Some(53_687_091_200))
+    );
+    assert_eq!(
+        from_spec["db_min_insert_block_size_bytes"],
+        (0, Some(10_737_418_240))
+    );
+    let scaling = bounds(&spec, "PipeScalingRequest");
+    assert_eq!(scaling["replicas"], (1, Some(40)));
+    assert_eq!(scaling["replicaCpuMillicores"], (125, Some(2000)));
+    let postgres = bounds(&spec, "PostgresSettingsRequest");
+    assert_eq!(postgres["snapshotNumRowsPerPartition"], (1000, None));
+}

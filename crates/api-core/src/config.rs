@@ -180,17 +180,18 @@ impl<T: FromConfig> ConfigBuilder<T> {
 
 /// Validates a base URL and returns it without a trailing `/`.
 fn check_base_url(text: &str, allow_insecure_http: bool) -> Result<String, ConfigError> {
+    // Never echo the URL in an error: it may carry credentials or a token by mistake.
     let url = url::Url::parse(text.trim())
-        .map_err(|e| ConfigError(format!("the base URL {text:?} is not a URL: {e}")))?;
+        .map_err(|e| ConfigError(format!("the base URL is not a URL: {e}")))?;
     if !url.username().is_empty() || url.password().is_some() {
         return Err(ConfigError(
             "the base URL must not carry credentials; pass them with credentials(...)".into(),
         ));
     }
     if url.query().is_some() || url.fragment().is_some() {
-        return Err(ConfigError(format!(
-            "the base URL {url} must not have a query or fragment"
-        )));
+        return Err(ConfigError(
+            "the base URL must not have a query or fragment".into(),
+        ));
     }
     let host = url.host_str().unwrap_or_default().to_string();
     match url.scheme() {
@@ -208,7 +209,7 @@ fn check_base_url(text: &str, allow_insecure_http: bool) -> Result<String, Confi
         }
     }
     if host.is_empty() {
-        return Err(ConfigError(format!("the base URL {text:?} has no host")));
+        return Err(ConfigError("the base URL has no host".into()));
     }
     Ok(url.as_str().trim_end_matches('/').to_string())
 }
@@ -272,6 +273,13 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("is not a URL")
+        );
+        let leaky = build("https://api.example.com/?token=tok-s3cret")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            leaky.contains("query") && !leaky.contains("tok-s3cret"),
+            "{leaky}"
         );
         assert!(
             build("https://user:pw@api.example.com")

@@ -37,6 +37,14 @@ impl Credentials {
         Self::Bearer(token.into())
     }
 
+    /// The secret part: the key secret or the token.
+    pub(crate) fn secret(&self) -> &str {
+        match self {
+            Self::Basic { key_secret, .. } => key_secret.expose(),
+            Self::Bearer(token) => token.expose(),
+        }
+    }
+
     /// The `Authorization` header value, marked sensitive so that `http` never prints it.
     pub(crate) fn header_value(&self) -> Result<HeaderValue, ConfigError> {
         let text = match self {

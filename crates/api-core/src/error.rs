@@ -51,6 +51,17 @@ pub enum Error {
     Wait(#[from] crate::management::WaitError),
 }
 
+impl ApiError {
+    /// Replaces every occurrence of `secret` in the message and the raw body with `[REDACTED]`, for
+    /// servers that echo what they were sent. Values shorter than four characters are left alone.
+    pub fn redact(&mut self, secret: &str) {
+        if secret.len() >= 4 {
+            self.message = self.message.replace(secret, "[REDACTED]");
+            self.body = self.body.replace(secret, "[REDACTED]");
+        }
+    }
+}
+
 impl From<ApiError> for Error {
     fn from(error: ApiError) -> Self {
         Error::Api(Box::new(error))
@@ -58,6 +69,13 @@ impl From<ApiError> for Error {
 }
 
 impl Error {
+    /// Removes these secret values from the text of an API error (see [`ApiError::redact`]).
+    pub fn redact<'a>(&mut self, secrets: impl IntoIterator<Item = &'a str>) {
+        if let Error::Api(error) = self {
+            secrets.into_iter().for_each(|secret| error.redact(secret));
+        }
+    }
+
     /// The HTTP status of an API error.
     pub fn status(&self) -> Option<u16> {
         match self {

@@ -39,7 +39,7 @@ pub(crate) fn api_error(
         message,
         request_id: field("requestId").or_else(|| header(headers, REQUEST_ID_HEADER)),
         body: truncate(body, MAX_ERROR_BODY),
-        retry_after: server_wait(headers),
+        retry_after: server_wait(status, headers),
         attempts,
     }
 }
@@ -94,10 +94,17 @@ fn header(headers: &HeaderMap, name: &str) -> Option<String> {
         .map(|v| v.trim().to_string())
 }
 
-/// How long the server asks the client to wait: `Retry-After`, else `X-RateLimit-Reset`, else
-/// `RateLimit-Reset`, each in seconds (fractions allowed).
-pub(crate) fn server_wait(headers: &HeaderMap) -> Option<Duration> {
-    ["retry-after", "x-ratelimit-reset", "ratelimit-reset"]
+/// How long the server asks the client to wait, in seconds (fractions allowed): on a 429
+/// `Retry-After`, else `X-RateLimit-Reset`, else `RateLimit-Reset`; on a 503 only `Retry-After`. The
+/// reset headers say when the rate-limit window ends, which means nothing for other answers (the
+/// observability API sends `RateLimit-Reset` on every answer).
+pub(crate) fn server_wait(status: u16, headers: &HeaderMap) -> Option<Duration> {
+    let names: &[&str] = match status {
+        429 => &["retry-after", "x-ratelimit-reset", "ratelimit-reset"],
+        503 => &["retry-after"],
+        _ => &[],
+    };
+    names
         .iter()
         .filter_map(|name| header(headers, name))
         .find_map(|value| value.parse::<f64>().ok())
@@ -188,20 +195,34 @@ mod tests {
     }
 
     #[test]
-    fn server_waits_come_from_any_rate_limit_header() {
+    fn server_waits_depend_on_the_status() {
+        let wait = |status, pairs: &[(&'static str, &str)]| server_wait(status, &headers(pairs));
         assert_eq!(
-            server_wait(&headers(&[("x-ratelimit-reset", "1")])),
+            wait(429, &[("x-ratelimit-reset", "1")]),
             Some(Duration::from_secs(1))
         );
         assert_eq!(
-            server_wait(&headers(&[("retry-after", "60"), ("ratelimit-reset", "5")])),
+            wait(429, &[("retry-after", "60"), ("ratelimit-reset", "5")]),
             Some(Duration::from_secs(60))
         );
         assert_eq!(
-            server_wait(&headers(&[("ratelimit-reset", "0.5")])),
+            wait(429, &[("ratelimit-reset", "0.5")]),
             Some(Duration::from_millis(500))
         );
-        assert_eq!(server_wait(&headers(&[("retry-after", "soon")])), None);
+        assert_eq!(wait(429, &[("retry-after", "soon")]), None);
+        assert_eq!(
+            wait(503, &[("ratelimit-reset", "40")]),
+            None,
+            "a window reset is no 503 wait"
+        );
+        assert_eq!(
+            wait(503, &[("retry-after", "2")]),
+            Some(Duration::from_secs(2))
+        );
+        assert_eq!(
+            wait(404, &[("retry-after", "2"), ("ratelimit-reset", "9")]),
+            None
+        );
     }
 
     #[test]

@@ -10,8 +10,9 @@ use governor::{DefaultDirectRateLimiter, Quota};
 use crate::error::ConfigError;
 
 /// A client-side rate limiter, shared by every clone of the client (and by any client given a clone of
-/// it). It paces requests evenly, one every `window / max`, so that no window of the server's length ever
-/// holds more than `max` requests, whether the server counts in fixed or sliding windows.
+/// it). It paces requests evenly, one every `window / max` plus a 2% margin for network jitter, so that
+/// no window of the server's length holds more than `max` requests, whether the server counts in fixed
+/// or sliding windows.
 #[derive(Clone)]
 pub struct RateLimit {
     limiter: Arc<DefaultDirectRateLimiter>,
@@ -24,7 +25,7 @@ impl RateLimit {
     pub fn new(max: u32, window: Duration) -> Result<Self, ConfigError> {
         let count = NonZeroU32::new(max)
             .ok_or_else(|| ConfigError("a rate limit needs max >= 1".into()))?;
-        let period = window / count.get();
+        let period = (window / count.get()).mul_f64(1.02);
         let quota = Quota::with_period(period)
             .ok_or_else(|| ConfigError("a rate limit needs a window longer than zero".into()))?;
         Ok(Self {

@@ -104,6 +104,11 @@ impl Runtime {
             request_id = tracing::field::Empty,
             duration_ms = tracing::field::Empty,
         );
+        // The first permit of the client-side limiter is taken before the operation's clock starts:
+        // queueing behind other calls is not this call being slow, and a long batch must not time out.
+        if let Some(limiter) = &self.config.rate_limit {
+            limiter.acquire().instrument(span.clone()).await;
+        }
         let started = Instant::now();
         let attempts = AtomicU32::new(0);
         let limit = self.config.operation_timeout;
@@ -140,7 +145,9 @@ impl Runtime {
         loop {
             let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
             span.record("attempt", attempt);
-            if let Some(limit) = &self.config.rate_limit {
+            if attempt > 1
+                && let Some(limit) = &self.config.rate_limit
+            {
                 limit.acquire().await;
             }
             let failure = match send().await {
@@ -209,13 +216,14 @@ impl Runtime {
                         },
                     );
                 }
-                let error = api_error(op.id, status, &headers, &body, attempt);
+                let mut error = api_error(op.id, status, &headers, &body, attempt);
+                error.redact(self.config.credentials.secret());
                 if let Some(id) = &error.request_id {
                     span.record("request_id", id.as_str());
                 }
                 let retryable = status == 429 || (idempotent && matches!(status, 502..=504));
                 let wait = if retryable {
-                    server_wait(&headers)
+                    server_wait(status, &headers)
                 } else {
                     None
                 };

@@ -160,7 +160,7 @@ pub async fn front(State(app): State<Shared>, mut request: Request, next: Next) 
         let mut rules = app.faults.lock().unwrap_or_else(|p| p.into_inner());
         faults::next_action(&mut rules, &method, &path)
     };
-    let decision = action.map(|a| a.decide(path.starts_with("/v1/")));
+    let decision = action.map(|a| a.decide(path.starts_with("/v1/"), &request_id));
     let (mut response, dropped) = match decision {
         Some(Decision::Answer {
             delay,

@@ -139,10 +139,13 @@ async fn force_pipe_state(
     let Some(record) = world.pipes.get_mut(&id) else {
         return refuse(StatusCode::NOT_FOUND, "no such pipe");
     };
-    record.forced = state;
-    let snapshot = record.clone();
+    let mut snapshot = record.clone();
+    snapshot.forced = state;
     match app.persist(|store| store.save_pipe(id, &snapshot)) {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Ok(()) => {
+            *record = snapshot;
+            StatusCode::NO_CONTENT.into_response()
+        }
         Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }

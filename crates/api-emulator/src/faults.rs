@@ -89,6 +89,7 @@ pub(crate) fn next_action(
     method: &str,
     path: &str,
 ) -> Option<FaultAction> {
+    rules.retain(|rule| !rule.actions.is_empty());
     let index = rules.iter().position(|rule| {
         rule.method
             .as_deref()
@@ -104,7 +105,7 @@ pub(crate) fn next_action(
 
 impl FaultAction {
     /// Turns the action into a decision for a request of the `management` API or not.
-    pub(crate) fn decide(self, management: bool) -> Decision {
+    pub(crate) fn decide(self, management: bool, request_id: &str) -> Decision {
         let delay = Duration::from_millis(self.delay_ms.unwrap_or(0));
         let answer = |response: Response| Decision::Answer {
             delay,
@@ -142,7 +143,7 @@ impl FaultAction {
         match self.status {
             Some(code) => {
                 let status = status_or(Some(code), StatusCode::INTERNAL_SERVER_ERROR);
-                answer(canned_error(status, management))
+                answer(canned_error(status, management, request_id))
             }
             None => Decision::Serve {
                 delay,
@@ -176,7 +177,7 @@ fn json(status: StatusCode, body: String) -> Response {
 
 /// The error body the real API would give for `status`: gateway HTML for 502-504, else the API's
 /// own error shape.
-fn canned_error(status: StatusCode, management: bool) -> Response {
+fn canned_error(status: StatusCode, management: bool, request_id: &str) -> Response {
     if matches!(status.as_u16(), 502..=504) {
         return gateway_page(status);
     }
@@ -185,7 +186,7 @@ fn canned_error(status: StatusCode, management: bool) -> Response {
         let body = serde_json::json!({
             "status": status.as_u16(),
             "error": format!("{code}: injected fault"),
-            "requestId": uuid::Uuid::new_v4(),
+            "requestId": request_id,
         });
         json(status, body.to_string())
     } else if matches!(status.as_u16(), 401 | 429) {

@@ -101,7 +101,11 @@ async fn get_alert(
         Ok(entered) => entered,
         Err(response) => return response,
     };
-    let response = if id.len() != 24 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+    let well_formed = id.len() == 24
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let response = if !well_formed {
         message(
             StatusCode::BAD_REQUEST,
             "Invalid alert id: expected 24 hexadecimal digits",
@@ -111,7 +115,7 @@ async fn get_alert(
             .seed
             .alerts
             .iter()
-            .find(|a| a.id.as_deref().is_some_and(|a| a.eq_ignore_ascii_case(&id)))
+            .find(|a| a.id.as_deref() == Some(id.as_str()))
         {
             None => message(StatusCode::NOT_FOUND, "Alert not found"),
             Some(alert)

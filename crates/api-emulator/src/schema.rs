@@ -62,10 +62,12 @@ impl Schemas {
         validator
             .iter_errors(value)
             .map(|error| {
+                // Name the rule, never the value: a mistyped password must not come back in an answer.
+                let shown = serde_json::to_string(error.instance().as_ref()).unwrap_or_default();
+                let message = error.to_string().replacen(&shown, "the value", 1);
                 format!(
-                    "{}: {}",
-                    field_path(&error.instance_path().to_string()),
-                    error
+                    "{}: {message}",
+                    field_path(&error.instance_path().to_string())
                 )
             })
             .collect()
@@ -140,6 +142,16 @@ mod tests {
         ] {
             assert!(problems.contains(path), "{path} missing from {problems}");
         }
+        let secret = serde_json::json!({"name": "p", "source": {"kafka": {"credentials": {"username": "u", "password": 123456789}}}, "destination": {"database": "d"}});
+        let problems = schemas.problems(Body::PipeCreate, &secret).join("\n");
+        assert!(
+            problems.contains("source.kafka.credentials.password:"),
+            "{problems}"
+        );
+        assert!(
+            !problems.contains("123456789"),
+            "the value is not echoed: {problems}"
+        );
         let missing = schemas.problems(Body::PipeCreate, &serde_json::json!({}));
         assert!(
             missing

@@ -52,11 +52,19 @@ pub struct Seed {
 }
 
 /// The control endpoints under `/_emulator`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Control {
     /// Their bearer token.
     pub token: String,
+}
+
+impl std::fmt::Debug for Control {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control")
+            .field("token", &"[REDACTED]")
+            .finish()
+    }
 }
 
 impl Default for Control {
@@ -101,8 +109,12 @@ impl Timing {
         pipe_delete_ms: 0,
     };
 
+    /// The longest transition, one day.
+    pub const MAX_MS: u64 = 86_400_000;
+
+    /// A duration in milliseconds, clamped to [`Timing::MAX_MS`] so that sums of them never overflow.
     pub(crate) fn ms(value: u64) -> chrono::Duration {
-        chrono::Duration::milliseconds(i64::try_from(value).unwrap_or(i64::MAX))
+        chrono::Duration::milliseconds(value.min(Self::MAX_MS) as i64)
     }
 }
 
@@ -166,8 +178,8 @@ pub enum Role {
     Developer,
 }
 
-/// A management API key.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// A management API key. `Debug` hides the secret.
+#[derive(Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ApiKey {
     /// The key id (Basic user).
@@ -178,6 +190,17 @@ pub struct ApiKey {
     pub organization: Uuid,
     /// Its role.
     pub role: Role,
+}
+
+impl std::fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApiKey")
+            .field("id", &self.id)
+            .field("secret", &"[REDACTED]")
+            .field("organization", &self.organization)
+            .field("role", &self.role)
+            .finish()
+    }
 }
 
 /// A service: the API's Service fields plus its organization and reverse private endpoints.
@@ -193,8 +216,8 @@ pub struct ServiceSeed {
     pub service: mgmt::Service,
 }
 
-/// An observability bearer token.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+/// An observability bearer token. `Debug` hides it.
+#[derive(Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ObservabilityToken {
     /// The token.
@@ -202,6 +225,15 @@ pub struct ObservabilityToken {
     /// The teams whose alerts it may read; empty for all.
     #[serde(default)]
     pub teams: Vec<String>,
+}
+
+impl std::fmt::Debug for ObservabilityToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ObservabilityToken")
+            .field("token", &"[REDACTED]")
+            .field("teams", &self.teams)
+            .finish()
+    }
 }
 
 /// A seed that cannot be used.
@@ -280,6 +312,25 @@ impl Seed {
                 return Err(fail(format!("service {id} appears twice")));
             }
         }
+        if let Some(rule) = self.faults.iter().find(|rule| rule.actions.is_empty()) {
+            return Err(fail(format!(
+                "the fault rule for {:?} has no actions",
+                rule.path
+            )));
+        }
+        for (name, value) in [
+            ("service_transition_ms", self.timing.service_transition_ms),
+            ("pipe_provisioning_ms", self.timing.pipe_provisioning_ms),
+            ("pipe_phase_ms", self.timing.pipe_phase_ms),
+            ("pipe_delete_ms", self.timing.pipe_delete_ms),
+        ] {
+            if value > Timing::MAX_MS {
+                return Err(fail(format!(
+                    "timing.{name} is {value}; at most {} (a day)",
+                    Timing::MAX_MS
+                )));
+            }
+        }
         for alert in &self.alerts {
             let id = alert.id.as_deref().unwrap_or_default();
             if id.len() != 24 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -305,6 +356,14 @@ mod tests {
         assert_eq!(seed.alerts.len(), 2);
         assert_eq!(seed.dashboards[0].tiles.as_ref().map(Vec::len), Some(2));
         assert!(seed.limits.enabled);
+        let shown = format!("{seed:?}");
+        for secret in [
+            "emulator-admin-secret",
+            "emulator-control-token",
+            "0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6",
+        ] {
+            assert!(!shown.contains(secret), "{secret} leaked into Debug");
+        }
     }
 
     #[test]
@@ -314,6 +373,12 @@ mod tests {
         let orphan = "[[api_keys]]\nid = \"k\"\nsecret = \"s\"\norganization = \"3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d\"\nrole = \"admin\"";
         let err = Seed::parse_toml(orphan, "test.toml").unwrap_err();
         assert!(err.to_string().contains("unknown organization"), "{err}");
+        let empty_rule = "[[faults]]\npath = \"/api/v2/dashboards\"\nactions = []";
+        let err = Seed::parse_toml(empty_rule, "test.toml").unwrap_err();
+        assert!(err.to_string().contains("has no actions"), "{err}");
+        let err =
+            Seed::parse_toml("[timing]\npipe_phase_ms = 999999999999", "test.toml").unwrap_err();
+        assert!(err.to_string().contains("timing.pipe_phase_ms"), "{err}");
     }
 }
 

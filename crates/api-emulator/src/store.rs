@@ -10,6 +10,10 @@ use crate::world::{PipeRecord, ServiceRecord, World};
 
 const SERVICES: TableDefinition<&str, &str> = TableDefinition::new("services");
 const PIPES: TableDefinition<&str, &str> = TableDefinition::new("pipes");
+/// `seeded` is written in the same transaction as the seed, so a crash before it leaves a store that is
+/// seeded again on the next start rather than one that looks full and is empty.
+const META: TableDefinition<&str, &str> = TableDefinition::new("meta");
+const SEEDED: &str = "seeded";
 
 /// The database file inside the data directory.
 pub const FILE_NAME: &str = "emulator.redb";
@@ -30,18 +34,22 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (or creates) the database in `dir`; says whether it held data already.
+    /// Opens (or creates) the database in `dir`; says whether it holds a seeded world already.
     pub fn open(dir: &Path) -> Result<(Self, bool), StoreError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
-        let path = dir.join(FILE_NAME);
-        let existed = path.exists();
-        let db = Database::create(&path).map_err(fail)?;
+        let db = Database::create(dir.join(FILE_NAME)).map_err(fail)?;
         let tx = db.begin_write().map_err(fail)?;
         tx.open_table(SERVICES).map_err(fail)?;
         tx.open_table(PIPES).map_err(fail)?;
+        let seeded = tx
+            .open_table(META)
+            .map_err(fail)?
+            .get(SEEDED)
+            .map_err(fail)?
+            .is_some();
         tx.commit().map_err(fail)?;
-        Ok((Self { db }, existed))
+        Ok((Self { db }, seeded))
     }
 
     /// Reads everything.
@@ -70,7 +78,7 @@ impl Store {
         Ok(world)
     }
 
-    /// Writes every record of `world` in one transaction.
+    /// Writes every record of `world`, and the seeded marker, in one transaction.
     pub fn save_all(&self, world: &World) -> Result<(), StoreError> {
         let tx = self.db.begin_write().map_err(fail)?;
         {
@@ -86,6 +94,10 @@ impl Store {
                     .insert(id.to_string().as_str(), to_json(record)?.as_str())
                     .map_err(fail)?;
             }
+            tx.open_table(META)
+                .map_err(fail)?
+                .insert(SEEDED, "1")
+                .map_err(fail)?;
         }
         tx.commit().map_err(fail)
     }
@@ -127,4 +139,26 @@ impl Store {
 
 fn to_json<T: serde::Serialize>(value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_store_counts_as_seeded_only_after_the_seed_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, seeded) = Store::open(dir.path()).unwrap();
+        assert!(!seeded, "a new store");
+        drop(store);
+        let (store, seeded) = Store::open(dir.path()).unwrap();
+        assert!(!seeded, "tables without the seed are not a seeded world");
+        let seed = crate::seed::Seed::builtin();
+        let world = World::from_seed(&seed, chrono::Utc::now());
+        store.save_all(&world).unwrap();
+        drop(store);
+        let (store, seeded) = Store::open(dir.path()).unwrap();
+        assert!(seeded);
+        assert_eq!(store.load().unwrap().services.len(), seed.services.len());
+    }
 }

@@ -45,7 +45,12 @@ impl Pipes {
         let op = &ops::CREATE_PIPE;
         let response = runtime
             .execute(op, || raw.create_pipe(org, svc, body))
-            .await?;
+            .await
+            .map_err(|mut error| {
+                // A server that echoes the request must not put the pipe's secrets into the error.
+                error.redact(pipe.secrets().into_iter().map(|secret| secret.expose()));
+                error
+            })?;
         required_member(op, "result", response, |e| e.result.map(Pipe::from))
     }
 

@@ -207,3 +207,4 @@ async fn answer(
 }
 
 pub mod emulated;
+pub mod secrets;

@@ -11,7 +11,7 @@ macro_rules! envelope_body {
     ($($envelope:ty),+) => {$(
         impl ResponseBody for $envelope {
             fn request_id(&self) -> Option<String> {
-                self.request_id.map(|id| id.to_string())
+                self.request_id.clone()
             }
         }
     )+};
@@ -27,7 +27,7 @@ envelope_body!(
 
 impl ResponseBody for EmptyEnvelope {
     fn request_id(&self) -> Option<String> {
-        self.request_id.map(|id| id.to_string())
+        self.request_id.clone()
     }
 
     /// A delete may answer with an empty body.

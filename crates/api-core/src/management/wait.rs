@@ -80,6 +80,15 @@ pub enum WaitError {
         /// The pipe as last seen.
         pipe: Box<Pipe>,
     },
+    /// A one-shot pipe finished (Completed) while waiting for another state, which it can no longer
+    /// reach.
+    #[error("pipe {} finished (Completed) while waiting for {target:?}", .pipe.name())]
+    PipeFinished {
+        /// What was waited for.
+        target: PipeTarget,
+        /// The pipe as last seen.
+        pipe: Box<Pipe>,
+    },
     /// The pipe answered 404 after it had been seen, while waiting for a state.
     #[error("pipe disappeared while waiting (last seen in state {})", last_state(.last_seen))]
     PipeGone {
@@ -124,7 +133,7 @@ impl WaitError {
     /// The pipe as last seen, for pipe waits.
     pub fn last_seen_pipe(&self) -> Option<&Pipe> {
         match self {
-            WaitError::PipeFailed { pipe } => Some(pipe),
+            WaitError::PipeFailed { pipe } | WaitError::PipeFinished { pipe, .. } => Some(pipe),
             WaitError::PipeGone { last_seen } => last_seen.as_deref(),
             WaitError::PipeTimedOut { last_seen, .. } => last_seen.as_deref(),
             _ => None,
@@ -152,7 +161,18 @@ where
     let mut last_seen: Option<Box<Pipe>> = None;
     let mut not_found = 0u32;
     loop {
-        match get().await {
+        // Each poll gets only the time that is left, so the timeout holds even when one read is slow
+        // (retries, server waits).
+        let remaining = options.timeout.saturating_sub(started.elapsed());
+        let Ok(polled) = tokio::time::timeout(remaining, get()).await else {
+            return Err(WaitError::PipeTimedOut {
+                target,
+                waited: started.elapsed(),
+                last_seen,
+            }
+            .into());
+        };
+        match polled {
             Ok(response) => {
                 let pipe = response.into_inner();
                 let state = pipe.state();
@@ -167,6 +187,13 @@ where
                 }
                 if state.is_failed() && target != PipeTarget::Gone {
                     return Err(WaitError::PipeFailed {
+                        pipe: Box::new(pipe),
+                    }
+                    .into());
+                }
+                if state == PipeState::Completed && matches!(target, PipeTarget::State(_)) {
+                    return Err(WaitError::PipeFinished {
+                        target,
                         pipe: Box::new(pipe),
                     }
                     .into());
@@ -213,7 +240,15 @@ where
     let started = Instant::now();
     let mut interval = options.initial_interval;
     loop {
-        let service = poll().await?.into_inner();
+        let remaining = options.timeout.saturating_sub(started.elapsed());
+        let Ok(polled) = tokio::time::timeout(remaining, poll()).await else {
+            return Err(Error::Wait(WaitError::ServiceTimedOut {
+                target,
+                waited: started.elapsed(),
+                last_seen: None,
+            }));
+        };
+        let service = polled?.into_inner();
         let state = service.state();
         tracing::debug!(state = ?state, "service polled");
         if state.as_ref() == Some(&target) {
@@ -410,6 +445,45 @@ mod tests {
             result.unwrap_err(),
             Error::Wait(WaitError::PipeFailed { .. })
         ));
+    }
+
+    #[tokio::test]
+    async fn a_completed_pipe_ends_a_wait_for_another_state() {
+        let (result, polls) = run(
+            vec![pipe("Running"), pipe("Completed")],
+            PipeTarget::State(PipeState::Stopped),
+            fast(),
+        )
+        .await;
+        assert!(matches!(
+            result.unwrap_err(),
+            Error::Wait(WaitError::PipeFinished { .. })
+        ));
+        assert_eq!(polls, 2);
+    }
+
+    #[tokio::test]
+    async fn a_slow_read_cannot_stretch_the_timeout() {
+        let options = fast().timeout(Duration::from_millis(50));
+        let started = std::time::Instant::now();
+        let result = wait_for_pipe(
+            || async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                pipe("Running")
+            },
+            PipeTarget::State(PipeState::Running),
+            &options,
+        )
+        .await;
+        assert!(matches!(
+            result.unwrap_err(),
+            Error::Wait(WaitError::PipeTimedOut { .. })
+        ));
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[test]

@@ -169,7 +169,13 @@ pub async fn create(
     strip_request_only(&mut response_body);
     let pipe: mgmt::Pipe = match serde_json::from_value(response_body) {
         Ok(pipe) => pipe,
-        Err(e) => return errors::error(rid, StatusCode::BAD_REQUEST, format!("body: {e}")),
+        Err(_) => {
+            return errors::error(
+                rid,
+                StatusCode::BAD_REQUEST,
+                "body: does not describe a pipe",
+            );
+        }
     };
     let record = PipeRecord {
         organization: admitted.organization,
@@ -290,10 +296,12 @@ pub async fn delete(State(app): State<Shared>, admitted: Admitted) -> Response {
     let rid = admitted.request_id.clone();
     let result = with_pipe(&app, &admitted, |record, app| {
         if record.deleted_at.is_none() {
-            record.deleted_at = Some(chrono::Utc::now());
-            let id = record.pipe.id.unwrap_or_default();
-            app.persist(|store| store.save_pipe(id, record))
+            let mut updated = record.clone();
+            updated.deleted_at = Some(chrono::Utc::now());
+            let id = updated.pipe.id.unwrap_or_default();
+            app.persist(|store| store.save_pipe(id, &updated))
                 .map_err(|e| storage_failed(&rid, e))?;
+            *record = updated;
         }
         Ok(())
     });

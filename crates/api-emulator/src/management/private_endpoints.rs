@@ -53,13 +53,11 @@ pub async fn create(
             format!("private endpoint {id:?} is already registered"),
         );
     }
-    record.private_endpoints.push(endpoint.clone());
-    let snapshot = record.clone();
+    let mut snapshot = record.clone();
+    snapshot.private_endpoints.push(endpoint.clone());
     if let Err(e) = app.persist(|store| store.save_service(admitted.service, &snapshot)) {
-        if let Some(record) = world.services.get_mut(&admitted.service) {
-            record.private_endpoints.pop();
-        }
         return storage_failed(rid, e);
     }
+    *record = snapshot;
     errors::ok(rid, endpoint)
 }

@@ -70,11 +70,13 @@ pub async fn update_state(
     };
     match transition(command, &current) {
         Ok(Some(next)) => {
-            record.set_state(next, now);
-            let snapshot = record.clone();
+            // Stored first, then applied: a failed write changes nothing.
+            let mut snapshot = record.clone();
+            snapshot.set_state(next, now);
             if let Err(e) = app.persist(|store| store.save_service(admitted.service, &snapshot)) {
                 return storage_failed(rid, e);
             }
+            *record = snapshot.clone();
             // The answer is the service as it is at the instant of the command: the transition has
             // just begun, whatever the configured delay.
             errors::ok(rid, &snapshot.service)

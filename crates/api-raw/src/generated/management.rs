@@ -94,12 +94,14 @@ pub mod types {
     ///Management envelope without a `result` (the answer to a pipe delete).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct EmptyEnvelope {
-        ///Unique id of the request, UUIDv4 (also sent in the `x-request-id` header).
+        /**Unique id of the request, a UUIDv4 (also sent in the `x-request-id` header). Typed as a plain
+string so that an id rewritten by a proxy never makes a successful answer undecodable.
+*/
         #[serde(
             rename = "requestId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub request_id: ::std::option::Option<::uuid::Uuid>,
+        pub request_id: ::std::option::Option<::std::string::String>,
         ///HTTP status code of the response. May arrive as `200` or `200.0`.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<f64>,
@@ -364,12 +366,14 @@ UNAUTHORIZED, FORBIDDEN, NOT_FOUND, CONFLICT, FAILED_DEPENDENCY, TOO_MANY_REQUES
         ///`<CODE>: <text>`, e.g. `FAILED_DEPENDENCY: service is stopped`.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub error: ::std::option::Option<::std::string::String>,
-        ///Unique id of the request, UUIDv4 (also sent in the `x-request-id` header).
+        /**Unique id of the request, a UUIDv4 (also sent in the `x-request-id` header). Typed as a plain
+string so that an id rewritten by a proxy never makes a successful answer undecodable.
+*/
         #[serde(
             rename = "requestId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub request_id: ::std::option::Option<::uuid::Uuid>,
+        pub request_id: ::std::option::Option<::std::string::String>,
         ///HTTP status code of the response. May arrive as `200` or `200.0`.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<f64>,
@@ -710,12 +714,14 @@ sources also `table`, `managedTable` and `columns`.
     ///Management envelope whose `result` is a Pipe.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct PipeEnvelope {
-        ///Unique id of the request, UUIDv4 (also sent in the `x-request-id` header).
+        /**Unique id of the request, a UUIDv4 (also sent in the `x-request-id` header). Typed as a plain
+string so that an id rewritten by a proxy never makes a successful answer undecodable.
+*/
         #[serde(
             rename = "requestId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub request_id: ::std::option::Option<::uuid::Uuid>,
+        pub request_id: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub result: ::std::option::Option<Pipe>,
         ///HTTP status code of the response. May arrive as `200` or `200.0`.
@@ -795,12 +801,14 @@ milliseconds, `_bytes` bytes).
     ///Management envelope whose `result` is the Pipe settings.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct PipeSettingsEnvelope {
-        ///Unique id of the request, UUIDv4 (also sent in the `x-request-id` header).
+        /**Unique id of the request, a UUIDv4 (also sent in the `x-request-id` header). Typed as a plain
+string so that an id rewritten by a proxy never makes a successful answer undecodable.
+*/
         #[serde(
             rename = "requestId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub request_id: ::std::option::Option<::uuid::Uuid>,
+        pub request_id: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub result: ::std::option::Option<PipeSettings>,
         ///HTTP status code of the response. May arrive as `200` or `200.0`.
@@ -1254,12 +1262,14 @@ milliseconds, `_bytes` bytes).
     ///Management envelope whose `result` is a Private endpoint.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct PrivateEndpointEnvelope {
-        ///Unique id of the request, UUIDv4 (also sent in the `x-request-id` header).
+        /**Unique id of the request, a UUIDv4 (also sent in the `x-request-id` header). Typed as a plain
+string so that an id rewritten by a proxy never makes a successful answer undecodable.
+*/
         #[serde(
             rename = "requestId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub request_id: ::std::option::Option<::uuid::Uuid>,
+        pub request_id: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub result: ::std::option::Option<PrivateEndpoint>,
         ///HTTP status code of the response. May arrive as `200` or `200.0`.
@@ -1332,12 +1342,14 @@ milliseconds, `_bytes` bytes).
     ///Management envelope whose `result` is the list of all reverse private endpoints (not paged).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct ReversePrivateEndpointListEnvelope {
-        ///Unique id of the request, UUIDv4 (also sent in the `x-request-id` header).
+        /**Unique id of the request, a UUIDv4 (also sent in the `x-request-id` header). Typed as a plain
+string so that an id rewritten by a proxy never makes a successful answer undecodable.
+*/
         #[serde(
             rename = "requestId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub request_id: ::std::option::Option<::uuid::Uuid>,
+        pub request_id: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub result: ::std::option::Option<::std::vec::Vec<ReversePrivateEndpoint>>,
         ///HTTP status code of the response. May arrive as `200` or `200.0`.
@@ -1521,12 +1533,14 @@ milliseconds, `_bytes` bytes).
     ///Management envelope whose `result` is a Service.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
     pub struct ServiceEnvelope {
-        ///Unique id of the request, UUIDv4 (also sent in the `x-request-id` header).
+        /**Unique id of the request, a UUIDv4 (also sent in the `x-request-id` header). Typed as a plain
+string so that an id rewritten by a proxy never makes a successful answer undecodable.
+*/
         #[serde(
             rename = "requestId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub request_id: ::std::option::Option<::uuid::Uuid>,
+        pub request_id: ::std::option::Option<::std::string::String>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub result: ::std::option::Option<Service>,
         ///HTTP status code of the response. May arrive as `200` or `200.0`.

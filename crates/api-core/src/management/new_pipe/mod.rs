@@ -8,6 +8,7 @@ mod postgres;
 mod settings;
 
 use api_raw::management::types as raw;
+use api_raw::support::Secret;
 
 pub use kafka::{KafkaSource, SchemaRegistry};
 pub use kinesis::KinesisSource;
@@ -271,6 +272,36 @@ impl NewPipe {
     /// The generated request type, as it will be sent.
     pub fn as_raw(&self) -> &raw::PipeCreateRequest {
         &self.request
+    }
+
+    /// The secret values the request carries (passwords, secret keys, the connection string), so that
+    /// an error answer echoing the request can be scrubbed of them.
+    pub fn secrets(&self) -> Vec<&Secret> {
+        let source = &self.request.source;
+        let kafka = source.kafka.as_ref();
+        let registry = kafka
+            .and_then(|k| k.schema_registry.as_ref())
+            .and_then(|r| r.credentials.as_ref());
+        let object_storage = source.object_storage.as_ref();
+        [
+            kafka
+                .and_then(|k| k.credentials.as_ref())
+                .map(|c| &c.password),
+            registry.map(|c| &c.password),
+            object_storage
+                .and_then(|o| o.access_key.as_ref())
+                .map(|a| &a.secret_key),
+            object_storage.and_then(|o| o.connection_string.as_ref()),
+            source
+                .kinesis
+                .as_ref()
+                .and_then(|k| k.access_key.as_ref())
+                .map(|a| &a.secret_key),
+            source.postgres.as_ref().map(|p| &p.credentials.password),
+        ]
+        .into_iter()
+        .flatten()
+        .collect()
     }
 }
 
