@@ -114,7 +114,9 @@ impl Default for EmulatorOptions {
 #[error("emulator: {0}")]
 pub struct EmulatorError(String);
 
-/// A running emulator. It stops when dropped (or with [`Emulator::shutdown`]).
+/// A running emulator. Dropping it signals a graceful stop and returns at once; [`Emulator::shutdown`]
+/// also waits until the server has finished, which is what to use before reopening the same
+/// `data_dir` in the same process (the database is released when the server is done).
 #[derive(Debug)]
 pub struct Emulator {
     base_url: String,
