@@ -6,9 +6,11 @@ mod private_endpoints;
 mod services;
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 
 use axum::Router;
-use axum::extract::{FromRequestParts, Path};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Path, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode};
 use axum::response::Response;
@@ -199,8 +201,53 @@ pub fn parse_uuid(request_id: &str, name: &str, value: &str) -> Result<Uuid, Res
     })
 }
 
+/// Which request schema of the spec a body must follow.
+pub trait RequestSchema {
+    /// The schema.
+    const BODY: Body;
+}
+
+/// The body of `createPipe`.
+pub struct PipeCreate;
+/// The body of `updateServiceState`.
+pub struct ServiceStateChange;
+/// The body of `createPrivateEndpoint`.
+pub struct PrivateEndpointCreate;
+
+impl RequestSchema for PipeCreate {
+    const BODY: Body = Body::PipeCreate;
+}
+impl RequestSchema for ServiceStateChange {
+    const BODY: Body = Body::ServiceState;
+}
+impl RequestSchema for PrivateEndpointCreate {
+    const BODY: Body = Body::PrivateEndpoint;
+}
+
+/// A JSON body that passed the content-type check, parsing and the spec's request schema `S`; a
+/// body that did not is answered with 400 naming the field.
+pub struct ValidJson<S>(pub Value, PhantomData<S>);
+
+impl<S: RequestSchema> FromRequest<Shared> for ValidJson<S> {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, app: &Shared) -> Result<Self, Response> {
+        let request_id = request
+            .extensions()
+            .get::<RequestId>()
+            .map(|id| id.0.clone())
+            .unwrap_or_default();
+        let headers = request.headers().clone();
+        let bytes = Bytes::from_request(request, app)
+            .await
+            .map_err(|e| errors::error(&request_id, StatusCode::BAD_REQUEST, e.body_text()))?;
+        json_body(app, &request_id, &headers, &bytes, S::BODY)
+            .map(|value| ValidJson(value, PhantomData))
+    }
+}
+
 /// Reads a JSON body: checks the content type, parses, and validates it against the spec.
-pub fn json_body(
+fn json_body(
     app: &Shared,
     request_id: &str,
     headers: &HeaderMap,

@@ -2,16 +2,14 @@
 
 use api_raw::management::types as mgmt;
 use api_raw::support::ServiceState;
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use super::{Admitted, errors, json_body, parse_uuid, storage_failed};
+use super::{Admitted, PipeCreate, ValidJson, errors, parse_uuid, storage_failed};
 use crate::app::Shared;
-use crate::schema::Body;
 use crate::world::{PipeRecord, SourceKind};
 
 /// Members accepted on create and never returned.
@@ -137,14 +135,9 @@ fn semantic_problems(body: &Value) -> (Option<SourceKind>, Vec<String>) {
 pub async fn create(
     State(app): State<Shared>,
     admitted: Admitted,
-    headers: HeaderMap,
-    bytes: Bytes,
+    ValidJson(body, _): ValidJson<PipeCreate>,
 ) -> Response {
     let rid = admitted.request_id.as_str();
-    let body = match json_body(&app, rid, &headers, &bytes, Body::PipeCreate) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
     let (kind, problems) = semantic_problems(&body);
     let Some(kind) = kind.filter(|_| problems.is_empty()) else {
         return errors::error(rid, StatusCode::BAD_REQUEST, problems.join("; "));

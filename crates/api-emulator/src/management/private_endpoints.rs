@@ -1,14 +1,12 @@
 //! Reverse private endpoints (listed) and private endpoints (registered).
 
 use api_raw::management::types as mgmt;
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::{Admitted, errors, json_body, storage_failed};
+use super::{Admitted, PrivateEndpointCreate, ValidJson, errors, storage_failed};
 use crate::app::Shared;
-use crate::schema::Body;
 
 /// Handles `listReversePrivateEndpoints`: all of them, in one answer.
 pub async fn list_reverse(State(app): State<Shared>, admitted: Admitted) -> Response {
@@ -25,14 +23,9 @@ pub async fn list_reverse(State(app): State<Shared>, admitted: Admitted) -> Resp
 pub async fn create(
     State(app): State<Shared>,
     admitted: Admitted,
-    headers: HeaderMap,
-    bytes: Bytes,
+    ValidJson(body, _): ValidJson<PrivateEndpointCreate>,
 ) -> Response {
     let rid = admitted.request_id.as_str();
-    let body = match json_body(&app, rid, &headers, &bytes, Body::PrivateEndpoint) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
     let endpoint = mgmt::PrivateEndpoint {
         id: body["id"].as_str().map(str::to_string),
         description: body["description"].as_str().map(str::to_string),

@@ -1,14 +1,12 @@
 //! `PATCH .../state`: start and stop a service.
 
 use api_raw::support::ServiceState;
-use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::{Admitted, errors, json_body, storage_failed};
+use super::{Admitted, ServiceStateChange, ValidJson, errors, storage_failed};
 use crate::app::Shared;
-use crate::schema::Body;
 
 /// The command of a state change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,14 +38,9 @@ fn transition(command: Command, state: &ServiceState) -> Result<Option<ServiceSt
 pub async fn update_state(
     State(app): State<Shared>,
     admitted: Admitted,
-    headers: HeaderMap,
-    bytes: Bytes,
+    ValidJson(body, _): ValidJson<ServiceStateChange>,
 ) -> Response {
     let rid = admitted.request_id.as_str();
-    let body = match json_body(&app, rid, &headers, &bytes, Body::ServiceState) {
-        Ok(body) => body,
-        Err(response) => return response,
-    };
     // `command` is optional in the body shape: without one, the service is answered as it is.
     let command = match body.get("command").and_then(|c| c.as_str()) {
         Some("start") => Some(Command::Start),
