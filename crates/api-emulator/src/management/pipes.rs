@@ -236,30 +236,20 @@ fn with_pipe<T>(
     let now = chrono::Utc::now();
     let not_found = || errors::error(rid, StatusCode::NOT_FOUND, format!("pipe {id} not found"));
     let mut world = app.world();
-    let gone = match world.pipes.get(&id) {
-        None => return Err(not_found()),
-        Some(record) => {
-            record.pipe.service_id != Some(admitted.service)
-                || record.is_gone(now, &app.seed.timing)
-        }
+    let Some(record) = world.pipes.get_mut(&id) else {
+        return Err(not_found());
     };
-    if gone {
-        if world
-            .pipes
-            .get(&id)
-            .is_some_and(|r| r.is_gone(now, &app.seed.timing))
-        {
-            world.pipes.remove(&id);
-            if let Err(e) = app.persist(|store| store.remove_pipe(id)) {
-                return Err(storage_failed(rid, e));
-            }
-        }
+    if record.is_gone(now, &app.seed.timing) {
+        // Its deletion has finished: forget it, then answer as for any unknown pipe.
+        world.pipes.remove(&id);
+        app.persist(|store| store.remove_pipe(id))
+            .map_err(|e| storage_failed(rid, e))?;
         return Err(not_found());
     }
-    match world.pipes.get_mut(&id) {
-        Some(record) => then(record, app),
-        None => Err(not_found()),
+    if record.pipe.service_id != Some(admitted.service) {
+        return Err(not_found());
     }
+    then(record, app)
 }
 
 /// Handles `getPipe`.
