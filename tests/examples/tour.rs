@@ -10,14 +10,14 @@ use std::time::Duration;
 
 use api_emulator::{Emulator, EmulatorOptions, Timing};
 use api_mgmt::{
-    Compression, Destination, KafkaSource, NewPipe, ObjectStorageSource, PipeState, Scaling,
-    ServiceHandle, WaitOptions,
+    Compression, Destination, KafkaSource, NewPipe, ObjectStorageSource, PipeSource, PipeState,
+    Scaling, ServiceHandle, WaitOptions,
 };
+use chrono::{TimeZone, Utc};
 
 type Failure = Box<dyn std::error::Error>;
 
 struct Target {
-    mgmt: api_mgmt::Client,
     obs: api_obs::Client,
     service: ServiceHandle,
     alert: api_obs::AlertId,
@@ -46,7 +46,6 @@ async fn target() -> Result<Target, Failure> {
         );
         let alert = var("CLOUD_ALERT_ID")?.parse()?;
         return Ok(Target {
-            mgmt,
             obs,
             service,
             alert,
@@ -78,7 +77,6 @@ async fn target() -> Result<Target, Failure> {
     let service = mgmt.service(emulator.organization_id().into(), stopped.into());
     let alert = "66a1f0c2d4e5f60718293a4b".parse()?;
     Ok(Target {
-        mgmt,
         obs,
         service,
         alert,
@@ -94,10 +92,14 @@ fn step(title: &str) {
     println!("\n== {title}");
 }
 
+/// An optional value for a sentence: the value, or `fallback`.
+fn or<T: std::fmt::Display>(value: Option<T>, fallback: &str) -> String {
+    value.map_or_else(|| fallback.to_string(), |v| v.to_string())
+}
+
 #[tokio::main]
 async fn main() -> Result<(), Failure> {
     let Target {
-        mgmt,
         obs,
         service,
         alert,
@@ -110,13 +112,23 @@ async fn main() -> Result<(), Failure> {
     step("Start the service and wait until it runs");
     let answer = service.start().await?;
     println!(
-        "start answered: {} is {:?} (request {:?})",
-        answer.name(),
-        answer.state(),
-        answer.meta().request_id
+        "start answered at once: {} is {} (request {})",
+        answer.name,
+        answer.state_name(),
+        or(answer.meta().request_id.as_deref(), "without an id")
     );
     let running = service.start_and_wait(&wait).await?;
-    println!("now: {} is {:?}", running.name(), running.state());
+    let endpoints: Vec<String> = running.endpoints.iter().map(ToString::to_string).collect();
+    println!(
+        "{} is {} with {} replica(s), database {}",
+        running.name,
+        running.state_name(),
+        or(running.num_replicas, "an unknown number of"),
+        or(running.db_version.as_deref(), "of an unknown version"),
+    );
+    if !endpoints.is_empty() {
+        println!("reachable at {}", endpoints.join(", "));
+    }
 
     step("Create a Kafka pipe and an object storage pipe");
     // Unique names: a second tour against the same service must not collide with the first.
@@ -127,19 +139,21 @@ async fn main() -> Result<(), Failure> {
         .source(
             KafkaSource::new("b-1.orders.kafka.example:9098", "orders")
                 .consumer_group("tour")
-                .offset_timestamp("2026-03-01T00:00")
+                .start_at(
+                    Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0)
+                        .single()
+                        .ok_or("a valid time")?,
+                )
                 .credentials("reader", "kafka-password"),
         )
         .destination(
             Destination::new("default")
                 .table("tour_orders")
                 .managed_table(true)
-                .column("order_id", "UInt64")
-                .column("amount", "Decimal(18, 2)")
                 .sorting_key(["order_id"]),
         )
-        .field_mapping("id", "order_id")
-        .field_mapping("amount", "amount")
+        .mapped_column("id", "order_id", "UInt64")
+        .mapped_column("amount", "amount", "Decimal(18, 2)")
         .scaling(
             Scaling::new()
                 .replicas(2)
@@ -157,51 +171,70 @@ async fn main() -> Result<(), Failure> {
         .destination(
             Destination::new("default")
                 .table("tour_events")
-                .managed_table(true)
-                .column("event", "String"),
+                .managed_table(true),
         )
-        .field_mapping("event", "event")
+        .mapped_column("event", "event", "String")
         .build()?;
-    let kafka = service.pipes().create(&kafka).await?;
-    let events = service.pipes().create(&object_storage).await?;
-    for pipe in [&kafka, &events] {
-        println!(
-            "created {} ({:?}) in state {}",
-            pipe.name(),
-            pipe.id(),
-            pipe.state()
-        );
-    }
+    let orders = service.pipes().create(&kafka).await?.into_inner();
+    println!(
+        "created {} ({}) reading {}, now {}",
+        orders.name, orders.id, orders.source, orders.state
+    );
+    println!("and {}, waiting until it runs:", object_storage_name(&run));
+    let events = service
+        .pipes()
+        .create_and_wait(&object_storage, PipeState::Running, &wait)
+        .await?;
+    println!(
+        "{} ({}) reading {} is {}",
+        events.name, events.id, events.source, events.state
+    );
 
-    step("Wait until both pipes are Running");
-    for pipe in [&kafka, &events] {
-        let id = pipe.id().ok_or("a created pipe has an id")?;
-        let running = service
-            .pipe(id)
-            .wait_until(PipeState::Running, &wait)
-            .await?;
-        println!("{} is {}", running.name(), running.state());
-    }
+    step("Wait until the Kafka pipe is Running too");
+    let orders = service.pipe(orders.id);
+    let running = orders.wait_until(PipeState::Running, &wait).await?;
+    println!("{} is {}", running.name, running.state);
 
     step("Read a pipe and its settings");
-    let orders = service.pipe(kafka.id().ok_or("id")?);
     let read = orders.get().await?;
-    let scaling = read.scaling.clone().unwrap_or_default();
+    if let PipeSource::Kafka(source) = &read.source {
+        println!(
+            "{} reads topic {} from {} (consumer group {}, from {})",
+            read.name,
+            source.topics,
+            source.brokers,
+            or(source.consumer_group.as_deref(), "chosen by the service"),
+            or(
+                source.offset.map(|t| t.format("%Y-%m-%d %H:%M UTC")),
+                "the start"
+            ),
+        );
+    }
+    let columns: Vec<String> = read
+        .destination
+        .columns
+        .iter()
+        .map(|c| format!("{} {}", c.name, c.column_type))
+        .collect();
     println!(
-        "{}: source {:?}, {} replica(s) of {:?} millicores / {:?} GB, created {:?}",
-        read.name(),
-        read.source_kind(),
-        scaling.replicas.unwrap_or_default(),
-        scaling.replica_cpu_millicores.map(|c| c.get()),
-        scaling.replica_memory_gb.map(|m| m.get()),
-        read.created_at
+        "into {}.{} ({}), {} replica(s) of {} / {}, created {}",
+        read.destination.database,
+        or(read.destination.table.as_deref(), "(no table)"),
+        columns.join(", "),
+        or(read.scaling.replicas, "default"),
+        or(read.scaling.replica_cpu, "default CPU"),
+        or(read.scaling.replica_memory, "default memory"),
+        or(
+            read.created_at.map(|t| t.format("%Y-%m-%d %H:%M:%S UTC")),
+            "at an unknown time"
+        ),
     );
     let settings = orders.settings().await?;
     println!(
-        "settings: streaming_max_insert_wait_ms={:?}, object_storage_concurrency={:?}, db_max_threads={:?}",
-        settings.streaming_max_insert_wait_ms,
-        settings.object_storage_concurrency,
-        settings.db_max_threads
+        "settings: inserts wait up to {} ms, {} object storage reader(s), {} extra setting(s)",
+        or(settings.streaming_max_insert_wait_ms, "the default"),
+        or(settings.object_storage_concurrency, "the default number of"),
+        settings.extra.len()
     );
 
     step("List reverse private endpoints");
@@ -211,11 +244,11 @@ async fn main() -> Result<(), Failure> {
     }
     for endpoint in endpoints.iter() {
         println!(
-            "{:?} {:?} {} {}",
-            endpoint.id(),
-            endpoint.kind(),
-            endpoint.status(),
-            endpoint.description.as_deref().unwrap_or("")
+            "{}  {:<22} {:<10} {}",
+            endpoint.id,
+            or(endpoint.kind.as_ref(), "-"),
+            endpoint.status.to_string(),
+            endpoint.description
         );
     }
 
@@ -224,44 +257,55 @@ async fn main() -> Result<(), Failure> {
         .create_private_endpoint("vpce-0123456789abcdef0", "tour runners")
         .await
     {
-        Ok(endpoint) => println!("registered {:?}: {:?}", endpoint.id, endpoint.description),
+        Ok(endpoint) => println!("registered {}: {}", endpoint.id, endpoint.description),
         Err(e) if e.is_conflict() => println!("already registered: {e}"),
         Err(e) => return Err(e.into()),
     }
 
     step("Read an alert");
     let alert = obs.alert(alert).get().await?;
-    println!(
-        "{} is {:?}: {} (threshold {:?} {:?}, every {:?})",
-        alert.name(),
-        alert.state(),
-        alert.message.as_deref().unwrap_or(""),
-        alert.threshold_type,
-        alert.threshold,
-        alert.interval
-    );
+    println!("{} is {}", alert.name, alert.state_name());
+    if let Some(message) = &alert.message {
+        println!("  message: {message}");
+    }
+    if let (Some(kind), Some(threshold)) = (&alert.threshold_type, alert.threshold) {
+        println!(
+            "  fires {kind} {threshold}, checked every {}",
+            or(alert.interval.as_ref(), "default interval")
+        );
+    }
 
     step("List dashboards");
     for dashboard in obs.dashboards().list().await?.iter() {
+        let tags = if dashboard.tags.is_empty() {
+            String::new()
+        } else {
+            format!(", tagged {}", dashboard.tags.join(", "))
+        };
         println!(
-            "{} {:?}: {} tile(s), tags {:?}",
-            dashboard.name(),
-            dashboard.id(),
-            dashboard.tiles().len(),
-            dashboard.tags()
+            "{} ({}): {} tile(s){tags}",
+            dashboard.name,
+            dashboard.id,
+            dashboard.tiles.len()
         );
-        for tile in dashboard.tiles() {
-            let series = tile.series.as_deref().unwrap_or_default();
-            let kinds: Vec<String> = series
+        for tile in &dashboard.tiles {
+            let series: Vec<String> = tile
+                .series
                 .iter()
-                .map(|s| format!("{:?} of {:?}", s.agg_fn, s.data_source))
+                .map(|s| {
+                    format!(
+                        "{} of {}",
+                        or(s.agg_fn.as_ref(), "values"),
+                        or(s.metric_name.as_deref().or(s.field.as_deref()), "rows"),
+                    )
+                })
                 .collect();
             println!(
-                "  tile {:?} at ({:?},{:?}): {}",
+                "  {:<24} at ({}, {}): {}",
                 tile.name,
-                tile.x,
-                tile.y,
-                kinds.join(", ")
+                or(tile.x, "?"),
+                or(tile.y, "?"),
+                series.join(", ")
             );
         }
     }
@@ -270,19 +314,14 @@ async fn main() -> Result<(), Failure> {
     orders.delete().await?;
     println!(
         "delete accepted; the pipe still answers as {}",
-        orders.get().await?.state()
+        orders.get().await?.state
     );
     orders.wait_until_gone(&wait).await?;
-    println!(
-        "gone: a read now answers {}",
-        orders
-            .get()
-            .await
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default()
-    );
-    let events = service.pipe(events.id().ok_or("id")?);
+    match orders.get_opt().await? {
+        None => println!("gone: a read now finds nothing"),
+        Some(pipe) => println!("still there as {}", pipe.state),
+    }
+    let events = service.pipe(events.id);
     if events.delete_if_exists().await? {
         events.wait_until_gone(&wait).await?;
         println!("{} is gone too", object_storage_name(&run));
@@ -291,12 +330,8 @@ async fn main() -> Result<(), Failure> {
     step("A validation error (nothing is sent)");
     let invalid = NewPipe::builder("")
         .source(KafkaSource::new("b-1:9098", "orders").iam_role("pipe-reader"))
-        .destination(
-            Destination::new("default")
-                .table("t")
-                .managed_table(true)
-                .column("id", "UInt64"),
-        )
+        .destination(Destination::new("default").table("t").managed_table(true))
+        .mapped_column("id", "id", "UInt64")
         .scaling(Scaling::new().replicas(64))
         .build();
     if let Err(error) = invalid {
@@ -308,16 +343,15 @@ async fn main() -> Result<(), Failure> {
     step("An API error");
     let missing = service.pipe("00000000-0000-4000-8000-000000000000".parse()?);
     if let Err(error) = missing.get().await {
-        let api = error.as_api();
         println!("{error}");
         println!(
-            "  not found: {}, code: {:?}, request id: {:?}",
+            "  not found: {}, code {}, request id {}",
             error.is_not_found(),
-            api.and_then(|a| a.code.clone()),
-            error.request_id()
+            or(error.as_api().and_then(|a| a.code.as_deref()), "none"),
+            or(error.request_id(), "none")
         );
     }
 
-    println!("\nTour complete. The management client was {:?}", mgmt);
+    println!("\nTour complete.");
     Ok(())
 }

@@ -45,7 +45,7 @@ fn update_service_state() {
         [
             ServiceEndpointProtocol::Https,
             ServiceEndpointProtocol::Mysql,
-            ServiceEndpointProtocol::Other("grpc".into())
+            ServiceEndpointProtocol::from("grpc")
         ]
     );
     assert!(
@@ -63,7 +63,7 @@ fn update_service_state() {
 fn create_pipe_kafka() {
     let envelope: PipeEnvelope = decode("create_pipe_kafka");
     let pipe = envelope.result.as_ref().expect("result");
-    assert_eq!(pipe.state, Some(PipeState::Other("Hibernating".into())));
+    assert_eq!(pipe.state, Some(PipeState::from("Hibernating")));
     let scaling = pipe.scaling.as_ref().expect("scaling");
     assert_eq!(scaling.replica_cpu_millicores.map(|c| c.get()), Some(500));
     assert_eq!(scaling.replica_memory_gb.map(|m| m.get()), Some(2.0));
@@ -92,10 +92,7 @@ fn get_pipe_object_storage() {
         .as_ref()
         .and_then(|s| s.object_storage.as_ref())
         .expect("objectStorage");
-    assert_eq!(
-        source.compression,
-        Some(Compression::Other("snappy".into()))
-    );
+    assert_eq!(source.compression, Some(Compression::from("snappy")));
     let debug = format!("{envelope:?}");
     assert!(
         !debug.contains("AccountKey"),
@@ -185,11 +182,11 @@ fn list_reverse_private_endpoints() {
     );
     assert_eq!(
         endpoints[1].status,
-        Some(ReversePrivateEndpointStatus::Other("Quarantined".into()))
+        Some(ReversePrivateEndpointStatus::from("Quarantined"))
     );
     assert_eq!(
         endpoints[1].type_,
-        Some(ReversePrivateEndpointType::Other("VPC_PEERING".into()))
+        Some(ReversePrivateEndpointType::from("VPC_PEERING"))
     );
     let json = reencode(&envelope);
     assert_eq!(

@@ -17,7 +17,7 @@ fn decode<T: DeserializeOwned>(name: &str) -> T {
 fn get_alert() {
     let envelope: AlertEnvelope = decode("get_alert");
     let alert = envelope.data.as_ref().expect("data");
-    assert_eq!(alert.state, Some(AlertState::Other("SNOOZED".into())));
+    assert_eq!(alert.state, Some(AlertState::from("SNOOZED")));
     assert_eq!(alert.interval, Some(AlertInterval::FiveMinutes));
     assert_eq!(alert.threshold_type, Some(AlertThresholdType::Above));
     assert_eq!(alert.source, Some(AlertSource::Tile));
@@ -52,12 +52,9 @@ fn list_dashboards() {
         .series
         .as_deref()
         .expect("series")[0];
-    assert_eq!(unknown.agg_fn, Some(SeriesAggFn::Other("p95".into())));
-    assert_eq!(unknown.type_, Some(SeriesType::Other("heatmap".into())));
-    assert_eq!(
-        unknown.data_source,
-        Some(SeriesDataSource::Other("traces".into()))
-    );
+    assert_eq!(unknown.agg_fn, Some(SeriesAggFn::from("p95")));
+    assert_eq!(unknown.type_, Some(SeriesType::from("heatmap")));
+    assert_eq!(unknown.data_source, Some(SeriesDataSource::from("traces")));
     assert!(dashboards[1].tiles.is_none(), "null tiles decode as None");
     let json = serde_json::to_value(&envelope).expect("serialises");
     assert_eq!(

@@ -15,12 +15,12 @@ async fn a_get_survives_503s_a_gateway_page_a_dropped_connection_and_a_truncated
     let client = mgmt(&emulator);
     let service = running_service(&emulator, &client);
     let created = service.pipes().create(&kafka_pipe("faulty")).await.unwrap();
-    let pipe = service.pipe(created.id().unwrap());
+    let pipe = service.pipe(created.id);
 
     inject(&emulator, "GET", PIPE, vec![status(503), status(503)]);
     let read = pipe.get().await.unwrap();
     assert_eq!(
-        (read.state(), read.meta().attempts),
+        (read.state.clone(), read.meta().attempts),
         (PipeState::Running, 3)
     );
 

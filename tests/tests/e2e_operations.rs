@@ -23,7 +23,7 @@ async fn every_management_operation_round_trips() {
     let service = running_service(&emulator, &client);
 
     let started = service.start().await.unwrap();
-    assert_eq!(started.state(), Some(ServiceState::Running));
+    assert_eq!(started.state, Some(ServiceState::Running));
     assert!(started.meta().request_id.is_some());
 
     let created = service
@@ -50,19 +50,19 @@ async fn every_management_operation_round_trips() {
         .await
         .unwrap();
     assert_eq!(
-        created.state(),
+        created.state,
         PipeState::Provisioning,
         "a new pipe starts in Provisioning"
     );
     assert_eq!(created.source_kind(), Some(SourceKind::Kafka));
-    assert_eq!(created.scaling.as_ref().and_then(|s| s.replicas), Some(3));
+    assert_eq!(created.scaling.replicas, Some(3));
     let (key_id, secret) = emulator.admin_key();
     let url = format!(
         "{}/v1/organizations/{}/services/{}/pipes/{}",
         emulator.base_url(),
         emulator.organization_id(),
         service.id(),
-        created.id().unwrap()
+        created.id
     );
     let body = reqwest::Client::new()
         .get(url)
@@ -84,9 +84,9 @@ async fn every_management_operation_round_trips() {
         );
     }
 
-    let pipe = service.pipe(created.id().unwrap());
+    let pipe = service.pipe(created.id);
     assert_eq!(
-        pipe.get().await.unwrap().state(),
+        pipe.get().await.unwrap().state,
         PipeState::Running,
         "instant timing"
     );
@@ -99,10 +99,10 @@ async fn every_management_operation_round_trips() {
 
     let endpoints = service.reverse_private_endpoints().await.unwrap();
     assert_eq!(endpoints.len(), 2);
-    assert_eq!(endpoints[0].status(), ReversePrivateEndpointStatus::Ready);
+    assert_eq!(endpoints[0].status, ReversePrivateEndpointStatus::Ready);
     assert_eq!(
         endpoints[0].service_id,
-        Some(*service.id().as_uuid()),
+        service.id(),
         "serviceId is filled in"
     );
 
@@ -110,7 +110,7 @@ async fn every_management_operation_round_trips() {
         .create_private_endpoint("vpce-0123456789abcdef0", "CI runners")
         .await
         .unwrap();
-    assert_eq!(registered.description.as_deref(), Some("CI runners"));
+    assert_eq!(registered.description, "CI runners");
 
     pipe.delete().await.unwrap();
     pipe.wait_until_gone(&fast_wait()).await.unwrap();
@@ -118,7 +118,7 @@ async fn every_management_operation_round_trips() {
     assert!(!pipe.delete_if_exists().await.unwrap(), "already gone");
 
     let stopped = service.stop().await.unwrap();
-    assert_eq!(stopped.state(), Some(ServiceState::Stopping));
+    assert_eq!(stopped.state, Some(ServiceState::Stopping));
 }
 
 #[tokio::test]
@@ -130,13 +130,13 @@ async fn both_observability_operations_round_trip() {
         .get()
         .await
         .unwrap();
-    assert_eq!(alert.name(), "Checkout p99 latency");
-    assert_eq!(alert.state(), Some(api_obs::AlertState::Ok));
+    assert_eq!(alert.name, "Checkout p99 latency");
+    assert_eq!(alert.state, Some(api_obs::AlertState::Ok));
     assert!(alert.meta().headers.contains_key("ratelimit-remaining"));
     let dashboards = client.dashboards().list().await.unwrap();
     assert_eq!(dashboards.len(), 2);
     assert_eq!(
-        dashboards[0].tiles()[1].series.as_ref().unwrap()[0].data_source,
+        dashboards[0].tiles[1].series[0].data_source,
         Some(api_obs::SeriesDataSource::Metrics)
     );
 }
@@ -159,19 +159,19 @@ async fn services_and_pipes_follow_their_state_machines() {
     );
 
     let first = stopped.start().await.unwrap();
-    assert_eq!(first.state(), Some(ServiceState::Starting));
+    assert_eq!(first.state, Some(ServiceState::Starting));
     let running = stopped.start_and_wait(&fast_wait()).await.unwrap();
-    assert_eq!(running.state(), Some(ServiceState::Running));
+    assert_eq!(running.state, Some(ServiceState::Running));
 
     let kafka = stopped.pipes().create(&kafka_pipe("stream")).await.unwrap();
-    let handle = stopped.pipe(kafka.id().unwrap());
-    assert_eq!(handle.get().await.unwrap().state(), PipeState::Provisioning);
+    let handle = stopped.pipe(kafka.id);
+    assert_eq!(handle.get().await.unwrap().state, PipeState::Provisioning);
     assert_eq!(
         handle
             .wait_until(PipeState::Running, &fast_wait())
             .await
             .unwrap()
-            .state(),
+            .state,
         PipeState::Running
     );
 
@@ -191,10 +191,10 @@ async fn services_and_pipes_follow_their_state_machines() {
         .build()
         .unwrap();
     let created = stopped.pipes().create(&one_shot).await.unwrap();
-    let one_shot = stopped.pipe(created.id().unwrap());
+    let one_shot = stopped.pipe(created.id);
     let steady = one_shot.wait_until_steady(&fast_wait()).await.unwrap();
     assert_eq!(
-        steady.state(),
+        steady.state,
         PipeState::Running,
         "Running is already steady"
     );
@@ -203,7 +203,7 @@ async fn services_and_pipes_follow_their_state_machines() {
         .await
         .unwrap();
     assert_eq!(
-        done.state(),
+        done.state,
         PipeState::Completed,
         "a one-shot load ends in Completed"
     );
@@ -222,10 +222,10 @@ async fn services_and_pipes_follow_their_state_machines() {
         .build()
         .unwrap();
     let created = stopped.pipes().create(&cdc).await.unwrap();
-    let postgres = stopped.pipe(created.id().unwrap());
-    let mut seen = vec![created.state()];
+    let postgres = stopped.pipe(created.id);
+    let mut seen = vec![created.state.clone()];
     while seen.last() != Some(&PipeState::Running) {
-        let state = postgres.get().await.unwrap().state();
+        let state = postgres.get().await.unwrap().into_inner().state;
         if seen.last() != Some(&state) {
             seen.push(state);
         }
@@ -243,14 +243,14 @@ async fn services_and_pipes_follow_their_state_machines() {
 
     handle.delete().await.unwrap();
     assert_eq!(
-        handle.get().await.unwrap().state(),
+        handle.get().await.unwrap().state,
         PipeState::Stopping,
         "a deleted pipe answers for a while"
     );
     handle.wait_until_gone(&fast_wait()).await.unwrap();
 
     let stopping = stopped.stop_and_wait(&fast_wait()).await.unwrap();
-    assert_eq!(stopping.state(), Some(ServiceState::Stopped));
+    assert_eq!(stopping.state, Some(ServiceState::Stopped));
 }
 
 #[tokio::test]
@@ -273,7 +273,7 @@ async fn a_waiter_fails_fast_when_the_pipe_fails() {
         .build()
         .unwrap();
     let created = service.pipes().create(&kinesis).await.unwrap();
-    let id = created.id().unwrap();
+    let id = created.id;
 
     let control = reqwest::Client::new();
     let forced = control
@@ -295,7 +295,7 @@ async fn a_waiter_fails_fast_when_the_pipe_fails() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, api_mgmt::Error::Wait(WaitError::PipeFailed { pipe }) if pipe.state() == PipeState::Failed),
+        matches!(&err, api_mgmt::Error::Wait(WaitError::PipeFailed { pipe, .. }) if pipe.state == PipeState::Failed),
         "{err}"
     );
     assert!(

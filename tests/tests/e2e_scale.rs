@@ -96,8 +96,11 @@ async fn state_survives_an_emulator_restart_with_the_same_data_dir() {
     let restarted = start_with(options()).await;
     let client = mgmt(&restarted);
     let service = running_service(&restarted, &client);
-    let pipe = service.pipe(created.id().unwrap()).get().await.unwrap();
-    assert_eq!((pipe.name(), pipe.state()), ("durable", PipeState::Running));
+    let pipe = service.pipe(created.id).get().await.unwrap();
+    assert_eq!(
+        (pipe.name.as_str(), &pipe.state),
+        ("durable", &PipeState::Running)
+    );
     assert!(
         service
             .create_private_endpoint("vpce-durable", "again")
@@ -128,7 +131,7 @@ async fn two_hundred_concurrent_creates_from_clones_lose_and_duplicate_nothing()
                 .pipes()
                 .create(&kafka_pipe(&format!("pipe-{i:03}")))
                 .await
-                .map(|p| p.id().unwrap())
+                .map(|p| p.id)
         });
     }
     let mut ids = HashSet::new();
@@ -146,7 +149,7 @@ async fn two_hundred_concurrent_creates_from_clones_lose_and_duplicate_nothing()
     let mut reads = tokio::task::JoinSet::new();
     for id in ids {
         let pipe = service.pipe(id);
-        reads.spawn(async move { pipe.get().await.map(|p| p.name().to_string()) });
+        reads.spawn(async move { pipe.get().await.map(|p| p.name.to_string()) });
     }
     let mut names = HashSet::new();
     while let Some(result) = reads.join_next().await {

@@ -69,8 +69,8 @@ async fn start_and_stop_send_the_command_and_unwrap_the_service() {
     .await;
     let client = server.mgmt();
     let started = service(&client).start().await.unwrap();
-    assert_eq!(started.state(), Some(ServiceState::Starting));
-    assert_eq!(started.name(), "analytics-prod");
+    assert_eq!(started.state, Some(ServiceState::Starting));
+    assert_eq!(started.name, "analytics-prod");
     assert_eq!(started.meta().status, 200);
     assert_eq!(
         started.meta().request_id.as_deref(),
@@ -99,9 +99,9 @@ async fn create_pipe_sends_request_only_fields_and_unwraps_the_pipe() {
         .create(&kafka_pipe())
         .await
         .unwrap();
-    assert_eq!(pipe.name(), "orders-stream");
-    assert_eq!(pipe.state(), PipeState::Other("Hibernating".into()));
-    assert_eq!(pipe.id().map(|id| id.to_string()).as_deref(), Some(PIPE));
+    assert_eq!(pipe.name, "orders-stream");
+    assert_eq!(pipe.state, PipeState::from("Hibernating"));
+    assert_eq!(pipe.id.to_string(), PIPE);
     assert_eq!(
         pipe.meta().request_id.as_deref(),
         Some("hdr-req-1"),
@@ -144,7 +144,7 @@ async fn get_pipe_settings_and_delete_use_the_pipe_path() {
     .await;
     let pipe = service(&server.mgmt()).pipe(PIPE.parse().unwrap());
     let read = pipe.get().await.unwrap();
-    assert_eq!(read.state(), PipeState::Completed);
+    assert_eq!(read.state, PipeState::Completed);
     let settings = pipe.settings().await.unwrap();
     assert_eq!(settings.object_storage_max_file_count, Some(1000));
     let deleted = pipe.delete().await.unwrap();
@@ -197,16 +197,16 @@ async fn reverse_private_endpoints_and_private_endpoint_registration() {
     let svc = service(&server.mgmt());
     let endpoints = svc.reverse_private_endpoints().await.unwrap();
     assert_eq!(endpoints.len(), 2);
-    assert_eq!(endpoints[0].status(), ReversePrivateEndpointStatus::Ready);
+    assert_eq!(endpoints[0].status, ReversePrivateEndpointStatus::Ready);
     assert_eq!(
-        endpoints[1].status(),
-        ReversePrivateEndpointStatus::Other("Quarantined".into())
+        endpoints[1].status,
+        ReversePrivateEndpointStatus::from("Quarantined")
     );
     let registered = svc
         .create_private_endpoint("vpce-0123456789abcdef0", "CI runners")
         .await
         .unwrap();
-    assert_eq!(registered.id.as_deref(), Some("vpce-0123456789abcdef0"));
+    assert_eq!(registered.id, "vpce-0123456789abcdef0");
 
     let requests = server.requests();
     assert_eq!(requests[0].method, "GET");

@@ -19,8 +19,8 @@ async fn get_alert_sends_the_bearer_token_and_unwraps_data() {
         .get()
         .await
         .unwrap();
-    assert_eq!(alert.id().map(|id| id.to_string()).as_deref(), Some(ALERT));
-    assert_eq!(alert.state(), Some(AlertState::Other("SNOOZED".into())));
+    assert_eq!(alert.id.to_string(), ALERT);
+    assert_eq!(alert.state, Some(AlertState::from("SNOOZED")));
     assert_eq!(alert.interval, Some(AlertInterval::FiveMinutes));
     assert_eq!(
         alert.meta().headers["ratelimit-remaining"],
@@ -45,13 +45,13 @@ async fn list_dashboards_returns_tiles_and_series() {
     let server = ScriptServer::start(vec![Reply::fixture("list_dashboards")]).await;
     let dashboards = server.obs().dashboards().list().await.unwrap();
     assert_eq!(dashboards.len(), 2);
-    assert_eq!(dashboards[0].name(), "Checkout");
-    assert_eq!(dashboards[0].tiles().len(), 2);
+    assert_eq!(dashboards[0].name, "Checkout");
+    assert_eq!(dashboards[0].tiles.len(), 2);
     assert_eq!(
-        dashboards[0].tiles()[0].series.as_ref().unwrap()[0].agg_fn,
+        dashboards[0].tiles[0].series[0].agg_fn,
         Some(SeriesAggFn::Count)
     );
-    assert!(dashboards[1].tiles().is_empty());
+    assert!(dashboards[1].tiles.is_empty());
     assert_eq!(server.requests()[0].path, "/api/v2/dashboards");
 }
 

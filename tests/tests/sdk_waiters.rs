@@ -5,13 +5,13 @@ mod support;
 use std::time::Duration;
 
 use api_mgmt::{Error, PipeState, ServiceState, WaitError, WaitOptions};
-use support::{PIPE, Reply, ScriptServer, service};
+use support::{PIPE, Reply, SERVICE, ScriptServer, service};
 
 fn pipe_in(state: &str) -> Reply {
     Reply::json(
         200,
         format!(
-            r#"{{"status": 200, "result": {{"id": "{PIPE}", "name": "orders", "state": "{state}"}}}}"#
+            r#"{{"status": 200, "result": {{"id": "{PIPE}", "serviceId": "{SERVICE}", "name": "orders", "state": "{state}"}}}}"#
         ),
     )
 }
@@ -19,7 +19,9 @@ fn pipe_in(state: &str) -> Reply {
 fn service_in(state: &str) -> Reply {
     Reply::json(
         200,
-        format!(r#"{{"status": 200, "result": {{"name": "analytics", "state": "{state}"}}}}"#),
+        format!(
+            r#"{{"status": 200, "result": {{"id": "{SERVICE}", "name": "analytics", "state": "{state}"}}}}"#
+        ),
     )
 }
 
@@ -43,7 +45,7 @@ async fn a_pipe_that_goes_provisioning_to_running_is_returned_running() {
         .wait_until(PipeState::Running, &fast())
         .await
         .unwrap();
-    assert_eq!(pipe.state(), PipeState::Running);
+    assert_eq!(pipe.state, PipeState::Running);
     assert_eq!(server.requests().len(), 4, "an early 404 is tolerated");
 }
 
@@ -61,7 +63,7 @@ async fn a_pipe_that_fails_ends_the_wait_at_once() {
         .await
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Wait(WaitError::PipeFailed { pipe }) if pipe.state() == PipeState::Failed),
+        matches!(&err, Error::Wait(WaitError::PipeFailed { pipe, .. }) if pipe.state == PipeState::Failed),
         "{err}"
     );
     assert_eq!(server.requests().len(), 2);
@@ -93,7 +95,7 @@ async fn a_timeout_returns_the_last_seen_pipe() {
         .unwrap_err();
     match err {
         Error::Wait(wait) => assert_eq!(
-            wait.last_seen_pipe().map(|p| p.state()),
+            wait.last_seen_pipe().map(|p| p.state.clone()),
             Some(PipeState::Provisioning)
         ),
         other => panic!("expected a wait error, got {other}"),
@@ -112,7 +114,7 @@ async fn start_and_wait_resends_start_until_running() {
         .start_and_wait(&fast())
         .await
         .unwrap();
-    assert_eq!(svc.state(), Some(ServiceState::Running));
+    assert_eq!(svc.state, Some(ServiceState::Running));
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
     assert!(
@@ -120,4 +122,51 @@ async fn start_and_wait_resends_start_until_running() {
             .iter()
             .all(|r| r.method == "PATCH" && r.json() == serde_json::json!({"command": "start"}))
     );
+}
+
+#[tokio::test]
+async fn a_conflict_while_stopping_is_waited_out_and_the_start_sent_again() {
+    let busy = || Reply::mgmt_error(409, "CONFLICT", "service is stopping; cannot start");
+    let server = ScriptServer::start(vec![
+        busy(),
+        service_in("stopping"),
+        busy(),
+        service_in("stopped"),
+        service_in("starting"),
+        service_in("running"),
+    ])
+    .await;
+    let svc = service(&server.mgmt())
+        .start_and_wait(&fast())
+        .await
+        .unwrap();
+    assert_eq!(svc.state, Some(ServiceState::Running));
+    let bodies: Vec<serde_json::Value> = server.requests().iter().map(|r| r.json()).collect();
+    let start = serde_json::json!({"command": "start"});
+    let read = serde_json::json!({});
+    assert_eq!(
+        bodies,
+        [start.clone(), read.clone(), start.clone(), read, start.clone(), start],
+        "after each 409 the waiter reads the state (no command), then starts again"
+    );
+}
+
+#[tokio::test]
+async fn a_failed_service_ends_the_wait_with_the_service() {
+    let server = ScriptServer::start(vec![
+        Reply::mgmt_error(409, "CONFLICT", "service is failed; cannot start"),
+        service_in("failed"),
+    ])
+    .await;
+    let err = service(&server.mgmt())
+        .start_and_wait(&fast())
+        .await
+        .unwrap_err();
+    match &err {
+        Error::Wait(wait @ WaitError::ServiceFailed { .. }) => {
+            assert_eq!(wait.last_seen_service().map(|s| s.state_name()), Some("failed"));
+        }
+        other => panic!("expected a failed service, got {other}"),
+    }
+    assert_eq!(server.requests().len(), 2, "no further polls");
 }

@@ -734,9 +734,12 @@ fn bounds(spec: &Value, schema: &str) -> BTreeMap<String, (i64, Option<i64>)> {
 fn the_builder_bounds_are_the_spec_bounds() {
     let spec = load("management");
     let from_spec = bounds(&spec, "PipeSettingsRequest");
-    let from_sdk: BTreeMap<String, (i64, Option<i64>)> = api_mgmt::PipeSettingsSpec::BOUNDS
+    let from_sdk: BTreeMap<String, (i64, Option<i64>)> = api_mgmt::PipeSettings::BOUNDS
         .iter()
-        .map(|(name, min, max)| (name.to_string(), (*min, Some(*max))))
+        .map(|(name, min, max)| {
+            let int = |v: u64| i64::try_from(v).expect("bounds fit i64");
+            (name.to_string(), (int(*min), Some(int(*max))))
+        })
         .collect();
     assert_eq!(from_sdk, from_spec);
     // The decisions page, for the settings whose bounds are easiest to get wrong.

@@ -1,5 +1,7 @@
-//! Unwrapping the member of a response envelope (`result` or `data`).
+//! Unwrapping the member of a response envelope (`result` or `data`) and decoding it into a domain
+//! value.
 
+use crate::decode::{Invalid, Path};
 use crate::error::{DecodeError, Error};
 use crate::operation::Operation;
 use crate::response::Response;
@@ -21,4 +23,29 @@ pub fn required_member<E, T>(
             })
         })
     })
+}
+
+/// Takes the member `member` out of an envelope and decodes it, keeping the call's metadata.
+pub(crate) fn decode_member<E, R, T>(
+    op: &'static Operation,
+    member: &'static str,
+    response: Response<E>,
+    take: impl FnOnce(E) -> Option<R>,
+    decode: impl FnOnce(R, Path<'_>) -> Result<T, Invalid>,
+) -> Result<Response<T>, Error> {
+    required_member(op, member, response, take)?
+        .try_map(|raw| decode(raw, Path::Root(member)).map_err(|e| Error::Decode(e.at(op.id))))
+}
+
+/// Decodes every item of a list member (`result[i]`, `data[i]`); an absent list is empty.
+pub(crate) fn decode_list<R, T>(
+    items: Vec<R>,
+    at: Path<'_>,
+    decode: impl Fn(R, Path<'_>) -> Result<T, Invalid>,
+) -> Result<Vec<T>, Invalid> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, item)| decode(item, at.index(i)))
+        .collect()
 }

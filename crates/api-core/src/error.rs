@@ -132,11 +132,13 @@ impl Error {
         matches!(self, Error::Validation(_)) || self.status() == Some(400)
     }
 
-    /// A timeout: of the whole operation, or of the last attempt.
+    /// A timeout: of the whole operation, of the last attempt, or of a waiter.
     pub fn is_timeout(&self) -> bool {
         match self {
             Error::Timeout { .. } => true,
             Error::Transport(e) => e.kind == TransportKind::Timeout,
+            #[cfg(feature = "management")]
+            Error::Wait(e) => e.is_timeout(),
             _ => false,
         }
     }

@@ -12,6 +12,7 @@
 mod config;
 mod connection;
 mod credentials;
+mod decode;
 pub mod env;
 mod envelope;
 mod error;

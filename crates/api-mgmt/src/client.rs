@@ -22,7 +22,7 @@ use crate::service::ServiceHandle;
 /// let org = "3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d".parse()?;
 /// let service = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse()?;
 /// let started = client.service(org, service).start().await?;
-/// println!("{} is {:?}", started.name(), started.state());
+/// println!("{} is {}", started.name, started.state_name());
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]

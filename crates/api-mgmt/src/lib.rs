@@ -6,28 +6,37 @@
 //!
 //! | operation | call |
 //! |---|---|
-//! | start / stop a service | [`ServiceHandle::start`], [`ServiceHandle::stop`], [`ServiceHandle::start_and_wait`] |
-//! | create a pipe | [`Pipes::create`] with a [`NewPipe`] |
-//! | read a pipe, its settings | [`PipeHandle::get`], [`PipeHandle::settings`] |
+//! | start / stop a service | [`ServiceHandle::start`], [`ServiceHandle::stop`], [`ServiceHandle::start_and_wait`], [`ServiceHandle::stop_and_wait`] |
+//! | read a service (the state endpoint without a command) | [`ServiceHandle::get`] |
+//! | create a pipe | [`Pipes::create`], [`Pipes::create_and_wait`] with a [`NewPipe`] |
+//! | read a pipe, its settings | [`PipeHandle::get`], [`PipeHandle::get_opt`], [`PipeHandle::settings`] |
 //! | delete a pipe | [`PipeHandle::delete`], [`PipeHandle::delete_if_exists`], [`PipeHandle::wait_until_gone`] |
-//! | wait for a pipe state | [`PipeHandle::wait_until`], [`PipeHandle::wait_until_steady`] |
+//! | wait for a pipe | [`PipeHandle::wait_until`], [`PipeHandle::wait_until_steady`], [`PipeHandle::wait_for`] with any [`Condition`] |
 //! | list reverse private endpoints | [`ServiceHandle::reverse_private_endpoints`] |
 //! | register a private endpoint | [`ServiceHandle::create_private_endpoint`] |
 //!
+//! What the calls return are domain values read without unwrapping: a [`Pipe`] has its `id`,
+//! `name`, `state`, [`PipeSource`], [`Destination`], [`Scaling`] and [`PipeSettings`]; a [`Service`]
+//! its `id`, `state` and endpoints. Every id, state and quantity prints as a person writes it
+//! (`Running`, `kafka`, `500m`, `2 GB`). The generated value stays reachable through `raw()`.
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), api_mgmt::Error> {
-//! use api_mgmt::{Client, PipeState, WaitOptions};
+//! use api_mgmt::{Client, PipeSource, WaitOptions};
 //!
 //! let client = Client::from_env()?; // CLOUD_API_URL, CLOUD_API_KEY_ID, CLOUD_API_KEY_SECRET
 //! let service = client.service("3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d".parse()?, "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse()?);
 //! service.start_and_wait(&WaitOptions::default()).await?;
 //! for endpoint in service.reverse_private_endpoints().await?.iter() {
-//!     println!("{:?} {}", endpoint.id(), endpoint.status());
+//!     println!("{} {}", endpoint.id, endpoint.status);
 //! }
 //! let pipe = service.pipe("0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c".parse()?);
-//! println!("settings: {:?}", pipe.settings().await?.into_inner());
+//! let read = pipe.get().await?;
+//! if let PipeSource::Kafka(kafka) = &read.source {
+//!     println!("{} reads {} from {}", read.name, kafka.topics, kafka.brokers);
+//! }
 //! let endpoint = service.create_private_endpoint("vpce-0123456789abcdef0", "CI runners").await?;
-//! println!("registered {:?}", endpoint.id);
+//! println!("registered {}", endpoint.id);
 //! if pipe.delete_if_exists().await? {
 //!     pipe.wait_until_gone(&WaitOptions::default()).await?;
 //! }

@@ -2,13 +2,15 @@
 
 use api_core::management::operations as ops;
 use api_core::management::{
-    NewPipe, Pipe, PipeSettings, PipeState, PipeTarget, WaitError, WaitOptions, wait_for_pipe,
+    NewPipe, Pipe, PipeSettings, PipeState, WaitFor, WaitOptions, responses, wait_for_pipe,
+    wait_for_pipe_gone,
 };
-use api_core::{Error, PipeId, Response, Uuid, required_member};
+use api_core::{Error, PipeId, Response, Uuid};
 
 use crate::service::ServiceHandle;
 
-/// The pipes of a service.
+/// The pipes of a service: where new pipes are created. Reach an existing pipe with
+/// [`ServiceHandle::pipe`].
 #[derive(Debug, Clone)]
 pub struct Pipes {
     service: ServiceHandle,
@@ -28,11 +30,12 @@ impl Pipes {
     ///
     /// let new_pipe = NewPipe::builder("orders")
     ///     .source(KafkaSource::new("b-1.kafka.example:9098", "orders").credentials("reader", "password"))
-    ///     .destination(Destination::new("default").table("orders").managed_table(true).column("id", "UInt64"))
-    ///     .field_mapping("id", "id")
+    ///     .destination(Destination::new("default").table("orders").managed_table(true))
+    ///     .mapped_column("id", "id", "UInt64")
     ///     .build()?;
-    /// let pipe = service.pipes().create(&new_pipe).await?;
-    /// let running = service.pipe(pipe.id().unwrap()).wait_until(PipeState::Running, &WaitOptions::default()).await?;
+    /// let created = service.pipes().create(&new_pipe).await?;
+    /// let running = service.pipe(created.id).wait_until(PipeState::Running, &WaitOptions::default()).await?;
+    /// println!("{} is {}", running.name, running.state);
     /// # Ok(()) }
     /// ```
     pub async fn create(&self, pipe: &NewPipe) -> Result<Response<Pipe>, Error> {
@@ -51,16 +54,41 @@ impl Pipes {
                 error.redact(pipe.secrets().into_iter().map(|secret| secret.expose()));
                 error
             })?;
-        required_member(op, "result", response, |e| e.result.map(Pipe::from))
+        responses::pipe(op, response)
     }
 
-    /// One pipe of the service.
-    pub fn get(&self, id: PipeId) -> PipeHandle {
-        PipeHandle::new(self.service.clone(), id)
+    /// Creates a pipe and waits until it meets `target` (a [`PipeState`], or any [`WaitFor`]): the
+    /// pipe as it is then.
+    ///
+    /// The create is sent once; should the wait fail, the error carries the pipe as last seen (at
+    /// least as the create answered it), so its id is never lost.
+    ///
+    /// ```no_run
+    /// # async fn run(service: api_mgmt::ServiceHandle, new_pipe: api_mgmt::NewPipe) -> Result<(), api_mgmt::Error> {
+    /// use api_mgmt::{PipeState, WaitOptions};
+    ///
+    /// let pipe = service.pipes().create_and_wait(&new_pipe, PipeState::Running, &WaitOptions::default()).await?;
+    /// println!("{} ({}) is running", pipe.name, pipe.id);
+    /// # Ok(()) }
+    /// ```
+    pub async fn create_and_wait(
+        &self,
+        pipe: &NewPipe,
+        target: impl Into<WaitFor<Pipe>>,
+        options: &WaitOptions,
+    ) -> Result<Pipe, Error> {
+        let target = target.into();
+        let created = self.create(pipe).await?.into_inner();
+        if target.is_done(&created) {
+            return Ok(created);
+        }
+        let handle = self.service.pipe(created.id);
+        wait_for_pipe(|| handle.get(), &target, Some(created), options).await
     }
 }
 
-/// One pipe of a service.
+/// One pipe of a service, from [`ServiceHandle::pipe`]. Making a handle sends nothing; each method
+/// is one call (or, for the waiters, a series of reads).
 #[derive(Debug, Clone)]
 pub struct PipeHandle {
     service: ServiceHandle,
@@ -77,12 +105,13 @@ impl PipeHandle {
         self.id
     }
 
-    /// Reads the pipe. Safe to retry.
+    /// Reads the pipe; a pipe that does not exist is an error ([`Error::is_not_found`]). Safe to
+    /// retry.
     ///
     /// ```no_run
     /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
     /// let read = pipe.get().await?;
-    /// println!("{} is {} ({:?})", read.name(), read.state(), read.source_kind());
+    /// println!("{} is {}, reading {}", read.name, read.state, read.source);
     /// # Ok(()) }
     /// ```
     pub async fn get(&self) -> Result<Response<Pipe>, Error> {
@@ -90,25 +119,49 @@ impl PipeHandle {
         let (runtime, raw) = self.service.client.parts();
         let op = &ops::GET_PIPE;
         let response = runtime.execute(op, || raw.get_pipe(org, svc, pipe)).await?;
-        required_member(op, "result", response, |e| e.result.map(Pipe::from))
+        responses::pipe(op, response)
     }
 
-    /// Reads the settings of the pipe. Safe to retry.
+    /// Reads the pipe, or `None` when it does not exist (404).
+    ///
+    /// ```no_run
+    /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
+    /// match pipe.get_opt().await? {
+    ///     Some(read) => println!("{} is {}", read.name, read.state),
+    ///     None => println!("no such pipe"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_opt(&self) -> Result<Option<Response<Pipe>>, Error> {
+        match self.get().await {
+            Ok(pipe) => Ok(Some(pipe)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Reads the settings of the pipe, known and unknown. Safe to retry.
     ///
     /// ```no_run
     /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
     /// let settings = pipe.settings().await?;
-    /// println!("streaming_max_insert_wait_ms = {:?}", settings.streaming_max_insert_wait_ms);
+    /// if let Some(wait) = settings.streaming_max_insert_wait_ms {
+    ///     println!("inserts wait up to {wait} ms");
+    /// }
+    /// for (name, value) in &settings.extra {
+    ///     println!("{name} = {value}");
+    /// }
     /// # Ok(()) }
     /// ```
     pub async fn settings(&self) -> Result<Response<PipeSettings>, Error> {
         let (org, svc, pipe) = self.ids();
         let (runtime, raw) = self.service.client.parts();
-        let op = &ops::GET_PIPE_SETTINGS;
         let response = runtime
-            .execute(op, || raw.get_pipe_settings(org, svc, pipe))
+            .execute(&ops::GET_PIPE_SETTINGS, || {
+                raw.get_pipe_settings(org, svc, pipe)
+            })
             .await?;
-        required_member(op, "result", response, |e| e.result)
+        responses::pipe_settings(response)
     }
 
     /// Deletes the pipe. Deletion finishes later: see [`wait_until_gone`](Self::wait_until_gone).
@@ -130,8 +183,8 @@ impl PipeHandle {
         Ok(response.map(|_| ()))
     }
 
-    /// Deletes the pipe, treating an already missing pipe as success: `true` if this call deleted it,
-    /// `false` if it was already gone.
+    /// Deletes the pipe, treating an already missing pipe as success: `true` if the delete was
+    /// accepted, `false` if the pipe was already gone.
     ///
     /// ```no_run
     /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
@@ -148,40 +201,52 @@ impl PipeHandle {
         }
     }
 
-    /// Polls until the pipe is in `state`; fails fast if it enters Failed or InternalError, and on
-    /// timeout returns [`WaitError::PipeTimedOut`](api_core::management::WaitError) with the last seen
-    /// pipe.
+    /// Polls until the pipe is in `state`; fails fast once it cannot get there (Failed, InternalError,
+    /// or a one-shot pipe that Completed), and on timeout returns
+    /// [`WaitError::PipeTimedOut`](api_core::management::WaitError) with the last seen pipe.
     ///
     /// ```no_run
     /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
     /// let options = api_mgmt::WaitOptions::default().timeout(std::time::Duration::from_secs(300));
     /// let running = pipe.wait_until(api_mgmt::PipeState::Running, &options).await?;
-    /// println!("{} is running", running.name());
+    /// println!("{} is running", running.name);
     /// # Ok(()) }
     /// ```
     pub async fn wait_until(&self, state: PipeState, options: &WaitOptions) -> Result<Pipe, Error> {
-        self.wait(PipeTarget::State(state), options).await
+        self.wait_for(state, options).await
     }
 
     /// Polls until the pipe is in a steady state that is not a failure (Running, Stopped, Paused or
-    /// Completed).
+    /// Completed); fails fast in Failed or InternalError.
     pub async fn wait_until_steady(&self, options: &WaitOptions) -> Result<Pipe, Error> {
-        self.wait(PipeTarget::Steady, options).await
+        self.wait_for(WaitFor::pipe_steady(), options).await
+    }
+
+    /// Polls until the pipe meets `target`: a [`PipeState`], a named [`WaitFor`] target, or any
+    /// [`Condition`](api_core::management::Condition) wrapped in [`WaitFor::condition`].
+    ///
+    /// ```no_run
+    /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
+    /// use api_mgmt::{Pipe, PipeState, WaitFor, WaitOptions};
+    ///
+    /// let scaled = WaitFor::condition("running on 2 replicas", |p: &Pipe| {
+    ///     p.state == PipeState::Running && p.scaling.replicas == Some(2)
+    /// })
+    /// .fail_if(|p: &Pipe| p.state.is_failed());
+    /// let pipe = pipe.wait_for(scaled, &WaitOptions::default()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for(
+        &self,
+        target: impl Into<WaitFor<Pipe>>,
+        options: &WaitOptions,
+    ) -> Result<Pipe, Error> {
+        wait_for_pipe(|| self.get(), &target.into(), None, options).await
     }
 
     /// Polls until the pipe answers 404 (after a delete).
     pub async fn wait_until_gone(&self, options: &WaitOptions) -> Result<(), Error> {
-        wait_for_pipe(|| self.get(), PipeTarget::Gone, options)
-            .await
-            .map(|_| ())
-    }
-
-    async fn wait(&self, target: PipeTarget, options: &WaitOptions) -> Result<Pipe, Error> {
-        // For a state target the waiter returns a pipe or an error; `None` means the pipe is gone.
-        match wait_for_pipe(|| self.get(), target, options).await? {
-            Some(pipe) => Ok(pipe),
-            None => Err(WaitError::PipeGone { last_seen: None }.into()),
-        }
+        wait_for_pipe_gone(|| self.get(), options).await
     }
 
     fn ids(&self) -> (&Uuid, &Uuid, &Uuid) {

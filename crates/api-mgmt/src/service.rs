@@ -2,15 +2,16 @@
 
 use api_core::management::operations as ops;
 use api_core::management::{
-    PrivateEndpoint, ReversePrivateEndpoint, Service, ServiceCommand, ServiceState, WaitOptions,
-    raw_types, wait_for_service,
+    PrivateEndpoint, ReversePrivateEndpoint, Service, ServiceCommand, ServiceWait, WaitFor,
+    WaitOptions, raw_types, responses, wait_for_service,
 };
-use api_core::{Error, OrganizationId, PipeId, Problems, Response, ServiceId, required_member};
+use api_core::{Error, OrganizationId, PipeId, Problems, Response, ServiceId};
 
 use crate::client::Client;
 use crate::pipes::{PipeHandle, Pipes};
 
 /// One service of an organization: start and stop it, and reach its pipes and private endpoints.
+/// Making a handle sends nothing.
 #[derive(Debug, Clone)]
 pub struct ServiceHandle {
     pub(crate) client: Client,
@@ -37,12 +38,27 @@ impl ServiceHandle {
         self.service
     }
 
-    /// Sends `start`; answers with the service as it is at that instant (usually `starting`).
+    /// Reads the service without changing it: the state endpoint with no command, which answers with
+    /// the service as it is. Safe to retry.
+    ///
+    /// ```no_run
+    /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
+    /// let now = service.get().await?;
+    /// println!("{} is {}", now.name, now.state_name());
+    /// # Ok(()) }
+    /// ```
+    pub async fn get(&self) -> Result<Response<Service>, Error> {
+        self.send(None).await
+    }
+
+    /// Sends `start`; answers with the service as it is at that instant (usually `starting`). A
+    /// service that is stopping answers 409 ([`Error::is_conflict`]); [`start_and_wait`](Self::start_and_wait)
+    /// waits that out.
     ///
     /// ```no_run
     /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
     /// let service_now = service.start().await?;
-    /// println!("{} is {:?}", service_now.name(), service_now.state());
+    /// println!("{} is {}", service_now.name, service_now.state_name());
     /// # Ok(()) }
     /// ```
     pub async fn start(&self) -> Result<Response<Service>, Error> {
@@ -54,7 +70,7 @@ impl ServiceHandle {
     /// ```no_run
     /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
     /// let service_now = service.stop().await?;
-    /// println!("{} is {:?}", service_now.name(), service_now.state());
+    /// println!("{} is {}", service_now.name, service_now.state_name());
     /// # Ok(()) }
     /// ```
     pub async fn stop(&self) -> Result<Response<Service>, Error> {
@@ -63,8 +79,12 @@ impl ServiceHandle {
 
     /// Sends a state command (`PATCH .../state`). Safe to retry.
     pub async fn command(&self, command: ServiceCommand) -> Result<Response<Service>, Error> {
+        self.send(Some(command)).await
+    }
+
+    async fn send(&self, command: Option<ServiceCommand>) -> Result<Response<Service>, Error> {
         let body = raw_types::ServiceStateChangeRequest {
-            command: Some(command.into()),
+            command: command.map(Into::into),
         };
         let (org, svc) = (self.organization.as_uuid(), self.service.as_uuid());
         let (runtime, raw) = self.client.parts();
@@ -73,27 +93,41 @@ impl ServiceHandle {
                 raw.update_service_state(org, svc, &body)
             })
             .await?;
-        required_member(&ops::UPDATE_SERVICE_STATE, "result", response, |e| {
-            e.result.map(Service::from)
-        })
+        responses::service(response)
     }
 
-    /// Starts the service and waits until it is `running`. The API has no read operation for a service,
-    /// so this re-sends `start` (which is idempotent) to observe the state.
+    /// Starts the service and waits until it is `running`. The API has no read operation for a
+    /// service, so this re-sends `start` (which is idempotent) to observe the state. A service that is
+    /// still stopping answers `start` with 409: the waiter reads the state, waits for the stop to
+    /// finish and then starts it. Fails fast when the service is failed or deleted.
     ///
     /// ```no_run
     /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
     /// let running = service.start_and_wait(&api_mgmt::WaitOptions::default()).await?;
-    /// assert_eq!(running.state(), Some(api_mgmt::ServiceState::Running));
+    /// assert_eq!(running.state, Some(api_mgmt::ServiceState::Running));
     /// # Ok(()) }
     /// ```
     pub async fn start_and_wait(&self, options: &WaitOptions) -> Result<Service, Error> {
-        wait_for_service(|| self.start(), ServiceState::Running, options).await
+        self.command_and_wait(ServiceCommand::Start, options).await
     }
 
-    /// Stops the service and waits until it is `stopped`, re-sending `stop` to observe the state.
+    /// Stops the service and waits until it is `stopped`, the same way as
+    /// [`start_and_wait`](Self::start_and_wait).
     pub async fn stop_and_wait(&self, options: &WaitOptions) -> Result<Service, Error> {
-        wait_for_service(|| self.stop(), ServiceState::Stopped, options).await
+        self.command_and_wait(ServiceCommand::Stop, options).await
+    }
+
+    /// Sends `command` until the service reaches the state it leads to.
+    pub async fn command_and_wait(
+        &self,
+        command: ServiceCommand,
+        options: &WaitOptions,
+    ) -> Result<Service, Error> {
+        let probe = Probe {
+            service: self,
+            command,
+        };
+        wait_for_service(&probe, &WaitFor::service_state(command.target()), options).await
     }
 
     /// The pipes of the service.
@@ -111,7 +145,7 @@ impl ServiceHandle {
     /// ```no_run
     /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
     /// for endpoint in service.reverse_private_endpoints().await?.iter() {
-    ///     println!("{:?} {:?} {}", endpoint.id(), endpoint.kind(), endpoint.status());
+    ///     println!("{} {}", endpoint.id, endpoint.status);
     /// }
     /// # Ok(()) }
     /// ```
@@ -124,10 +158,7 @@ impl ServiceHandle {
         let response = runtime
             .execute(op, || raw.list_reverse_private_endpoints(org, svc))
             .await?;
-        required_member(op, "result", response, |e| {
-            e.result
-                .map(|list| list.into_iter().map(ReversePrivateEndpoint::from).collect())
-        })
+        responses::reverse_private_endpoints(response)
     }
 
     /// Registers the private endpoint `id` on the service. Not retried after it may have reached the
@@ -136,7 +167,7 @@ impl ServiceHandle {
     /// ```no_run
     /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
     /// let endpoint = service.create_private_endpoint("vpce-0123456789abcdef0", "CI runners").await?;
-    /// println!("registered {:?} (request {:?})", endpoint.id, endpoint.meta().request_id);
+    /// println!("registered {} (request {:?})", endpoint.id, endpoint.meta().request_id);
     /// # Ok(()) }
     /// ```
     pub async fn create_private_endpoint(
@@ -159,6 +190,22 @@ impl ServiceHandle {
         let response = runtime
             .execute(op, || raw.create_private_endpoint(org, svc, &body))
             .await?;
-        required_member(op, "result", response, |e| e.result)
+        responses::private_endpoint(response)
+    }
+}
+
+/// A service waiter's two calls: the command, and a read.
+struct Probe<'a> {
+    service: &'a ServiceHandle,
+    command: ServiceCommand,
+}
+
+impl ServiceWait for Probe<'_> {
+    async fn send(&self) -> Result<Response<Service>, Error> {
+        self.service.command(self.command).await
+    }
+
+    async fn observe(&self) -> Result<Response<Service>, Error> {
+        self.service.get().await
     }
 }

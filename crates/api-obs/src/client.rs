@@ -3,11 +3,10 @@
 use std::fmt;
 
 use api_core::observability::operations as ops;
-use api_core::observability::{Alert, Dashboard};
+use api_core::observability::{Alert, Dashboard, responses};
 use api_core::raw::observability as raw;
 use api_core::{
     AlertId, Config, ConfigBuilder, Connection, Error, FromConfig, Response, RetryPolicy,
-    required_member,
 };
 
 /// A client of the observability API. Cheap to clone: clones share connections and the rate limiter.
@@ -20,9 +19,9 @@ use api_core::{
 ///     .credentials(Credentials::bearer("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6"))
 ///     .build()?;
 /// let alert = client.alert("66a1f0c2d4e5f60718293a4b".parse()?).get().await?;
-/// println!("{} is {:?}", alert.name(), alert.state());
+/// println!("{} is {}", alert.name, alert.state_name());
 /// for dashboard in client.dashboards().list().await?.iter() {
-///     println!("{} has {} tiles", dashboard.name(), dashboard.tiles().len());
+///     println!("{} has {} tiles", dashboard.name, dashboard.tiles.len());
 /// }
 /// # Ok(()) }
 /// ```
@@ -121,7 +120,9 @@ impl AlertHandle {
     /// ```no_run
     /// # async fn run(client: api_obs::Client) -> Result<(), api_obs::Error> {
     /// let alert = client.alert("66a1f0c2d4e5f60718293a4b".parse()?).get().await?;
-    /// println!("{} is {:?}, threshold {:?} {:?}", alert.name(), alert.state(), alert.threshold_type, alert.threshold);
+    /// if let (Some(kind), Some(threshold)) = (&alert.threshold_type, alert.threshold) {
+    ///     println!("{} fires {kind} {threshold}", alert.name);
+    /// }
     /// # Ok(()) }
     /// ```
     pub async fn get(&self) -> Result<Response<Alert>, Error> {
@@ -138,9 +139,7 @@ impl AlertHandle {
         let response = runtime
             .execute(&ops::GET_ALERT, || raw.get_alert(&id))
             .await?;
-        required_member(&ops::GET_ALERT, "data", response, |e| {
-            e.data.map(Alert::from)
-        })
+        responses::alert(response)
     }
 }
 
@@ -156,7 +155,7 @@ impl Dashboards {
     /// ```no_run
     /// # async fn run(client: api_obs::Client) -> Result<(), api_obs::Error> {
     /// for dashboard in client.dashboards().list().await?.iter() {
-    ///     println!("{}: {} tiles, tags {:?}", dashboard.name(), dashboard.tiles().len(), dashboard.tags());
+    ///     println!("{}: {} tiles, tagged {}", dashboard.name, dashboard.tiles.len(), dashboard.tags.join(", "));
     /// }
     /// # Ok(()) }
     /// ```
@@ -168,9 +167,6 @@ impl Dashboards {
         let response = runtime
             .execute(&ops::LIST_DASHBOARDS, || raw.list_dashboards())
             .await?;
-        required_member(&ops::LIST_DASHBOARDS, "data", response, |e| {
-            e.data
-                .map(|list| list.into_iter().map(Dashboard::from).collect())
-        })
+        responses::dashboards(response)
     }
 }

@@ -5,14 +5,18 @@
 //! | read an alert | [`Client::alert`] then [`AlertHandle::get`] |
 //! | list dashboards | [`Client::dashboards`] then [`Dashboards::list`] |
 //!
+//! What the calls return are domain values read without unwrapping: an [`Alert`] has its `id`,
+//! `name`, `state` and [`AlertChannel`]; a [`Dashboard`] its `id`, `name`, [`Tile`]s and their
+//! [`Series`]. The generated value stays reachable through `raw()`.
+//!
 //! ```no_run
 //! # async fn run() -> Result<(), api_obs::Error> {
 //! let client = api_obs::Client::from_env()?; // CLOUD_OBSERVABILITY_URL, CLOUD_OBSERVABILITY_TOKEN
 //! let alert = client.alert("66a1f0c2d4e5f60718293a4b".parse()?).get().await?;
-//! println!("request {:?}: {} is {:?}", alert.meta().request_id, alert.name(), alert.state());
+//! println!("request {:?}: {} is {}", alert.meta().request_id, alert.name, alert.state_name());
 //! let dashboards = client.dashboards().list().await?;
-//! for tile in dashboards.iter().flat_map(|d| d.tiles()) {
-//!     println!("{:?}: {} series", tile.name, tile.series.as_ref().map_or(0, Vec::len));
+//! for tile in dashboards.iter().flat_map(|d| &d.tiles) {
+//!     println!("{}: {} series", tile.name, tile.series.len());
 //! }
 //! # Ok(()) }
 //! ```

@@ -1,11 +1,23 @@
-//! Domain types of the management API: services, pipes, private endpoints, the pipe builder and waiters.
+//! Domain types of the management API: services, pipes, private endpoints, the pipe builder and
+//! waiters.
+//!
+//! What the server answers is decoded into types the user reads without unwrapping: a resource's
+//! identity is always there (a response without it is a [`DecodeError`](crate::DecodeError) naming the
+//! JSON path), lists are `Vec`s, and a member stays an `Option` only where the API really leaves it
+//! out. [`Destination`], [`Scaling`] and [`PipeSettings`] serve both ways: read back from the server and
+//! declared for a [`NewPipe`].
 
+mod destination;
 mod envelopes;
 mod new_pipe;
 pub mod operations;
 mod pipe;
 mod private_endpoint;
+pub mod responses;
+mod scaling;
 mod service;
+mod settings;
+pub mod source;
 mod wait;
 
 pub use api_raw::management::types as raw_types;
@@ -14,12 +26,18 @@ pub use api_raw::support::{
     ReversePrivateEndpointStatus, ReversePrivateEndpointType, ServiceEndpointProtocol,
     ServiceState,
 };
+pub use destination::{Destination, DestinationColumn, TableDefinition, TableEngine};
 pub use new_pipe::{
-    Destination, KafkaSource, KinesisSource, NewPipe, NewPipeBuilder, ObjectStorageSource,
-    PipeSettingsSpec, PostgresSettingsSpec, PostgresSource, PostgresTableMapping, Scaling,
-    SchemaRegistry, Source,
+    KafkaSource, KinesisSource, NewPipe, NewPipeBuilder, ObjectStorageSource, PostgresSettingsSpec,
+    PostgresSource, PostgresTableMapping, SchemaRegistry, Source,
 };
-pub use pipe::{Pipe, PipeSettings, SourceKind};
+pub use pipe::{FieldMapping, Pipe, SourceKind};
 pub use private_endpoint::{PrivateEndpoint, ReversePrivateEndpoint};
-pub use service::{Service, ServiceCommand};
-pub use wait::{PipeTarget, WaitError, WaitOptions, wait_for_pipe, wait_for_service};
+pub use scaling::Scaling;
+pub use service::{IpAccessListEntry, Service, ServiceCommand, ServiceEndpoint};
+pub use settings::PipeSettings;
+pub use source::PipeSource;
+pub use wait::{
+    And, Condition, Not, Or, ServiceWait, WaitError, WaitFor, WaitOptions, wait_for_pipe,
+    wait_for_pipe_gone, wait_for_service,
+};

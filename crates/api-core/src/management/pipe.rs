@@ -1,17 +1,19 @@
-//! [`Pipe`]: a data pipe as the server reports it.
+//! [`Pipe`]: a data pipe as the server reports it, with its [`FieldMapping`]s.
 
-use std::ops::Deref;
+use std::fmt;
 
 use api_raw::management::types as raw;
 use api_raw::support::PipeState;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
 
+use super::{Destination, PipeSettings, PipeSource, Scaling};
+use crate::decode::{Invalid, Path, Raw, required};
 use crate::ids::{PipeId, ServiceId};
 
-/// The settings of a pipe (every field optional, as the server may omit any).
-pub type PipeSettings = raw::PipeSettings;
-
-/// The kind of source a pipe reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The kind of source a pipe reads. `Display` writes the API's member name (`kafka`, `objectStorage`,
+/// `kinesis`, `postgres`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SourceKind {
     /// A Kafka-style message stream.
     Kafka,
@@ -23,69 +25,121 @@ pub enum SourceKind {
     Postgres,
 }
 
-/// A data pipe. Typed accessors for the common fields; every other field through `Deref` to the
-/// generated type (all optional, as the server may omit any).
-#[derive(Debug, Clone)]
-pub struct Pipe(raw::Pipe);
+impl fmt::Display for SourceKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SourceKind::Kafka => "kafka",
+            SourceKind::ObjectStorage => "objectStorage",
+            SourceKind::Kinesis => "kinesis",
+            SourceKind::Postgres => "postgres",
+        })
+    }
+}
+
+/// A source field mapped to a destination column.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct FieldMapping {
+    /// Field of the source records; empty when the server omitted it.
+    pub source_field: String,
+    /// Destination column; empty when the server omitted it.
+    pub destination_field: String,
+}
+
+/// A data pipe, as the server reports it.
+///
+/// Its identity ([`id`](Self::id), [`service_id`](Self::service_id)) is always there: a response
+/// without it does not decode. Text members the API always fills are plain `String`s (empty if a
+/// server leaves one out); members that only apply to some pipes are `Option`s or empty `Vec`s.
+/// `Debug` and serde output never show a secret.
+///
+/// ```no_run
+/// # async fn show(pipe: api_core::management::Pipe) {
+/// println!("{} is {}, reading {} into {}", pipe.name, pipe.state, pipe.source, pipe.destination.database);
+/// if let Some(cpu) = pipe.scaling.replica_cpu {
+///     println!("{cpu} per replica");
+/// }
+/// # }
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Pipe {
+    /// The pipe id.
+    pub id: PipeId,
+    /// The service the pipe belongs to.
+    pub service_id: ServiceId,
+    /// The name.
+    pub name: String,
+    /// The state; [`PipeState::Unknown`] when the server omitted it.
+    pub state: PipeState,
+    /// What the pipe reads.
+    pub source: PipeSource,
+    /// Where it writes.
+    pub destination: Destination,
+    /// Source fields mapped to destination columns.
+    pub field_mappings: Vec<FieldMapping>,
+    /// Replicas, concurrency, CPU and memory.
+    pub scaling: Scaling,
+    /// Settings, known and unknown.
+    pub settings: PipeSettings,
+    /// When the pipe was created; absent when the server omitted it.
+    pub created_at: Option<DateTime<Utc>>,
+    /// When the pipe last changed; absent when the server omitted it.
+    pub updated_at: Option<DateTime<Utc>>,
+    #[serde(skip)]
+    raw: Raw<raw::Pipe>,
+}
 
 impl Pipe {
-    /// The pipe id.
-    pub fn id(&self) -> Option<PipeId> {
-        self.0.id.map(PipeId::from_uuid)
+    /// The generated value this pipe was decoded from (every member as the server sent it).
+    pub fn raw(&self) -> &raw::Pipe {
+        &self.raw.0
     }
 
-    /// The id of the owning service.
-    pub fn service_id(&self) -> Option<ServiceId> {
-        self.0.service_id.map(ServiceId::from_uuid)
+    /// The generated value, by value.
+    pub fn into_raw(self) -> raw::Pipe {
+        self.raw.0
     }
 
-    /// The name, empty when the server omitted it.
-    pub fn name(&self) -> &str {
-        self.0.name.as_deref().unwrap_or_default()
-    }
-
-    /// The state; [`PipeState::Unknown`] when the server omitted it.
-    pub fn state(&self) -> PipeState {
-        self.0.state.clone().unwrap_or(PipeState::Unknown)
-    }
-
-    /// Which source member is filled.
+    /// Which kind of source the pipe reads (`None` for a kind this SDK does not know).
     pub fn source_kind(&self) -> Option<SourceKind> {
-        let source = self.0.source.as_ref()?;
-        if source.kafka.is_some() {
-            Some(SourceKind::Kafka)
-        } else if source.object_storage.is_some() {
-            Some(SourceKind::ObjectStorage)
-        } else if source.kinesis.is_some() {
-            Some(SourceKind::Kinesis)
-        } else if source.postgres.is_some() {
-            Some(SourceKind::Postgres)
-        } else {
-            None
+        match self.source {
+            PipeSource::Kafka(_) => Some(SourceKind::Kafka),
+            PipeSource::ObjectStorage(_) => Some(SourceKind::ObjectStorage),
+            PipeSource::Kinesis(_) => Some(SourceKind::Kinesis),
+            PipeSource::Postgres(_) => Some(SourceKind::Postgres),
+            PipeSource::Unknown(_) => None,
         }
     }
 
-    /// The generated type.
-    pub fn as_raw(&self) -> &raw::Pipe {
-        &self.0
-    }
-
-    /// The generated type, by value.
-    pub fn into_raw(self) -> raw::Pipe {
-        self.0
-    }
-}
-
-impl From<raw::Pipe> for Pipe {
-    fn from(pipe: raw::Pipe) -> Self {
-        Self(pipe)
-    }
-}
-
-impl Deref for Pipe {
-    type Target = raw::Pipe;
-
-    fn deref(&self) -> &raw::Pipe {
-        &self.0
+    pub(crate) fn decode(raw: raw::Pipe, at: Path<'_>) -> Result<Self, Invalid> {
+        let copy = raw.clone();
+        Ok(Self {
+            id: required(raw.id, at.field("id"))?.into(),
+            service_id: required(raw.service_id, at.field("serviceId"))?.into(),
+            name: copy.name.unwrap_or_default(),
+            state: copy.state.unwrap_or(PipeState::Unknown),
+            source: PipeSource::decode(copy.source, at.field("source"))?,
+            destination: Destination::decode(copy.destination),
+            field_mappings: copy
+                .field_mappings
+                .into_iter()
+                .flatten()
+                .map(|m| FieldMapping {
+                    source_field: m.source_field.unwrap_or_default(),
+                    destination_field: m.destination_field.unwrap_or_default(),
+                })
+                .collect(),
+            scaling: Scaling::decode(copy.scaling, at.field("scaling"))?,
+            settings: match copy.settings {
+                Some(settings) => PipeSettings::decode(settings, at.field("settings"))?,
+                None => PipeSettings::default(),
+            },
+            created_at: copy.created_at,
+            updated_at: copy.updated_at,
+            raw: Raw(raw),
+        })
     }
 }

@@ -1,6 +1,9 @@
-//! Waiters: poll a pipe or a service until it reaches a state, with backoff and a deadline.
+//! Waiters: poll a pipe or a service until a [`Condition`] holds, fail fast when it no longer can, and
+//! give up at a deadline keeping the last value seen.
 
+use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use api_raw::support::{PipeState, ServiceState};
@@ -9,7 +12,11 @@ use super::{Pipe, Service};
 use crate::error::{Error, Result};
 use crate::response::Response;
 
-/// How a waiter polls.
+/// The shortest pause between two polls, whatever the options say: a zero interval still backs off.
+const MIN_PAUSE: Duration = Duration::from_millis(10);
+
+/// How a waiter polls. Every combination of values is safe: sums saturate and pauses never drop below
+/// 10 ms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitOptions {
     /// Give up after this long.
@@ -54,68 +61,260 @@ impl WaitOptions {
         self
     }
 
+    /// The pause after `current`: half as long again, within `[10 ms, max_interval]`.
     fn next_interval(&self, current: Duration) -> Duration {
-        (current + current / 2).min(self.max_interval)
+        let cap = self.max_interval.max(MIN_PAUSE);
+        current.saturating_add(current / 2).clamp(MIN_PAUSE, cap)
+    }
+
+    fn first_interval(&self) -> Duration {
+        self.initial_interval
+            .clamp(MIN_PAUSE, self.max_interval.max(MIN_PAUSE))
     }
 }
 
-/// What a pipe waiter waits for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PipeTarget {
-    /// This state.
-    State(PipeState),
-    /// Any steady state that is not a failure: Running, Stopped, Paused or Completed.
-    Steady,
-    /// The pipe answers 404 (after a delete).
-    Gone,
+/// A condition on a value (a [`Pipe`], a [`Service`]), in the style of kube's `await_condition`:
+/// any `Fn(&T) -> bool` is one, and conditions compose with [`and`](Condition::and),
+/// [`or`](Condition::or) and [`not`](Condition::not).
+///
+/// ```
+/// use api_core::management::{Condition, Pipe, PipeState};
+///
+/// let running = |pipe: &Pipe| pipe.state == PipeState::Running;
+/// let scaled = |pipe: &Pipe| pipe.scaling.replicas == Some(2);
+/// let ready = running.and(scaled);
+/// # let _ = ready;
+/// ```
+pub trait Condition<T: ?Sized> {
+    /// Whether `value` meets the condition.
+    fn matches(&self, value: &T) -> bool;
+
+    /// Both conditions hold.
+    fn and<C: Condition<T>>(self, other: C) -> And<Self, C>
+    where
+        Self: Sized,
+    {
+        And(self, other)
+    }
+
+    /// Either condition holds.
+    fn or<C: Condition<T>>(self, other: C) -> Or<Self, C>
+    where
+        Self: Sized,
+    {
+        Or(self, other)
+    }
+
+    /// The condition does not hold.
+    fn not(self) -> Not<Self>
+    where
+        Self: Sized,
+    {
+        Not(self)
+    }
 }
 
-/// Why a waiter stopped without reaching its target.
+impl<T: ?Sized, F: Fn(&T) -> bool> Condition<T> for F {
+    fn matches(&self, value: &T) -> bool {
+        self(value)
+    }
+}
+
+/// Both conditions: see [`Condition::and`].
+#[derive(Debug, Clone, Copy)]
+pub struct And<A, B>(A, B);
+
+impl<T: ?Sized, A: Condition<T>, B: Condition<T>> Condition<T> for And<A, B> {
+    fn matches(&self, value: &T) -> bool {
+        self.0.matches(value) && self.1.matches(value)
+    }
+}
+
+/// Either condition: see [`Condition::or`].
+#[derive(Debug, Clone, Copy)]
+pub struct Or<A, B>(A, B);
+
+impl<T: ?Sized, A: Condition<T>, B: Condition<T>> Condition<T> for Or<A, B> {
+    fn matches(&self, value: &T) -> bool {
+        self.0.matches(value) || self.1.matches(value)
+    }
+}
+
+/// The negation: see [`Condition::not`].
+#[derive(Debug, Clone, Copy)]
+pub struct Not<A>(A);
+
+impl<T: ?Sized, A: Condition<T>> Condition<T> for Not<A> {
+    fn matches(&self, value: &T) -> bool {
+        !self.0.matches(value)
+    }
+}
+
+type Check<T> = Arc<dyn Fn(&T) -> bool + Send + Sync>;
+
+/// What a waiter waits for: done when its condition holds, failed as soon as its failure condition
+/// holds (a state from which the target cannot be reached). Named targets are built on it
+/// ([`WaitFor::pipe_state`], [`WaitFor::pipe_steady`], [`WaitFor::service_state`]; a state converts
+/// into its target); any condition can be waited for with [`WaitFor::condition`].
+///
+/// ```
+/// use api_core::management::{Pipe, PipeState, WaitFor};
+///
+/// // Running with two replicas; give up at once if the pipe fails.
+/// let target = WaitFor::condition("running on 2 replicas", |pipe: &Pipe| {
+///     pipe.state == PipeState::Running && pipe.scaling.replicas == Some(2)
+/// })
+/// .fail_if(|pipe: &Pipe| pipe.state.is_failed());
+/// assert_eq!(target.to_string(), "running on 2 replicas");
+/// ```
+#[derive(Clone)]
+pub struct WaitFor<T> {
+    description: String,
+    done: Check<T>,
+    fail: Check<T>,
+}
+
+impl<T> fmt::Debug for WaitFor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("WaitFor").field(&self.description).finish()
+    }
+}
+
+impl<T> fmt::Display for WaitFor<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.description)
+    }
+}
+
+impl<T: 'static> WaitFor<T> {
+    /// Wait until `done` holds; `description` names it in errors. Nothing fails fast until
+    /// [`fail_if`](Self::fail_if) says what should.
+    pub fn condition(
+        description: impl Into<String>,
+        done: impl Condition<T> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            description: description.into(),
+            done: Arc::new(move |value| done.matches(value)),
+            fail: Arc::new(|_| false),
+        }
+    }
+
+    /// Also fail as soon as `fail` holds (checked after the target, so a value that meets both is done).
+    pub fn fail_if(mut self, fail: impl Condition<T> + Send + Sync + 'static) -> Self {
+        let before = self.fail;
+        self.fail = Arc::new(move |value| before(value) || fail.matches(value));
+        self
+    }
+
+    /// Whether `value` is what is waited for.
+    pub fn is_done(&self, value: &T) -> bool {
+        (self.done)(value)
+    }
+
+    /// Whether `value` can no longer reach it.
+    pub fn is_failed(&self, value: &T) -> bool {
+        (self.fail)(value)
+    }
+}
+
+impl WaitFor<Pipe> {
+    /// The pipe is in `state`. Fails fast in Failed or InternalError, and in Completed (a one-shot
+    /// pipe that finished), unless that is the state waited for. A [`PipeState`] converts into this.
+    pub fn pipe_state(state: PipeState) -> Self {
+        let target = state.clone();
+        Self::condition(state.to_string(), move |pipe: &Pipe| pipe.state == target).fail_if(
+            move |pipe: &Pipe| {
+                pipe.state != state
+                    && (pipe.state.is_failed() || pipe.state == PipeState::Completed)
+            },
+        )
+    }
+
+    /// The pipe is in a steady state that is not a failure: Running, Stopped, Paused or Completed.
+    /// Fails fast in Failed or InternalError.
+    pub fn pipe_steady() -> Self {
+        Self::condition("a steady state", |pipe: &Pipe| {
+            pipe.state.is_steady() && !pipe.state.is_failed()
+        })
+        .fail_if(|pipe: &Pipe| pipe.state.is_failed())
+    }
+}
+
+impl WaitFor<Service> {
+    /// The service is in `state`. Fails fast when the service is failed, terminating, terminated or
+    /// (soft-)deleted, unless that is the state waited for. A [`ServiceState`] converts into this.
+    pub fn service_state(state: ServiceState) -> Self {
+        let target = state.clone();
+        Self::condition(state.to_string(), move |service: &Service| {
+            service.state.as_ref() == Some(&target)
+        })
+        .fail_if(move |service: &Service| {
+            service
+                .state
+                .as_ref()
+                .is_some_and(|s| s != &state && s.is_dead_end())
+        })
+    }
+}
+
+impl From<PipeState> for WaitFor<Pipe> {
+    fn from(state: PipeState) -> Self {
+        Self::pipe_state(state)
+    }
+}
+
+impl From<ServiceState> for WaitFor<Service> {
+    fn from(state: ServiceState) -> Self {
+        Self::service_state(state)
+    }
+}
+
+/// Why a waiter stopped without reaching its target. Each variant keeps the last value seen.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WaitError {
-    /// The pipe entered Failed or InternalError.
-    #[error("pipe {} entered {} while waiting", .pipe.name(), .pipe.state())]
+    /// The pipe reached a state from which the target cannot be reached (Failed, InternalError, or
+    /// Completed while waiting for another state).
+    #[error("pipe {} is {}, from which it cannot reach {target}", .pipe.name, .pipe.state)]
     PipeFailed {
-        /// The pipe as last seen.
-        pipe: Box<Pipe>,
-    },
-    /// A one-shot pipe finished (Completed) while waiting for another state, which it can no longer
-    /// reach.
-    #[error("pipe {} finished (Completed) while waiting for {target:?}", .pipe.name())]
-    PipeFinished {
         /// What was waited for.
-        target: PipeTarget,
+        target: String,
         /// The pipe as last seen.
         pipe: Box<Pipe>,
     },
     /// The pipe answered 404 after it had been seen, while waiting for a state.
-    #[error("pipe disappeared while waiting (last seen in state {})", last_state(.last_seen))]
+    #[error("pipe disappeared while waiting for {target} (last seen in state {})", last_state(.last_seen))]
     PipeGone {
+        /// What was waited for.
+        target: String,
         /// The pipe as last seen.
         last_seen: Option<Box<Pipe>>,
     },
     /// The pipe did not reach the target in time.
-    #[error("pipe did not reach {target:?} within {waited:?} (last seen in state {})", last_state(.last_seen))]
+    #[error("pipe did not reach {target} within {waited:?} (last seen in state {})", last_state(.last_seen))]
     PipeTimedOut {
         /// What was waited for.
-        target: PipeTarget,
+        target: String,
         /// How long it waited.
         waited: Duration,
         /// The pipe as last seen, if it was ever seen.
         last_seen: Option<Box<Pipe>>,
     },
-    /// The service entered `failed`.
-    #[error("service {} failed while waiting", .service.name())]
+    /// The service reached a state from which the target cannot be reached (failed, terminating,
+    /// terminated, deleted).
+    #[error("service {} is {}, from which it cannot reach {target}", .service.name, .service.state_name())]
     ServiceFailed {
+        /// What was waited for.
+        target: String,
         /// The service as last seen.
         service: Box<Service>,
     },
     /// The service did not reach the target in time.
-    #[error("service did not reach {target} within {waited:?}")]
+    #[error("service did not reach {target} within {waited:?} (last seen {})", last_service_state(.last_seen))]
     ServiceTimedOut {
         /// What was waited for.
-        target: ServiceState,
+        target: String,
         /// How long it waited.
         waited: Duration,
         /// The service as last seen, if it was ever seen.
@@ -125,377 +324,245 @@ pub enum WaitError {
 
 fn last_state(pipe: &Option<Box<Pipe>>) -> String {
     pipe.as_ref()
-        .map(|p| p.state().to_string())
+        .map(|p| p.state.to_string())
         .unwrap_or_else(|| "never seen".to_string())
+}
+
+fn last_service_state(service: &Option<Box<Service>>) -> String {
+    service
+        .as_ref()
+        .map(|s| format!("in state {}", s.state_name()))
+        .unwrap_or_else(|| "never".to_string())
 }
 
 impl WaitError {
     /// The pipe as last seen, for pipe waits.
     pub fn last_seen_pipe(&self) -> Option<&Pipe> {
         match self {
-            WaitError::PipeFailed { pipe } | WaitError::PipeFinished { pipe, .. } => Some(pipe),
-            WaitError::PipeGone { last_seen } => last_seen.as_deref(),
-            WaitError::PipeTimedOut { last_seen, .. } => last_seen.as_deref(),
+            WaitError::PipeFailed { pipe, .. } => Some(pipe),
+            WaitError::PipeGone { last_seen, .. } | WaitError::PipeTimedOut { last_seen, .. } => {
+                last_seen.as_deref()
+            }
             _ => None,
         }
     }
+
+    /// The service as last seen, for service waits.
+    pub fn last_seen_service(&self) -> Option<&Service> {
+        match self {
+            WaitError::ServiceFailed { service, .. } => Some(service),
+            WaitError::ServiceTimedOut { last_seen, .. } => last_seen.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Whether the waiter ran out of time.
+    pub fn is_timeout(&self) -> bool {
+        matches!(
+            self,
+            WaitError::PipeTimedOut { .. } | WaitError::ServiceTimedOut { .. }
+        )
+    }
 }
 
-/// Polls `get` until the pipe reaches `target`: returns the pipe, or `None` exactly when the target is
-/// [`PipeTarget::Gone`].
+/// The clock of one wait: its deadline and its growing pause.
+struct Pacer<'a> {
+    options: &'a WaitOptions,
+    started: Instant,
+    interval: Duration,
+}
+
+impl<'a> Pacer<'a> {
+    fn new(options: &'a WaitOptions) -> Self {
+        Self {
+            options,
+            started: Instant::now(),
+            interval: options.first_interval(),
+        }
+    }
+
+    fn remaining(&self) -> Duration {
+        self.options.timeout.saturating_sub(self.started.elapsed())
+    }
+
+    fn waited(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Sleeps before the next poll; `false` when the deadline would pass first.
+    async fn pause(&mut self) -> bool {
+        if self.interval >= self.remaining() {
+            return false;
+        }
+        tokio::time::sleep(self.interval).await;
+        self.interval = self.options.next_interval(self.interval);
+        true
+    }
+}
+
+/// Polls `get` until the pipe meets `target`, and returns it.
 ///
-/// Fails fast with [`WaitError::PipeFailed`] when the pipe enters Failed or InternalError (unless that is
-/// the target), and with [`WaitError::PipeTimedOut`], carrying the last seen pipe, when time runs out.
-/// Up to `tolerated_not_found` 404s are accepted before the pipe is first seen; other errors end the wait.
+/// Fails fast with [`WaitError::PipeFailed`] when the target can no longer be reached, with
+/// [`WaitError::PipeGone`] when the pipe disappears after it was seen, and with
+/// [`WaitError::PipeTimedOut`] (carrying the last seen pipe, or `seen` if it never answered) when time
+/// runs out. Up to `tolerated_not_found` 404s are accepted before the pipe is first seen; other
+/// errors end the wait.
 pub async fn wait_for_pipe<F, Fut>(
     mut get: F,
-    target: PipeTarget,
+    target: &WaitFor<Pipe>,
+    seen: Option<Pipe>,
     options: &WaitOptions,
-) -> Result<Option<Pipe>>
+) -> Result<Pipe>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<Response<Pipe>>>,
 {
-    let started = Instant::now();
-    let mut interval = options.initial_interval;
-    let mut last_seen: Option<Box<Pipe>> = None;
+    let mut pacer = Pacer::new(options);
+    let mut last_seen: Option<Box<Pipe>> = seen.map(Box::new);
+    let mut seen_by_poll = false;
     let mut not_found = 0u32;
+    let timed_out = |pacer: &Pacer<'_>, last_seen| WaitError::PipeTimedOut {
+        target: target.to_string(),
+        waited: pacer.waited(),
+        last_seen,
+    };
     loop {
         // Each poll gets only the time that is left, so the timeout holds even when one read is slow
         // (retries, server waits).
-        let remaining = options.timeout.saturating_sub(started.elapsed());
-        let Ok(polled) = tokio::time::timeout(remaining, get()).await else {
-            return Err(WaitError::PipeTimedOut {
-                target,
-                waited: started.elapsed(),
-                last_seen,
-            }
-            .into());
+        let Ok(polled) = tokio::time::timeout(pacer.remaining(), get()).await else {
+            return Err(timed_out(&pacer, last_seen).into());
         };
         match polled {
             Ok(response) => {
                 let pipe = response.into_inner();
-                let state = pipe.state();
-                tracing::debug!(state = %state, "pipe polled");
-                let reached = match &target {
-                    PipeTarget::State(wanted) => &state == wanted,
-                    PipeTarget::Steady => state.is_steady() && !state.is_failed(),
-                    PipeTarget::Gone => false,
-                };
-                if reached {
-                    return Ok(Some(pipe));
+                tracing::debug!(state = %pipe.state, "pipe polled");
+                if target.is_done(&pipe) {
+                    return Ok(pipe);
                 }
-                if state.is_failed() && target != PipeTarget::Gone {
+                if target.is_failed(&pipe) {
                     return Err(WaitError::PipeFailed {
-                        pipe: Box::new(pipe),
-                    }
-                    .into());
-                }
-                if state == PipeState::Completed && matches!(target, PipeTarget::State(_)) {
-                    return Err(WaitError::PipeFinished {
-                        target,
+                        target: target.to_string(),
                         pipe: Box::new(pipe),
                     }
                     .into());
                 }
                 last_seen = Some(Box::new(pipe));
+                seen_by_poll = true;
             }
-            Err(e) if e.is_not_found() => match (&target, last_seen.take()) {
-                (PipeTarget::Gone, _) => return Ok(None),
-                (_, Some(seen)) => {
+            Err(e) if e.is_not_found() => {
+                if seen_by_poll {
                     return Err(WaitError::PipeGone {
-                        last_seen: Some(seen),
+                        target: target.to_string(),
+                        last_seen,
                     }
                     .into());
                 }
-                (_, None) if not_found < options.tolerated_not_found => not_found += 1,
-                (_, None) => return Err(e),
-            },
+                if not_found >= options.tolerated_not_found {
+                    return Err(e);
+                }
+                not_found = not_found.saturating_add(1);
+            }
             Err(e) => return Err(e),
         }
-        if started.elapsed() + interval > options.timeout {
+        if !pacer.pause().await {
+            return Err(timed_out(&pacer, last_seen).into());
+        }
+    }
+}
+
+/// Polls `get` until the pipe answers 404 (after a delete). Times out with
+/// [`WaitError::PipeTimedOut`] carrying the last seen pipe.
+pub async fn wait_for_pipe_gone<F, Fut>(mut get: F, options: &WaitOptions) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Response<Pipe>>>,
+{
+    let mut pacer = Pacer::new(options);
+    let mut last_seen = None;
+    loop {
+        let answered = match tokio::time::timeout(pacer.remaining(), get()).await {
+            Ok(Ok(response)) => {
+                last_seen = Some(Box::new(response.into_inner()));
+                true
+            }
+            Ok(Err(e)) if e.is_not_found() => return Ok(()),
+            Ok(Err(e)) => return Err(e),
+            Err(_) => false,
+        };
+        if !answered || !pacer.pause().await {
             return Err(WaitError::PipeTimedOut {
-                target,
-                waited: started.elapsed(),
+                target: "gone".to_string(),
+                waited: pacer.waited(),
                 last_seen,
             }
             .into());
         }
-        tokio::time::sleep(interval).await;
-        interval = options.next_interval(interval);
     }
 }
 
-/// Polls `poll` (which re-sends the state command and returns the service as it is) until the service
-/// is in `target`. Fails fast when the service enters `failed`.
-pub async fn wait_for_service<F, Fut>(
-    mut poll: F,
-    target: ServiceState,
+/// The two calls a service waiter makes: send the command, and read the service as it is.
+pub trait ServiceWait {
+    /// Sends the state command; answers with the service at that instant.
+    fn send(&self) -> impl Future<Output = Result<Response<Service>>>;
+    /// Reads the service without changing it (the state endpoint without a command).
+    fn observe(&self) -> impl Future<Output = Result<Response<Service>>>;
+}
+
+/// Sends the command of `probe` until the service meets `target`, and returns it.
+///
+/// A 409 means the service is between two states (stopping, when asked to start): the waiter reads
+/// the service (and fails fast if it is failed or deleted), waits, and sends the command again once the
+/// transition is over. Times out with [`WaitError::ServiceTimedOut`] carrying the last seen service.
+pub async fn wait_for_service(
+    probe: &impl ServiceWait,
+    target: &WaitFor<Service>,
     options: &WaitOptions,
-) -> Result<Service>
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Result<Response<Service>>>,
-{
-    let started = Instant::now();
-    let mut interval = options.initial_interval;
+) -> Result<Service> {
+    let mut pacer = Pacer::new(options);
+    let mut last_seen: Option<Box<Service>> = None;
+    let timed_out = |pacer: &Pacer<'_>, last_seen| {
+        Error::Wait(WaitError::ServiceTimedOut {
+            target: target.to_string(),
+            waited: pacer.waited(),
+            last_seen,
+        })
+    };
     loop {
-        let remaining = options.timeout.saturating_sub(started.elapsed());
-        let Ok(polled) = tokio::time::timeout(remaining, poll()).await else {
-            return Err(Error::Wait(WaitError::ServiceTimedOut {
-                target,
-                waited: started.elapsed(),
-                last_seen: None,
-            }));
+        let Ok(sent) = tokio::time::timeout(pacer.remaining(), probe.send()).await else {
+            return Err(timed_out(&pacer, last_seen));
         };
-        let service = polled?.into_inner();
-        let state = service.state();
-        tracing::debug!(state = ?state, "service polled");
-        if state.as_ref() == Some(&target) {
-            return Ok(service);
-        }
-        if state == Some(ServiceState::Failed) {
-            return Err(WaitError::ServiceFailed {
-                service: Box::new(service),
+        let service = match sent {
+            Ok(response) => Some(response.into_inner()),
+            Err(e) if e.is_conflict() => {
+                tracing::debug!("service busy with another transition; reading its state");
+                // An observation the server does not support only costs the fail-fast check.
+                match tokio::time::timeout(pacer.remaining(), probe.observe()).await {
+                    Ok(Ok(response)) => Some(response.into_inner()),
+                    Ok(Err(_)) => None,
+                    Err(_) => return Err(timed_out(&pacer, last_seen)),
+                }
             }
-            .into());
+            Err(e) => return Err(e),
+        };
+        if let Some(service) = service {
+            tracing::debug!(state = service.state_name(), "service polled");
+            if target.is_done(&service) {
+                return Ok(service);
+            }
+            if target.is_failed(&service) {
+                return Err(WaitError::ServiceFailed {
+                    target: target.to_string(),
+                    service: Box::new(service),
+                }
+                .into());
+            }
+            last_seen = Some(Box::new(service));
         }
-        if started.elapsed() + interval > options.timeout {
-            let waited = started.elapsed();
-            return Err(Error::Wait(WaitError::ServiceTimedOut {
-                target,
-                waited,
-                last_seen: Some(Box::new(service)),
-            }));
+        if !pacer.pause().await {
+            return Err(timed_out(&pacer, last_seen));
         }
-        tokio::time::sleep(interval).await;
-        interval = options.next_interval(interval);
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use std::collections::VecDeque;
-    use std::sync::Mutex;
-
-    use api_raw::management::types as raw;
-
-    use super::*;
-    use crate::error::ApiError;
-    use crate::response::ResponseMeta;
-
-    fn pipe(state: &str) -> Result<Response<Pipe>> {
-        let raw = raw::Pipe {
-            name: Some("p".into()),
-            state: Some(state.into()),
-            ..Default::default()
-        };
-        let meta = ResponseMeta {
-            status: 200,
-            headers: Default::default(),
-            request_id: None,
-            attempts: 1,
-        };
-        Ok(Response::new(Pipe::from(raw), meta))
-    }
-
-    fn not_found() -> Result<Response<Pipe>> {
-        Err(Error::from(ApiError {
-            operation: "getPipe",
-            status: 404,
-            code: Some("NOT_FOUND".into()),
-            message: "no such pipe".into(),
-            request_id: None,
-            body: String::new(),
-            retry_after: None,
-            attempts: 1,
-        }))
-    }
-
-    fn fast() -> WaitOptions {
-        WaitOptions::default()
-            .interval(Duration::from_millis(1), Duration::from_millis(2))
-            .timeout(Duration::from_secs(5))
-    }
-
-    async fn run(
-        script: Vec<Result<Response<Pipe>>>,
-        target: PipeTarget,
-        options: WaitOptions,
-    ) -> (Result<Option<Pipe>>, usize) {
-        let script = Mutex::new(VecDeque::from(script));
-        let polls = std::sync::atomic::AtomicUsize::new(0);
-        let result = wait_for_pipe(
-            || {
-                polls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let next = script
-                    .lock()
-                    .unwrap()
-                    .pop_front()
-                    .unwrap_or_else(|| pipe("Provisioning"));
-                async move { next }
-            },
-            target,
-            &options,
-        )
-        .await;
-        (result, polls.into_inner())
-    }
-
-    #[tokio::test]
-    async fn reaches_running_after_provisioning() {
-        let (result, polls) = run(
-            vec![pipe("Provisioning"), pipe("Provisioning"), pipe("Running")],
-            PipeTarget::State(PipeState::Running),
-            fast(),
-        )
-        .await;
-        assert_eq!(result.unwrap().unwrap().state(), PipeState::Running);
-        assert_eq!(polls, 3);
-    }
-
-    #[tokio::test]
-    async fn fails_fast_on_failed() {
-        let script = vec![pipe("Provisioning"), pipe("Failed"), pipe("Running")];
-        let (result, polls) = run(script, PipeTarget::State(PipeState::Running), fast()).await;
-        let err = result.unwrap_err();
-        assert!(
-            matches!(&err, Error::Wait(WaitError::PipeFailed { pipe }) if pipe.state() == PipeState::Failed),
-            "{err}"
-        );
-        assert_eq!(polls, 2);
-    }
-
-    #[tokio::test]
-    async fn tolerates_early_not_found_but_not_too_many() {
-        let (result, _) = run(
-            vec![not_found(), not_found(), pipe("Running")],
-            PipeTarget::Steady,
-            fast(),
-        )
-        .await;
-        assert_eq!(result.unwrap().unwrap().state(), PipeState::Running);
-        let (result, polls) = run(
-            vec![not_found(), not_found()],
-            PipeTarget::Steady,
-            fast().tolerated_not_found(1),
-        )
-        .await;
-        assert!(result.unwrap_err().is_not_found());
-        assert_eq!(polls, 2);
-    }
-
-    #[tokio::test]
-    async fn gone_waits_for_a_not_found() {
-        let (result, polls) = run(
-            vec![pipe("Running"), pipe("Stopping"), not_found()],
-            PipeTarget::Gone,
-            fast(),
-        )
-        .await;
-        assert!(result.unwrap().is_none());
-        assert_eq!(polls, 3);
-    }
-
-    #[tokio::test]
-    async fn a_pipe_that_vanishes_while_waiting_for_a_state_is_reported() {
-        let (result, _) = run(
-            vec![pipe("Provisioning"), not_found()],
-            PipeTarget::State(PipeState::Running),
-            fast(),
-        )
-        .await;
-        assert!(matches!(
-            result.unwrap_err(),
-            Error::Wait(WaitError::PipeGone { .. })
-        ));
-    }
-
-    #[tokio::test]
-    async fn timeout_returns_the_last_seen_pipe() {
-        let options = fast().timeout(Duration::from_millis(30));
-        let (result, _) = run(vec![], PipeTarget::State(PipeState::Running), options).await;
-        match result.unwrap_err() {
-            Error::Wait(err @ WaitError::PipeTimedOut { .. }) => {
-                assert_eq!(
-                    err.last_seen_pipe().map(Pipe::state),
-                    Some(PipeState::Provisioning)
-                );
-                assert!(
-                    err.to_string().contains("last seen in state Provisioning"),
-                    "{err}"
-                );
-            }
-            other => panic!("unexpected {other}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn steady_does_not_accept_failure_or_transitions() {
-        let (result, polls) = run(
-            vec![pipe("Setup"), pipe("Snapshot"), pipe("Completed")],
-            PipeTarget::Steady,
-            fast(),
-        )
-        .await;
-        assert_eq!(result.unwrap().unwrap().state(), PipeState::Completed);
-        assert_eq!(polls, 3);
-        let (result, _) = run(vec![pipe("InternalError")], PipeTarget::Steady, fast()).await;
-        assert!(matches!(
-            result.unwrap_err(),
-            Error::Wait(WaitError::PipeFailed { .. })
-        ));
-    }
-
-    #[tokio::test]
-    async fn a_completed_pipe_ends_a_wait_for_another_state() {
-        let (result, polls) = run(
-            vec![pipe("Running"), pipe("Completed")],
-            PipeTarget::State(PipeState::Stopped),
-            fast(),
-        )
-        .await;
-        assert!(matches!(
-            result.unwrap_err(),
-            Error::Wait(WaitError::PipeFinished { .. })
-        ));
-        assert_eq!(polls, 2);
-    }
-
-    #[tokio::test]
-    async fn a_slow_read_cannot_stretch_the_timeout() {
-        let options = fast().timeout(Duration::from_millis(50));
-        let started = std::time::Instant::now();
-        let result = wait_for_pipe(
-            || async {
-                tokio::time::sleep(Duration::from_secs(5)).await;
-                pipe("Running")
-            },
-            PipeTarget::State(PipeState::Running),
-            &options,
-        )
-        .await;
-        assert!(matches!(
-            result.unwrap_err(),
-            Error::Wait(WaitError::PipeTimedOut { .. })
-        ));
-        assert!(
-            started.elapsed() < Duration::from_secs(1),
-            "{:?}",
-            started.elapsed()
-        );
-    }
-
-    #[test]
-    fn intervals_grow_by_half_up_to_the_cap() {
-        let options = WaitOptions::default();
-        assert_eq!(
-            options.next_interval(Duration::from_secs(1)),
-            Duration::from_millis(1500)
-        );
-        assert_eq!(
-            options.next_interval(Duration::from_secs(8)),
-            Duration::from_secs(10)
-        );
-    }
-}
+mod tests;

@@ -1,53 +1,112 @@
-//! [`Alert`].
-
-use std::ops::Deref;
+//! [`Alert`] and its [`AlertChannel`].
 
 use api_raw::observability::types as raw;
-use api_raw::support::AlertState;
+use api_raw::support::{
+    AlertChannelType, AlertInterval, AlertSource, AlertState, AlertThresholdType,
+};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
 
+use crate::decode::{Invalid, Path, Raw, parse_id, required};
 use crate::ids::{AlertId, DashboardId};
 
-/// An alert. Typed accessors for the common fields; the rest through `Deref` to the generated type.
-#[derive(Debug, Clone)]
-pub struct Alert(raw::Alert);
+/// An alert.
+///
+/// Its [`id`](Self::id) is always there. What it watches depends on its [`source`](Self::source): a
+/// tile alert names a [`dashboard`](Self::dashboard) and a [`tile_id`](Self::tile_id), a saved-search
+/// alert does not, so those are `Option`s; so is the [`state`](Self::state) of an alert that was never
+/// evaluated.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Alert {
+    /// The alert id.
+    pub id: AlertId,
+    /// The name; empty when the server omitted it.
+    pub name: String,
+    /// The message sent when it fires, when set.
+    pub message: Option<String>,
+    /// The threshold, when set.
+    pub threshold: Option<f64>,
+    /// How the value is compared with the threshold, when set.
+    pub threshold_type: Option<AlertThresholdType>,
+    /// How often it is evaluated, when set.
+    pub interval: Option<AlertInterval>,
+    /// What it watches (a tile or a saved search), when reported.
+    pub source: Option<AlertSource>,
+    /// The state, when it has been evaluated.
+    pub state: Option<AlertState>,
+    /// Where notifications go, when set.
+    pub channel: Option<AlertChannel>,
+    /// The owning team, when reported.
+    pub team: Option<String>,
+    /// The watched tile (tile alerts).
+    pub tile_id: Option<String>,
+    /// The dashboard of the watched tile (tile alerts).
+    pub dashboard: Option<DashboardId>,
+    /// When it was created, when reported.
+    pub created_at: Option<DateTime<Utc>>,
+    /// When it last changed, when reported.
+    pub updated_at: Option<DateTime<Utc>>,
+    #[serde(skip)]
+    raw: Raw<raw::Alert>,
+}
+
+/// Where an alert's notifications go.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct AlertChannel {
+    /// The kind of channel (`type`), when reported.
+    #[serde(rename = "type")]
+    pub kind: Option<AlertChannelType>,
+    /// The webhook (webhook channels).
+    pub webhook_id: Option<String>,
+}
 
 impl Alert {
-    /// The alert id, when the server sent a well-formed one.
-    pub fn id(&self) -> Option<AlertId> {
-        self.0.id.as_deref().and_then(|id| id.parse().ok())
+    /// The generated value this alert was decoded from.
+    pub fn raw(&self) -> &raw::Alert {
+        &self.raw.0
     }
 
-    /// The name, empty when the server omitted it.
-    pub fn name(&self) -> &str {
-        self.0.name.as_deref().unwrap_or_default()
+    /// The generated value, by value.
+    pub fn into_raw(self) -> raw::Alert {
+        self.raw.0
     }
 
-    /// The state, when reported.
-    pub fn state(&self) -> Option<AlertState> {
-        self.0.state.clone()
+    /// The state as text, `unknown` when the alert has not been evaluated (for messages).
+    pub fn state_name(&self) -> &str {
+        self.state.as_ref().map_or("unknown", AlertState::as_str)
     }
 
-    /// The dashboard the alert's tile belongs to.
-    pub fn dashboard_id(&self) -> Option<DashboardId> {
-        self.0.dashboard.as_deref().and_then(|id| id.parse().ok())
-    }
-
-    /// The generated type.
-    pub fn as_raw(&self) -> &raw::Alert {
-        &self.0
-    }
-}
-
-impl From<raw::Alert> for Alert {
-    fn from(alert: raw::Alert) -> Self {
-        Self(alert)
-    }
-}
-
-impl Deref for Alert {
-    type Target = raw::Alert;
-
-    fn deref(&self) -> &raw::Alert {
-        &self.0
+    pub(crate) fn decode(raw: raw::Alert, at: Path<'_>) -> Result<Self, Invalid> {
+        let a = raw.clone();
+        let id_at = at.field("id");
+        let id = parse_id(&required(a.id, id_at)?, id_at)?;
+        let dashboard = a
+            .dashboard
+            .map(|d| parse_id(&d, at.field("dashboard")))
+            .transpose()?;
+        Ok(Self {
+            id,
+            name: a.name.unwrap_or_default(),
+            message: a.message,
+            threshold: a.threshold,
+            threshold_type: a.threshold_type,
+            interval: a.interval,
+            source: a.source,
+            state: a.state,
+            channel: a.channel.map(|c| AlertChannel {
+                kind: c.type_,
+                webhook_id: c.webhook_id,
+            }),
+            team: a.team,
+            tile_id: a.tile_id,
+            dashboard,
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+            raw: Raw(raw),
+        })
     }
 }

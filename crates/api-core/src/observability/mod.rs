@@ -1,16 +1,21 @@
 //! Domain types of the observability API: alerts and dashboards.
+//!
+//! An alert's and a dashboard's identity is always there (a response without it is a
+//! [`DecodeError`](crate::DecodeError) naming the JSON path), lists are `Vec`s, and a member stays an
+//! `Option` only where the API really leaves it out.
 
 mod alert;
 mod dashboard;
 pub mod operations;
+pub mod responses;
 
-pub use alert::Alert;
+pub use alert::{Alert, AlertChannel};
 pub use api_raw::observability::types as raw_types;
 pub use api_raw::support::{
     AlertChannelType, AlertInterval, AlertSource, AlertState, AlertThresholdType, MetricDataType,
     SeriesAggFn, SeriesDataSource, SeriesType, WhereLanguage,
 };
-pub use dashboard::{Dashboard, Tile, TileSeries};
+pub use dashboard::{Dashboard, Series, Tile};
 
 use api_raw::observability::types::{AlertEnvelope, DashboardListEnvelope};
 

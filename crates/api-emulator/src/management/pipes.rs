@@ -266,7 +266,11 @@ pub async fn get(State(app): State<Shared>, admitted: Admitted) -> Response {
 /// Handles `getPipeSettings`.
 pub async fn settings(State(app): State<Shared>, admitted: Admitted) -> Response {
     match with_pipe(&app, &admitted, |record, _| {
-        Ok(record.pipe.settings.clone().unwrap_or_default())
+        // A pipe without settings answers with an empty object.
+        Ok(record.pipe.settings.clone().map_or_else(
+            || serde_json::Value::Object(Default::default()),
+            |settings| serde_json::json!(settings),
+        ))
     }) {
         Ok(settings) => errors::ok(&admitted.request_id, settings),
         Err(response) => response,

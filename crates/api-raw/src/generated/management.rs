@@ -768,9 +768,10 @@ string so that an id rewritten by a proxy never makes a successful answer undeco
     }
 
     /**Settings of a pipe; also the whole result of the settings endpoint. Names carry their unit (`_ms`
-milliseconds, `_bytes` bytes).
+milliseconds, `_bytes` bytes). Settings this spec does not list are kept as they came
+(`additionalProperties`) and written back unchanged.
 */
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct PipeSettings {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub db_max_download_threads: ::std::option::Option<i64>,
@@ -796,6 +797,8 @@ milliseconds, `_bytes` bytes).
         pub object_storage_use_cluster_function: ::std::option::Option<bool>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub streaming_max_insert_wait_ms: ::std::option::Option<i64>,
+        #[serde(flatten)]
+        pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
 
     ///Management envelope whose `result` is the Pipe settings.
@@ -845,8 +848,11 @@ string so that an id rewritten by a proxy never makes a successful answer undeco
         pub streaming_max_insert_wait_ms: ::std::option::Option<i64>,
     }
 
-    ///Source of a pipe; at most the member for the chosen source kind is filled.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    /**Source of a pipe; at most the member for the chosen source kind is filled. A member for a source
+kind this spec does not know is kept as it came (`additionalProperties`), so that a client can
+still show and round-trip it.
+*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct PipeSource {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub kafka: ::std::option::Option<KafkaSource>,
@@ -859,6 +865,8 @@ string so that an id rewritten by a proxy never makes a successful answer undeco
         pub object_storage: ::std::option::Option<ObjectStorageSource>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub postgres: ::std::option::Option<PostgresSource>,
+        #[serde(flatten)]
+        pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
 
     /**Source of a new pipe: exactly one of `kafka`, `objectStorage`, `kinesis`, `postgres`, and optionally

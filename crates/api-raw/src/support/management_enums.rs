@@ -27,6 +27,10 @@ open_enum! {
         Terminating = "terminating",
         /// Deleted.
         Terminated = "terminated",
+        /// Being deleted, with the option to restore it.
+        Softdeleting = "softdeleting",
+        /// Deleted, with the option to restore it.
+        Softdeleted = "softdeleted",
     }
 }
 
@@ -115,6 +119,8 @@ open_enum! {
         VpcResource = "VPC_RESOURCE",
         /// A multi-VPC MSK cluster.
         MskMultiVpc = "MSK_MULTI_VPC",
+        /// A GCP Private Service Connect service attachment.
+        GcpPscServiceAttachment = "GCP_PSC_SERVICE_ATTACHMENT",
     }
 }
 
@@ -170,6 +176,20 @@ impl ServiceState {
                 | Self::Stopping
                 | Self::Awaking
                 | Self::Terminating
+                | Self::Softdeleting
+        )
+    }
+
+    /// Whether the service is failed or (being) deleted: no start or stop command can bring it to
+    /// running or stopped.
+    pub fn is_dead_end(&self) -> bool {
+        matches!(
+            self,
+            Self::Failed
+                | Self::Terminating
+                | Self::Terminated
+                | Self::Softdeleting
+                | Self::Softdeleted
         )
     }
 }
@@ -207,7 +227,7 @@ mod tests {
     #[test]
     fn unknown_values_round_trip_and_known_ones_normalise() {
         let state: PipeState = serde_json::from_str("\"Hibernating\"").unwrap();
-        assert_eq!(state, PipeState::Other("Hibernating".into()));
+        assert!(matches!(&state, PipeState::Other(v) if v.as_str() == "Hibernating"));
         assert!(state.is_other() && !state.is_steady() && !state.is_failed());
         assert_eq!(serde_json::to_string(&state).unwrap(), "\"Hibernating\"");
         assert_eq!(PipeState::from("Running".to_string()), PipeState::Running);

@@ -21,6 +21,7 @@ pub use observability_enums::{
     AlertChannelType, AlertInterval, AlertSource, AlertState, AlertThresholdType, MetricDataType,
     SeriesAggFn, SeriesDataSource, SeriesType, WhereLanguage,
 };
+pub use open_enum::UnknownValue;
 #[cfg(feature = "management")]
 pub use quantity::{CpuMillicores, MemoryGb, QuantityError};
 pub use secret::Secret;

@@ -25,6 +25,18 @@ open_enum! {
         Above = "above",
         /// Fires below the threshold.
         Below = "below",
+        /// Fires strictly above the threshold.
+        AboveExclusive = "above_exclusive",
+        /// Fires at or below the threshold.
+        BelowOrEqual = "below_or_equal",
+        /// Fires when the value equals the threshold.
+        Equal = "equal",
+        /// Fires when the value differs from the threshold.
+        NotEqual = "not_equal",
+        /// Fires when the value lies within a range.
+        Between = "between",
+        /// Fires when the value lies outside a range.
+        NotBetween = "not_between",
     }
 }
 
@@ -65,6 +77,8 @@ open_enum! {
     pub enum AlertChannelType {
         /// A webhook.
         Webhook = "webhook",
+        /// E-mail to a list of recipients.
+        Email = "email",
     }
 }
 
@@ -91,6 +105,8 @@ open_enum! {
         Any = "any",
         /// No aggregation.
         None = "none",
+        /// Increase of a counter over the interval.
+        Increase = "increase",
     }
 }
 
@@ -117,6 +133,8 @@ open_enum! {
         Lucene = "lucene",
         /// SQL.
         Sql = "sql",
+        /// PromQL.
+        Promql = "promql",
     }
 }
 
@@ -131,6 +149,8 @@ open_enum! {
         Histogram = "histogram",
         /// Summary.
         Summary = "summary",
+        /// Exponential histogram.
+        ExponentialHistogram = "exponential histogram",
     }
 }
 

@@ -1,10 +1,46 @@
-//! `open_enum!`: a string value set that keeps values it does not know.
+//! `open_enum!`: a string value set that keeps values it does not know, and [`UnknownValue`], the sealed
+//! text of such a value.
 
-/// Declares an open enum: one variant per known wire value plus `Other(String)`, which keeps any other
-/// value exactly as it came so that it survives decoding and re-serialisation.
+use std::fmt;
+
+/// The text of a value that this version of the SDK does not know, kept exactly as it came.
 ///
-/// The enum serialises as its wire string, implements `Display`, `FromStr` (infallible) and
-/// `From<&str>`/`From<String>`, and lists its known values in `KNOWN`.
+/// It can only come from decoding or parsing: no public constructor exists, so an open enum's `Other`
+/// variant never holds a value that has a named variant (`PipeState::from("Running")` is always
+/// `PipeState::Running`).
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct UnknownValue(String);
+
+impl UnknownValue {
+    /// The value as it came.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Only `open_enum!` builds one, and only for text that matches no known value.
+    pub(crate) fn new(value: String) -> Self {
+        Self(value)
+    }
+}
+
+impl fmt::Display for UnknownValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for UnknownValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+/// Declares an open enum: one variant per known wire value plus `Other(UnknownValue)`, which keeps any
+/// other value exactly as it came so that it survives decoding and re-serialisation.
+///
+/// The enum serialises as its wire string, implements `Display` (the wire string), `FromStr`
+/// (infallible) and `From<&str>`/`From<String>`, and lists its known values in `KNOWN`. A known value
+/// always maps to its variant, whatever way it arrives.
 macro_rules! open_enum {
     (
         $(#[$meta:meta])*
@@ -17,8 +53,9 @@ macro_rules! open_enum {
         #[non_exhaustive]
         pub enum $name {
             $( $(#[$vmeta])* $variant, )+
-            /// A value this version of the SDK does not know, kept exactly as it came.
-            Other(String),
+            /// A value this version of the SDK does not know, kept exactly as it came. It cannot be built
+            /// from a known value: parse or decode the text instead.
+            Other($crate::support::UnknownValue),
         }
 
         impl $name {
@@ -29,7 +66,7 @@ macro_rules! open_enum {
             pub fn as_str(&self) -> &str {
                 match self {
                     $( Self::$variant => $value, )+
-                    Self::Other(value) => value,
+                    Self::Other(value) => value.as_str(),
                 }
             }
 
@@ -37,23 +74,25 @@ macro_rules! open_enum {
             pub fn is_other(&self) -> bool {
                 matches!(self, Self::Other(_))
             }
+
+            fn known(value: &str) -> Option<Self> {
+                match value {
+                    $( $value => Some(Self::$variant), )+
+                    _ => None,
+                }
+            }
         }
 
         impl From<&str> for $name {
             fn from(value: &str) -> Self {
-                match value {
-                    $( $value => Self::$variant, )+
-                    other => Self::Other(other.to_string()),
-                }
+                Self::known(value)
+                    .unwrap_or_else(|| Self::Other($crate::support::UnknownValue::new(value.to_string())))
             }
         }
 
         impl From<String> for $name {
             fn from(value: String) -> Self {
-                match Self::from(value.as_str()) {
-                    Self::Other(_) => Self::Other(value),
-                    known => known,
-                }
+                Self::known(&value).unwrap_or_else(|| Self::Other($crate::support::UnknownValue::new(value)))
             }
         }
 

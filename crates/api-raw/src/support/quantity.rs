@@ -120,6 +120,20 @@ impl MemoryGb {
     }
 }
 
+impl fmt::Display for CpuMillicores {
+    /// Millicores with the `m` suffix, as a person writes them: `500m`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}m", self.0)
+    }
+}
+
+impl fmt::Display for MemoryGb {
+    /// Gigabytes with the unit: `2 GB`, `0.5 GB`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} GB", self.0)
+    }
+}
+
 fn parse_non_negative(text: &str) -> Option<f64> {
     let valid = !text.is_empty()
         && text.chars().all(|c| c.is_ascii_digit() || c == '.')
@@ -278,6 +292,13 @@ mod tests {
         );
         assert!(memory("-1").unwrap_err().contains("negative memory amount"));
         assert!(memory("\".5Gi\"").is_err());
+    }
+
+    #[test]
+    fn both_display_as_a_person_writes_them() {
+        assert_eq!(CpuMillicores::new(500).to_string(), "500m");
+        assert_eq!(MemoryGb::new(2.0).to_string(), "2 GB");
+        assert_eq!(MemoryGb::new(0.5).to_string(), "0.5 GB");
     }
 
     #[test]

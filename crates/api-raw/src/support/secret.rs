@@ -37,6 +37,15 @@ impl std::fmt::Debug for Secret {
     }
 }
 
+impl PartialEq for Secret {
+    /// Compares the values, so that types holding a secret can be compared in tests.
+    fn eq(&self, other: &Self) -> bool {
+        self.expose() == other.expose()
+    }
+}
+
+impl Eq for Secret {}
+
 impl From<String> for Secret {
     fn from(value: String) -> Self {
         Self::new(value)

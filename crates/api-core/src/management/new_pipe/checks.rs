@@ -29,45 +29,6 @@ pub(crate) fn arn(p: &mut Problems, path: &str, value: &Option<String>) -> Optio
     converted
 }
 
-/// `YYYY-MM-DDTHH:MM`: minute precision, UTC implied, no seconds, no zone.
-pub(crate) fn offset_timestamp(
-    p: &mut Problems,
-    path: &str,
-    value: &Option<String>,
-) -> Option<raw::KafkaOffsetRequestTimestamp> {
-    let text = value.as_deref()?;
-    let valid =
-        text.len() == 16 && chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").is_ok();
-    let converted = valid
-        .then(|| raw::KafkaOffsetRequestTimestamp::try_from(text).ok())
-        .flatten();
-    if converted.is_none() {
-        p.add(
-            path,
-            format!("must be a UTC time as YYYY-MM-DDTHH:MM (no seconds, no zone), got {text:?}"),
-        );
-    }
-    converted
-}
-
-/// A list of UUIDs, each checked at `path[i]`.
-pub(crate) fn uuids(p: &mut Problems, path: &str, values: &[String]) -> Vec<uuid::Uuid> {
-    values
-        .iter()
-        .enumerate()
-        .filter_map(|(i, text)| {
-            let parsed = uuid::Uuid::parse_str(text).ok();
-            if parsed.is_none() {
-                p.add(
-                    format!("{path}[{i}]"),
-                    format!("must be a UUID, got {text:?}"),
-                );
-            }
-            parsed
-        })
-        .collect()
-}
-
 /// A required, non-empty string.
 pub(crate) fn non_empty(p: &mut Problems, path: &str, value: &str) {
     p.check(
@@ -78,8 +39,8 @@ pub(crate) fn non_empty(p: &mut Problems, path: &str, value: &str) {
 }
 
 /// A port, 1 to 65535.
-pub(crate) fn port(p: &mut Problems, path: &str, value: u32) -> Option<NonZeroU16> {
-    let converted = u16::try_from(value).ok().and_then(NonZeroU16::new);
+pub(crate) fn port(p: &mut Problems, path: &str, value: u16) -> Option<NonZeroU16> {
+    let converted = NonZeroU16::new(value);
     if converted.is_none() {
         p.add(path, format!("must be between 1 and 65535, got {value}"));
     }
@@ -130,16 +91,6 @@ mod tests {
         assert!(!is_arn("arn:aws:iam::123456789012"));
         assert!(!is_arn("role/pipe-reader"));
         assert!(!is_arn("arn::iam::1:role/x"));
-    }
-
-    #[test]
-    fn offset_timestamps() {
-        let mut p = Problems::new();
-        assert!(offset_timestamp(&mut p, "t", &Some("2026-03-01T00:00".into())).is_some());
-        assert!(offset_timestamp(&mut p, "t", &Some("2026-03-01T00:00:00".into())).is_none());
-        assert!(offset_timestamp(&mut p, "t", &Some("2026-13-01T00:00".into())).is_none());
-        assert!(offset_timestamp(&mut p, "t", &Some("2026-03-01 00:00".into())).is_none());
-        assert_eq!(p.finish("x").unwrap_err().problems.len(), 3);
     }
 
     #[test]

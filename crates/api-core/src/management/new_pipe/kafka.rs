@@ -3,8 +3,11 @@
 use api_raw::management::types as raw;
 use api_raw::support::Secret;
 
-use super::checks::{arn, non_empty, offset_timestamp, uuids};
+use chrono::{DateTime, Utc};
+
+use super::checks::{arn, non_empty};
 use crate::error::Problems;
+use crate::ids::ReversePrivateEndpointId;
 
 /// A schema registry for a Kafka-style source.
 #[derive(Debug, Clone)]
@@ -42,10 +45,12 @@ impl SchemaRegistry {
 /// ```
 /// use api_core::management::KafkaSource;
 ///
+/// use chrono::TimeZone;
+///
 /// let source = KafkaSource::new("b-1.kafka.example:9098", "orders")
 ///     .consumer_group("pipe-orders")
 ///     .iam_role("arn:aws:iam::123456789012:role/pipe-reader")
-///     .offset_timestamp("2026-03-01T00:00");
+///     .start_at(chrono::Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 0).unwrap());
 /// # let _ = source;
 /// ```
 #[derive(Debug, Clone)]
@@ -54,10 +59,10 @@ pub struct KafkaSource {
     topics: String,
     consumer_group: Option<String>,
     iam_role: Option<String>,
-    offset_timestamp: Option<String>,
+    offset: Option<DateTime<Utc>>,
     schema_registry: Option<SchemaRegistry>,
     ca_certificate: Option<String>,
-    reverse_private_endpoint_ids: Vec<String>,
+    reverse_private_endpoint_ids: Vec<ReversePrivateEndpointId>,
     credentials: Option<(String, Secret)>,
 }
 
@@ -69,7 +74,7 @@ impl KafkaSource {
             topics: topics.into(),
             consumer_group: None,
             iam_role: None,
-            offset_timestamp: None,
+            offset: None,
             schema_registry: None,
             ca_certificate: None,
             reverse_private_endpoint_ids: Vec::new(),
@@ -89,9 +94,10 @@ impl KafkaSource {
         self
     }
 
-    /// Start reading at this UTC time, `YYYY-MM-DDTHH:MM`.
-    pub fn offset_timestamp(mut self, timestamp: impl Into<String>) -> Self {
-        self.offset_timestamp = Some(timestamp.into());
+    /// Start reading at this time. The API takes minute precision (`YYYY-MM-DDTHH:MM`, UTC), so
+    /// seconds and fractions are cut off: reading starts at the beginning of that minute.
+    pub fn start_at(mut self, time: DateTime<Utc>) -> Self {
+        self.offset = Some(time);
         self
     }
 
@@ -107,9 +113,9 @@ impl KafkaSource {
         self
     }
 
-    /// Reach the brokers through this reverse private endpoint (its UUID); may be called repeatedly.
-    pub fn reverse_private_endpoint(mut self, id: impl ToString) -> Self {
-        self.reverse_private_endpoint_ids.push(id.to_string());
+    /// Reach the brokers through this reverse private endpoint; may be called repeatedly.
+    pub fn reverse_private_endpoint(mut self, id: ReversePrivateEndpointId) -> Self {
+        self.reverse_private_endpoint_ids.push(id);
         self
     }
 
@@ -122,8 +128,16 @@ impl KafkaSource {
     pub(super) fn lower(&self, p: &mut Problems, at: &str) -> raw::KafkaSourceRequest {
         non_empty(p, &format!("{at}.brokers"), &self.brokers);
         non_empty(p, &format!("{at}.topics"), &self.topics);
-        let timestamp =
-            offset_timestamp(p, &format!("{at}.offset.timestamp"), &self.offset_timestamp);
+        let timestamp = self.offset.and_then(|time| {
+            let text = time.format("%Y-%m-%dT%H:%M").to_string();
+            let converted = raw::KafkaOffsetRequestTimestamp::try_from(text.as_str()).ok();
+            p.check(
+                converted.is_some(),
+                format!("{at}.offset.timestamp"),
+                format!("must be a time in the years 0 to 9999, got {text}"),
+            );
+            converted
+        });
         let schema_registry = self.schema_registry.as_ref().map(|registry| {
             non_empty(p, &format!("{at}.schemaRegistry.url"), &registry.url);
             raw::SchemaRegistryRequest {
@@ -142,11 +156,11 @@ impl KafkaSource {
             offset: timestamp.map(|t| raw::KafkaOffsetRequest { timestamp: Some(t) }),
             schema_registry,
             ca_certificate: self.ca_certificate.clone(),
-            reverse_private_endpoint_ids: uuids(
-                p,
-                &format!("{at}.reversePrivateEndpointIds"),
-                &self.reverse_private_endpoint_ids,
-            ),
+            reverse_private_endpoint_ids: self
+                .reverse_private_endpoint_ids
+                .iter()
+                .map(|id| *id.as_uuid())
+                .collect(),
             credentials: self
                 .credentials
                 .as_ref()

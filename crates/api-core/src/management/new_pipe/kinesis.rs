@@ -47,6 +47,21 @@ impl KinesisSource {
         self
     }
 
+    /// Start reading at this time (sent as whole seconds since the Unix epoch).
+    ///
+    /// ```
+    /// use api_core::management::KinesisSource;
+    /// use chrono::TimeZone;
+    ///
+    /// let start = chrono::Utc.with_ymd_and_hms(2026, 3, 2, 0, 0, 0).unwrap();
+    /// let source = KinesisSource::new("clickstream", "eu-west-1").start_at(start);
+    /// # let _ = source;
+    /// ```
+    pub fn start_at(mut self, time: chrono::DateTime<chrono::Utc>) -> Self {
+        self.timestamp = Some(time.timestamp());
+        self
+    }
+
     /// Start reading at this time, in seconds since the Unix epoch.
     pub fn start_at_unix_seconds(mut self, seconds: i64) -> Self {
         self.timestamp = Some(seconds);

@@ -1,11 +1,10 @@
 //! [`NewPipe`]: a validated pipe create request, built with [`NewPipe::builder`].
 
-mod checks;
+pub(crate) mod checks;
 mod kafka;
 mod kinesis;
 mod object_storage;
 mod postgres;
-mod settings;
 
 use api_raw::management::types as raw;
 use api_raw::support::Secret;
@@ -14,9 +13,8 @@ pub use kafka::{KafkaSource, SchemaRegistry};
 pub use kinesis::KinesisSource;
 pub use object_storage::ObjectStorageSource;
 pub use postgres::{PostgresSettingsSpec, PostgresSource, PostgresTableMapping};
-pub use settings::{PipeSettingsSpec, Scaling};
 
-use super::SourceKind;
+use super::{Destination, PipeSettings, Scaling, SourceKind};
 use crate::error::{Problem, Problems, ValidationError};
 use checks::non_empty;
 
@@ -81,160 +79,6 @@ source_from!(
     Kinesis(KinesisSource),
     Postgres(PostgresSource)
 );
-
-/// The destination table of a new pipe.
-///
-/// ```
-/// use api_core::management::Destination;
-///
-/// let destination = Destination::new("default")
-///     .table("orders")
-///     .managed_table(true)
-///     .column("order_id", "UInt64")
-///     .column("created_at", "DateTime64(3)")
-///     .sorting_key(["order_id"]);
-/// # let _ = destination;
-/// ```
-#[derive(Debug, Clone, Default)]
-pub struct Destination {
-    database: String,
-    table: Option<String>,
-    managed_table: Option<bool>,
-    columns: Vec<(String, String)>,
-    roles: Vec<String>,
-    sorting_key: Vec<String>,
-    partition_by: Option<String>,
-    primary_key: Option<String>,
-    version_column_id: Option<String>,
-    engine_column_ids: Vec<String>,
-}
-
-impl Destination {
-    /// A destination in `database`.
-    pub fn new(database: impl Into<String>) -> Self {
-        Self {
-            database: database.into(),
-            ..Self::default()
-        }
-    }
-
-    /// The table (required for kafka, object storage and kinesis sources).
-    pub fn table(mut self, table: impl Into<String>) -> Self {
-        self.table = Some(table.into());
-        self
-    }
-
-    /// Whether the service creates and manages the table (required for kafka, object storage and
-    /// kinesis sources).
-    pub fn managed_table(mut self, managed: bool) -> Self {
-        self.managed_table = Some(managed);
-        self
-    }
-
-    /// A column with its database type; every column must be named by a field mapping.
-    pub fn column(mut self, name: impl Into<String>, column_type: impl Into<String>) -> Self {
-        self.columns.push((name.into(), column_type.into()));
-        self
-    }
-
-    /// Grant this role access to the table; may be called repeatedly.
-    pub fn role(mut self, role: impl Into<String>) -> Self {
-        self.roles.push(role.into());
-        self
-    }
-
-    /// The sorting key of a managed table.
-    pub fn sorting_key<I: IntoIterator<Item = S>, S: Into<String>>(mut self, columns: I) -> Self {
-        self.sorting_key = columns.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// The partition expression of a managed table.
-    pub fn partition_by(mut self, expression: impl Into<String>) -> Self {
-        self.partition_by = Some(expression.into());
-        self
-    }
-
-    /// The primary key expression of a managed table.
-    pub fn primary_key(mut self, expression: impl Into<String>) -> Self {
-        self.primary_key = Some(expression.into());
-        self
-    }
-
-    /// The engine's version column and the columns it deduplicates on.
-    pub fn engine<I: IntoIterator<Item = S>, S: Into<String>>(
-        mut self,
-        version_column: impl Into<String>,
-        column_ids: I,
-    ) -> Self {
-        self.version_column_id = Some(version_column.into());
-        self.engine_column_ids = column_ids.into_iter().map(Into::into).collect();
-        self
-    }
-
-    fn table_definition(&self) -> Option<raw::TableDefinition> {
-        let engine =
-            (self.version_column_id.is_some() || !self.engine_column_ids.is_empty()).then(|| {
-                raw::TableEngine {
-                    version_column_id: self.version_column_id.clone(),
-                    column_ids: (!self.engine_column_ids.is_empty())
-                        .then(|| self.engine_column_ids.clone()),
-                }
-            });
-        let any = engine.is_some()
-            || !self.sorting_key.is_empty()
-            || self.partition_by.is_some()
-            || self.primary_key.is_some();
-        any.then(|| raw::TableDefinition {
-            engine,
-            sorting_key: (!self.sorting_key.is_empty()).then(|| self.sorting_key.clone()),
-            partition_by: self.partition_by.clone(),
-            primary_key: self.primary_key.clone(),
-        })
-    }
-
-    fn lower(&self, p: &mut Problems, needs_table: bool) -> Option<raw::PipeDestinationRequest> {
-        non_empty(p, "destination.database", &self.database);
-        if needs_table {
-            p.check(
-                self.table.as_deref().is_some_and(|t| !t.trim().is_empty()),
-                "destination.table",
-                "required for this source kind",
-            );
-            p.check(
-                self.managed_table.is_some(),
-                "destination.managedTable",
-                "required for this source kind",
-            );
-            p.check(
-                !self.columns.is_empty(),
-                "destination.columns",
-                "at least one column is required for this source kind",
-            );
-        }
-        for (i, (name, column_type)) in self.columns.iter().enumerate() {
-            non_empty(p, &format!("destination.columns[{i}].name"), name);
-            non_empty(p, &format!("destination.columns[{i}].type"), column_type);
-        }
-        let database =
-            raw::PipeDestinationRequestDatabase::try_from(self.database.as_str()).ok()?;
-        Some(raw::PipeDestinationRequest {
-            database,
-            table: self.table.clone(),
-            managed_table: self.managed_table,
-            table_definition: self.table_definition(),
-            columns: self
-                .columns
-                .iter()
-                .map(|(name, column_type)| raw::DestinationColumn {
-                    name: Some(name.clone()),
-                    type_: Some(column_type.clone()),
-                })
-                .collect(),
-            roles: self.roles.clone(),
-        })
-    }
-}
 
 /// A validated pipe create request. Its `Debug` never shows a secret.
 #[derive(Debug, Clone)]
@@ -312,8 +156,9 @@ pub struct NewPipeBuilder {
     source: Option<Source>,
     destination: Option<Destination>,
     field_mappings: Vec<(String, String)>,
+    mapped_columns: Vec<(String, String)>,
     scaling: Option<Scaling>,
-    settings: Option<PipeSettingsSpec>,
+    settings: Option<PipeSettings>,
     validate_samples: Option<bool>,
 }
 
@@ -341,6 +186,34 @@ impl NewPipeBuilder {
         self
     }
 
+    /// Declares a destination column and the source field that fills it, in one call: the column is
+    /// added to the [`destination`](Self::destination) and the mapping to the field mappings.
+    ///
+    /// ```
+    /// use api_core::management::{Destination, KafkaSource, NewPipe};
+    ///
+    /// let pipe = NewPipe::builder("orders")
+    ///     .source(KafkaSource::new("b-1.kafka.example:9098", "orders"))
+    ///     .destination(Destination::new("default").table("orders").managed_table(true))
+    ///     .mapped_column("id", "order_id", "UInt64")
+    ///     .mapped_column("amount", "amount", "Decimal(18, 2)")
+    ///     .build()
+    ///     .expect("a valid pipe");
+    /// assert_eq!(pipe.as_raw().destination.columns.len(), 2);
+    /// ```
+    pub fn mapped_column(
+        mut self,
+        source_field: impl Into<String>,
+        column: impl Into<String>,
+        column_type: impl Into<String>,
+    ) -> Self {
+        let column = column.into();
+        self.field_mappings
+            .push((source_field.into(), column.clone()));
+        self.mapped_columns.push((column, column_type.into()));
+        self
+    }
+
     /// Scaling of the pipe.
     pub fn scaling(mut self, scaling: Scaling) -> Self {
         self.scaling = Some(scaling);
@@ -348,7 +221,7 @@ impl NewPipeBuilder {
     }
 
     /// Settings of the pipe.
-    pub fn settings(mut self, settings: PipeSettingsSpec) -> Self {
+    pub fn settings(mut self, settings: PipeSettings) -> Self {
         self.settings = Some(settings);
         self
     }
@@ -360,8 +233,14 @@ impl NewPipeBuilder {
     }
 
     /// Checks everything and returns the request, or one error listing every problem with its path.
-    pub fn build(self) -> Result<NewPipe, ValidationError> {
+    pub fn build(mut self) -> Result<NewPipe, ValidationError> {
         let mut p = Problems::new();
+        if let Some(destination) = &mut self.destination {
+            let declared = self.mapped_columns.drain(..);
+            destination.columns.extend(
+                declared.map(|(name, column_type)| super::DestinationColumn { name, column_type }),
+            );
+        }
         let length = self.name.chars().count();
         p.check(
             (1..=255).contains(&length),
@@ -393,7 +272,7 @@ impl NewPipeBuilder {
         let columns: Vec<&str> = self
             .destination
             .iter()
-            .flat_map(|d| d.columns.iter().map(|(n, _)| n.as_str()))
+            .flat_map(|d| d.columns.iter().map(|c| c.name.as_str()))
             .collect();
         self.check_field_mappings(&mut p, &columns);
         let scaling = self.scaling.as_ref().map(|s| s.lower(&mut p));

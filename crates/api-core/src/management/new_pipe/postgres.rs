@@ -68,14 +68,14 @@ impl PostgresTableMapping {
 /// Replication settings of a Postgres source, checked against their bounds.
 #[derive(Debug, Clone, Default)]
 pub struct PostgresSettingsSpec {
-    sync_interval_seconds: Option<i64>,
-    pull_batch_size: Option<i64>,
+    sync_interval_seconds: Option<u64>,
+    pull_batch_size: Option<u64>,
     publication_name: Option<String>,
     replication_slot_name: Option<String>,
     allow_nullable_columns: Option<bool>,
-    initial_load_parallelism: Option<i64>,
-    snapshot_num_rows_per_partition: Option<i64>,
-    snapshot_number_of_parallel_tables: Option<i64>,
+    initial_load_parallelism: Option<u64>,
+    snapshot_num_rows_per_partition: Option<u64>,
+    snapshot_number_of_parallel_tables: Option<u64>,
     enable_failover_slots: Option<bool>,
 }
 
@@ -86,13 +86,13 @@ impl PostgresSettingsSpec {
     }
 
     /// Seconds between syncs (>= 1).
-    pub fn sync_interval_seconds(mut self, seconds: i64) -> Self {
+    pub fn sync_interval_seconds(mut self, seconds: u64) -> Self {
         self.sync_interval_seconds = Some(seconds);
         self
     }
 
     /// Rows pulled per batch (>= 1).
-    pub fn pull_batch_size(mut self, rows: i64) -> Self {
+    pub fn pull_batch_size(mut self, rows: u64) -> Self {
         self.pull_batch_size = Some(rows);
         self
     }
@@ -116,19 +116,19 @@ impl PostgresSettingsSpec {
     }
 
     /// Parallelism of the initial load (>= 1).
-    pub fn initial_load_parallelism(mut self, parallelism: i64) -> Self {
+    pub fn initial_load_parallelism(mut self, parallelism: u64) -> Self {
         self.initial_load_parallelism = Some(parallelism);
         self
     }
 
     /// Rows per snapshot partition (>= 1000).
-    pub fn snapshot_num_rows_per_partition(mut self, rows: i64) -> Self {
+    pub fn snapshot_num_rows_per_partition(mut self, rows: u64) -> Self {
         self.snapshot_num_rows_per_partition = Some(rows);
         self
     }
 
     /// Tables snapshotted in parallel (>= 1).
-    pub fn snapshot_number_of_parallel_tables(mut self, tables: i64) -> Self {
+    pub fn snapshot_number_of_parallel_tables(mut self, tables: u64) -> Self {
         self.snapshot_number_of_parallel_tables = Some(tables);
         self
     }
@@ -141,36 +141,43 @@ impl PostgresSettingsSpec {
 
     fn lower(&self, p: &mut Problems, at: &str) -> raw::PostgresSettingsRequest {
         let path = |name: &str| format!("{at}.{name}");
+        let int = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
         raw::PostgresSettingsRequest {
             sync_interval_seconds: bounded(
                 p,
                 &path("syncIntervalSeconds"),
-                self.sync_interval_seconds,
+                int(self.sync_interval_seconds),
                 1,
                 None,
             ),
-            pull_batch_size: bounded(p, &path("pullBatchSize"), self.pull_batch_size, 1, None),
+            pull_batch_size: bounded(
+                p,
+                &path("pullBatchSize"),
+                int(self.pull_batch_size),
+                1,
+                None,
+            ),
             publication_name: self.publication_name.clone(),
             replication_slot_name: self.replication_slot_name.clone(),
             allow_nullable_columns: self.allow_nullable_columns,
             initial_load_parallelism: bounded(
                 p,
                 &path("initialLoadParallelism"),
-                self.initial_load_parallelism,
+                int(self.initial_load_parallelism),
                 1,
                 None,
             ),
             snapshot_num_rows_per_partition: bounded(
                 p,
                 &path("snapshotNumRowsPerPartition"),
-                self.snapshot_num_rows_per_partition,
+                int(self.snapshot_num_rows_per_partition),
                 1000,
                 None,
             ),
             snapshot_number_of_parallel_tables: bounded(
                 p,
                 &path("snapshotNumberOfParallelTables"),
-                self.snapshot_number_of_parallel_tables,
+                int(self.snapshot_number_of_parallel_tables),
                 1,
                 None,
             ),
@@ -192,7 +199,7 @@ impl PostgresSettingsSpec {
 #[derive(Debug, Clone)]
 pub struct PostgresSource {
     host: String,
-    port: u32,
+    port: u16,
     database: String,
     settings: Option<PostgresSettingsSpec>,
     table_mappings: Vec<PostgresTableMapping>,
@@ -201,7 +208,7 @@ pub struct PostgresSource {
 
 impl PostgresSource {
     /// Replicates from `database` at `host:port` (port 1 to 65535).
-    pub fn new(host: impl Into<String>, port: u32, database: impl Into<String>) -> Self {
+    pub fn new(host: impl Into<String>, port: u16, database: impl Into<String>) -> Self {
         Self {
             host: host.into(),
             port,

@@ -1,3 +1,5 @@
+use chrono::TimeZone;
+
 use super::*;
 use crate::management::Compression;
 
@@ -7,8 +9,8 @@ fn kafka_pipe() -> NewPipeBuilder {
             KafkaSource::new("b-1.kafka.example:9098", "orders")
                 .consumer_group("pipe-orders")
                 .iam_role("arn:aws:iam::123456789012:role/pipe-reader")
-                .offset_timestamp("2026-03-01T00:00")
-                .reverse_private_endpoint("c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f")
+                .start_at(chrono::Utc.with_ymd_and_hms(2026, 3, 1, 0, 0, 42).unwrap())
+                .reverse_private_endpoint("c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f".parse().unwrap())
                 .schema_registry(
                     SchemaRegistry::new("https://registry.example:8081")
                         .credentials("reg", "reg-pass"),
@@ -49,7 +51,7 @@ fn a_complete_kafka_pipe_becomes_the_request_the_spec_describes() {
                 .concurrency(4),
         )
         .settings(
-            PipeSettingsSpec::new()
+            PipeSettings::new()
                 .streaming_max_insert_wait_ms(5000)
                 .db_parallel_view_processing(true),
         )
@@ -60,7 +62,10 @@ fn a_complete_kafka_pipe_becomes_the_request_the_spec_describes() {
     let json = serde_json::to_value(pipe.as_raw()).unwrap();
     assert_eq!(json["name"], "orders");
     let kafka = &json["source"]["kafka"];
-    assert_eq!(kafka["offset"]["timestamp"], "2026-03-01T00:00");
+    assert_eq!(
+        kafka["offset"]["timestamp"], "2026-03-01T00:00",
+        "minute precision: the seconds are cut off"
+    );
     assert_eq!(
         kafka["credentials"]["password"], "kafka-pass",
         "request-only credentials are sent"
@@ -159,7 +164,7 @@ fn streaming_destinations_need_table_managed_flag_columns_and_complete_mappings(
 fn postgres_needs_credentials_tables_and_a_valid_port() {
     let builder = NewPipe::builder("cdc")
         .source(
-            PostgresSource::new("", 70000, "crm")
+            PostgresSource::new("", 0, "crm")
                 .settings(PostgresSettingsSpec::new().snapshot_num_rows_per_partition(10)),
         )
         .destination(Destination::new("crm"));
@@ -167,7 +172,7 @@ fn postgres_needs_credentials_tables_and_a_valid_port() {
         problems(builder),
         [
             "source.postgres.host: required; must not be empty",
-            "source.postgres.port: must be between 1 and 65535, got 70000",
+            "source.postgres.port: must be between 1 and 65535, got 0",
             "source.postgres.credentials: required: call credentials(username, password)",
             "source.postgres.tableMappings: at least one table mapping is required",
             "source.postgres.settings.snapshotNumRowsPerPartition: must be at least 1000, got 10",
@@ -199,10 +204,10 @@ fn postgres_needs_credentials_tables_and_a_valid_port() {
 
 #[test]
 fn every_pipe_setting_bound_is_enforced() {
-    for (name, min, max) in PipeSettingsSpec::BOUNDS {
-        let set = |value: i64| {
+    for (name, min, max) in PipeSettings::BOUNDS {
+        let set = |value: u64| {
             let json = serde_json::json!({ *name: value });
-            let spec: PipeSettingsSpec = settings_from_json(&json);
+            let spec: PipeSettings = settings_from_json(&json);
             NewPipe::builder("p")
                 .source(ObjectStorageSource::url("https://bucket.example/*.csv"))
                 .destination(
@@ -217,21 +222,24 @@ fn every_pipe_setting_bound_is_enforced() {
         };
         assert!(set(*min).is_ok(), "{name} = {min} is allowed");
         assert!(set(*max).is_ok(), "{name} = {max} is allowed");
-        let below = set(min - 1).unwrap_err();
-        assert!(
-            below.has(&format!("settings.{name}")),
-            "{name} = {} is refused: {below}",
-            min - 1
-        );
+        // A minimum of 0 cannot be undercut: the setters take unsigned integers.
+        if *min > 0 {
+            let below = set(min - 1).unwrap_err();
+            assert!(
+                below.has(&format!("settings.{name}")),
+                "{name} = {} is refused: {below}",
+                min - 1
+            );
+        }
         assert!(set(max + 1).is_err(), "{name} = {} is refused", max + 1);
     }
 }
 
 /// Sets one integer setting by name (through the public setters).
-fn settings_from_json(json: &serde_json::Value) -> PipeSettingsSpec {
+fn settings_from_json(json: &serde_json::Value) -> PipeSettings {
     let (name, value) = json.as_object().unwrap().iter().next().unwrap();
-    let v = value.as_i64().unwrap();
-    let spec = PipeSettingsSpec::new();
+    let v = value.as_u64().unwrap();
+    let spec = PipeSettings::new();
     match name.as_str() {
         "streaming_max_insert_wait_ms" => spec.streaming_max_insert_wait_ms(v),
         "object_storage_concurrency" => spec.object_storage_concurrency(v),
@@ -284,7 +292,7 @@ fn scaling_bounds() {
             )
         ),
         [
-            "scaling.replicaMemoryGb: must be between 0.5 and 8, got NaN",
+            "scaling.replicaMemoryGb: must be between 0.5 and 8, got 0",
             "scaling.replicas: must be between 1 and 40, got 0",
             "scaling.replicaCpuMillicores: must be between 125 and 2000, got 2001",
         ]
@@ -292,26 +300,46 @@ fn scaling_bounds() {
 }
 
 #[test]
-fn offset_timestamps_and_endpoint_ids_are_checked() {
+fn an_offset_beyond_the_wire_form_is_refused() {
+    let far = chrono::Utc.with_ymd_and_hms(10_000, 1, 1, 0, 0, 0).unwrap();
     let builder = NewPipe::builder("p")
-        .source(
-            KafkaSource::new("b:9092", "t")
-                .offset_timestamp("2026-03-01T00:00:00Z")
-                .reverse_private_endpoint("not-a-uuid"),
-        )
+        .source(KafkaSource::new("b:9092", "t").start_at(far))
+        .destination(Destination::new("d").table("t").managed_table(true))
+        .mapped_column("c", "c", "String");
+    let problems = problems(builder);
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]
+            .starts_with("source.kafka.offset.timestamp: must be a time in the years 0 to 9999"),
+        "{problems:?}"
+    );
+}
+
+#[test]
+fn a_mapped_column_declares_the_column_and_its_mapping() {
+    let pipe = NewPipe::builder("p")
+        .source(KinesisSource::new("clicks", "eu-west-1"))
         .destination(
-            Destination::new("d")
+            Destination::new("web")
                 .table("t")
                 .managed_table(true)
-                .column("c", "String"),
+                .column("ts", "DateTime"),
         )
-        .field_mapping("c", "c");
+        .field_mapping("time", "ts")
+        .mapped_column("url", "page", "String")
+        .build()
+        .unwrap();
+    let json = serde_json::to_value(pipe.as_raw()).unwrap();
     assert_eq!(
-        problems(builder),
-        [
-            "source.kafka.offset.timestamp: must be a UTC time as YYYY-MM-DDTHH:MM (no seconds, no zone), got \"2026-03-01T00:00:00Z\"",
-            "source.kafka.reversePrivateEndpointIds[0]: must be a UUID, got \"not-a-uuid\"",
-        ]
+        json["destination"]["columns"],
+        serde_json::json!([{"name": "ts", "type": "DateTime"}, {"name": "page", "type": "String"}])
+    );
+    assert_eq!(
+        json["fieldMappings"],
+        serde_json::json!([
+            {"sourceField": "time", "destinationField": "ts"},
+            {"sourceField": "url", "destinationField": "page"}
+        ])
     );
 }
 

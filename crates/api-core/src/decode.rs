@@ -1,0 +1,184 @@
+//! Turning a generated value into a domain value: JSON paths for errors, and the checks that every
+//! decoder shares (required identity, typed ids, integers that must fit).
+
+use std::fmt;
+
+use serde::Serializer;
+
+use crate::error::DecodeError;
+
+/// Where a value sits in a response body, built on the stack and only written out on error.
+#[derive(Clone, Copy)]
+pub(crate) enum Path<'a> {
+    /// The member of the envelope that holds the resource: `result` or `data`.
+    Root(&'static str),
+    /// A member of an object.
+    Field(&'a Path<'a>, &'static str),
+    /// An item of an array.
+    Index(&'a Path<'a>, usize),
+}
+
+impl<'a> Path<'a> {
+    /// The member `name` of this object.
+    pub(crate) fn field(&'a self, name: &'static str) -> Path<'a> {
+        Path::Field(self, name)
+    }
+
+    /// The item `index` of this array.
+    pub(crate) fn index(&'a self, index: usize) -> Path<'a> {
+        Path::Index(self, index)
+    }
+
+    /// A decode error at this path.
+    pub(crate) fn error(&self, message: impl Into<String>) -> Invalid {
+        Invalid {
+            path: self.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for Path<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Path::Root(name) => f.write_str(name),
+            Path::Field(parent, name) => write!(f, "{parent}.{name}"),
+            Path::Index(parent, index) => write!(f, "{parent}[{index}]"),
+        }
+    }
+}
+
+/// A value that does not decode: where, and why. The operation is added by [`Invalid::at`].
+#[derive(Debug)]
+pub(crate) struct Invalid {
+    path: String,
+    message: String,
+}
+
+impl Invalid {
+    /// The decode error of operation `operation`.
+    pub(crate) fn at(self, operation: &'static str) -> DecodeError {
+        DecodeError {
+            operation,
+            path: self.path,
+            message: self.message,
+        }
+    }
+}
+
+/// A member that identifies the resource: absent is an error.
+pub(crate) fn required<T>(value: Option<T>, at: Path<'_>) -> Result<T, Invalid> {
+    value.ok_or_else(|| at.error("required: the resource cannot be identified without it"))
+}
+
+/// A text id (`AlertId`, `DashboardId`, a reverse private endpoint id in a list): malformed is an error.
+pub(crate) fn parse_id<T>(text: &str, at: Path<'_>) -> Result<T, Invalid>
+where
+    T: std::str::FromStr,
+    T::Err: fmt::Display,
+{
+    text.parse().map_err(|e: T::Err| at.error(e.to_string()))
+}
+
+/// An integer that must fit `T` (a count, a port, a size): out of range is an error.
+pub(crate) fn fit<T: TryFrom<i64>>(value: Option<i64>, at: Path<'_>) -> Result<Option<T>, Invalid> {
+    value
+        .map(|v| {
+            T::try_from(v).map_err(|_| {
+                at.error(format!(
+                    "{v} is out of range for {}",
+                    std::any::type_name::<T>()
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// A whole number sent as a JSON number that may carry a fraction (`3` or `3.0`).
+pub(crate) fn whole(value: Option<f64>, at: Path<'_>) -> Result<Option<u32>, Invalid> {
+    value
+        .map(|v| {
+            let whole =
+                v.is_finite() && v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v);
+            if whole {
+                Ok(v as u32)
+            } else {
+                Err(at.error(format!("expected a whole number, got {v}")))
+            }
+        })
+        .transpose()
+}
+
+/// Serialises a secret of a domain value as `"[REDACTED]"`: serde output of what the server answered
+/// never carries a secret. Sending one goes through the request types, which keep the value.
+pub(crate) fn redacted<S: Serializer, T>(
+    value: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(_) => serializer.serialize_str("[REDACTED]"),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// The generated value behind a domain value: reachable, but no part of its equality, `Debug` or
+/// serde output (the domain fields say the same, typed).
+#[derive(Clone, Default)]
+pub(crate) struct Raw<T>(pub(crate) T);
+
+impl<T> PartialEq for Raw<T> {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl<T> Eq for Raw<T> {}
+
+impl<T> fmt::Debug for Raw<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("..")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_read_like_json_paths() {
+        let root = Path::Root("result");
+        let source = root.field("source");
+        let kafka = source.field("kafka");
+        let ids = kafka.field("reversePrivateEndpointIds");
+        assert_eq!(
+            ids.index(2).to_string(),
+            "result.source.kafka.reversePrivateEndpointIds[2]"
+        );
+        assert_eq!(root.index(0).field("id").to_string(), "result[0].id");
+    }
+
+    #[test]
+    fn whole_numbers_accept_a_zero_fraction_only() {
+        let at = Path::Root("result");
+        assert_eq!(whole(Some(3.0), at).unwrap(), Some(3));
+        assert_eq!(whole(None, at).unwrap(), None);
+        for bad in [2.5, -1.0, f64::NAN, 1e20] {
+            assert!(whole(Some(bad), at).is_err(), "{bad}");
+        }
+        assert_eq!(
+            fit::<u16>(Some(65_536), at).unwrap_err().message,
+            "65536 is out of range for u16"
+        );
+        assert_eq!(fit::<u16>(Some(8443), at).unwrap(), Some(8443));
+    }
+
+    #[test]
+    fn a_missing_identity_names_its_path() {
+        let root = Path::Root("result");
+        let err = required::<u8>(None, root.field("id"))
+            .unwrap_err()
+            .at("getPipe");
+        assert_eq!(err.path, "result.id");
+        assert_eq!(err.operation, "getPipe");
+    }
+}

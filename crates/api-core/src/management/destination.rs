@@ -1,0 +1,246 @@
+//! [`Destination`]: the table a pipe writes to. The same type is read back from the server and given to
+//! [`NewPipe::builder`](super::NewPipe::builder).
+
+use api_raw::management::types as raw;
+use serde::Serialize;
+
+use super::new_pipe::checks::non_empty;
+use crate::error::Problems;
+
+/// The destination table of a pipe: read from the server, or declared for a new pipe with the builder
+/// methods.
+///
+/// ```
+/// use api_core::management::Destination;
+///
+/// let destination = Destination::new("default")
+///     .table("orders")
+///     .managed_table(true)
+///     .column("order_id", "UInt64")
+///     .column("created_at", "DateTime64(3)")
+///     .sorting_key(["order_id"]);
+/// assert_eq!(destination.columns[1].column_type, "DateTime64(3)");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Destination {
+    /// Database; empty when the server omitted it.
+    pub database: String,
+    /// Table; absent for Postgres pipes, whose tables come from the table mappings.
+    pub table: Option<String>,
+    /// Whether the service creates and manages the table; absent for Postgres pipes.
+    pub managed_table: Option<bool>,
+    /// Sorting, partitioning, primary key and engine of a managed table, when given.
+    pub table_definition: Option<TableDefinition>,
+    /// Columns of the table.
+    pub columns: Vec<DestinationColumn>,
+    /// Roles granted access to the table. Request-only: always empty when read from the server.
+    pub roles: Vec<String>,
+}
+
+/// A column of a destination table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct DestinationColumn {
+    /// Column name; empty when the server omitted it.
+    pub name: String,
+    /// Database type, e.g. `UInt64`; empty when the server omitted it.
+    #[serde(rename = "type")]
+    pub column_type: String,
+}
+
+/// How a managed table is laid out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TableDefinition {
+    /// The engine's version column and deduplication columns, when set.
+    pub engine: Option<TableEngine>,
+    /// Sorting key columns.
+    pub sorting_key: Vec<String>,
+    /// Partition expression, when set.
+    pub partition_by: Option<String>,
+    /// Primary key expression, when set.
+    pub primary_key: Option<String>,
+}
+
+/// The engine settings of a managed table.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TableEngine {
+    /// Version column, when set.
+    pub version_column_id: Option<String>,
+    /// Columns the engine deduplicates on.
+    pub column_ids: Vec<String>,
+}
+
+impl Destination {
+    /// A destination in `database`, for a new pipe.
+    pub fn new(database: impl Into<String>) -> Self {
+        Self {
+            database: database.into(),
+            ..Self::default()
+        }
+    }
+
+    /// The table (required for kafka, object storage and kinesis sources).
+    pub fn table(mut self, table: impl Into<String>) -> Self {
+        self.table = Some(table.into());
+        self
+    }
+
+    /// Whether the service creates and manages the table (required for kafka, object storage and
+    /// kinesis sources).
+    pub fn managed_table(mut self, managed: bool) -> Self {
+        self.managed_table = Some(managed);
+        self
+    }
+
+    /// A column with its database type; every column must be named by a field mapping (see
+    /// [`NewPipeBuilder::mapped_column`](super::NewPipeBuilder::mapped_column) to declare both at once).
+    pub fn column(mut self, name: impl Into<String>, column_type: impl Into<String>) -> Self {
+        self.columns.push(DestinationColumn {
+            name: name.into(),
+            column_type: column_type.into(),
+        });
+        self
+    }
+
+    /// Grant this role access to the table; may be called repeatedly.
+    pub fn role(mut self, role: impl Into<String>) -> Self {
+        self.roles.push(role.into());
+        self
+    }
+
+    /// The sorting key of a managed table.
+    pub fn sorting_key<I: IntoIterator<Item = S>, S: Into<String>>(mut self, columns: I) -> Self {
+        self.definition().sorting_key = columns.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The partition expression of a managed table.
+    pub fn partition_by(mut self, expression: impl Into<String>) -> Self {
+        self.definition().partition_by = Some(expression.into());
+        self
+    }
+
+    /// The primary key expression of a managed table.
+    pub fn primary_key(mut self, expression: impl Into<String>) -> Self {
+        self.definition().primary_key = Some(expression.into());
+        self
+    }
+
+    /// The engine's version column and the columns it deduplicates on.
+    pub fn engine<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        version_column: impl Into<String>,
+        column_ids: I,
+    ) -> Self {
+        self.definition().engine = Some(TableEngine {
+            version_column_id: Some(version_column.into()),
+            column_ids: column_ids.into_iter().map(Into::into).collect(),
+        });
+        self
+    }
+
+    fn definition(&mut self) -> &mut TableDefinition {
+        self.table_definition
+            .get_or_insert_with(TableDefinition::default)
+    }
+
+    pub(crate) fn decode(raw: Option<raw::PipeDestination>) -> Self {
+        let Some(raw) = raw else {
+            return Self::default();
+        };
+        Self {
+            database: raw.database.unwrap_or_default(),
+            table: raw.table,
+            managed_table: raw.managed_table,
+            table_definition: raw.table_definition.map(|d| TableDefinition {
+                engine: d.engine.map(|e| TableEngine {
+                    version_column_id: e.version_column_id,
+                    column_ids: e.column_ids.unwrap_or_default(),
+                }),
+                sorting_key: d.sorting_key.unwrap_or_default(),
+                partition_by: d.partition_by,
+                primary_key: d.primary_key,
+            }),
+            columns: raw
+                .columns
+                .into_iter()
+                .flatten()
+                .map(|c| DestinationColumn {
+                    name: c.name.unwrap_or_default(),
+                    column_type: c.type_.unwrap_or_default(),
+                })
+                .collect(),
+            roles: Vec::new(),
+        }
+    }
+
+    fn lower_definition(&self) -> Option<raw::TableDefinition> {
+        let d = self.table_definition.as_ref()?;
+        let some = |v: &Vec<String>| (!v.is_empty()).then(|| v.clone());
+        Some(raw::TableDefinition {
+            engine: d.engine.as_ref().map(|e| raw::TableEngine {
+                version_column_id: e.version_column_id.clone(),
+                column_ids: some(&e.column_ids),
+            }),
+            sorting_key: some(&d.sorting_key),
+            partition_by: d.partition_by.clone(),
+            primary_key: d.primary_key.clone(),
+        })
+    }
+
+    pub(crate) fn lower(
+        &self,
+        p: &mut Problems,
+        needs_table: bool,
+    ) -> Option<raw::PipeDestinationRequest> {
+        non_empty(p, "destination.database", &self.database);
+        if needs_table {
+            p.check(
+                self.table.as_deref().is_some_and(|t| !t.trim().is_empty()),
+                "destination.table",
+                "required for this source kind",
+            );
+            p.check(
+                self.managed_table.is_some(),
+                "destination.managedTable",
+                "required for this source kind",
+            );
+            p.check(
+                !self.columns.is_empty(),
+                "destination.columns",
+                "at least one column is required for this source kind",
+            );
+        }
+        for (i, column) in self.columns.iter().enumerate() {
+            non_empty(p, &format!("destination.columns[{i}].name"), &column.name);
+            non_empty(
+                p,
+                &format!("destination.columns[{i}].type"),
+                &column.column_type,
+            );
+        }
+        let database =
+            raw::PipeDestinationRequestDatabase::try_from(self.database.as_str()).ok()?;
+        Some(raw::PipeDestinationRequest {
+            database,
+            table: self.table.clone(),
+            managed_table: self.managed_table,
+            table_definition: self.lower_definition(),
+            columns: self
+                .columns
+                .iter()
+                .map(|c| raw::DestinationColumn {
+                    name: Some(c.name.clone()),
+                    type_: Some(c.column_type.clone()),
+                })
+                .collect(),
+            roles: self.roles.clone(),
+        })
+    }
+}

@@ -1,0 +1,154 @@
+//! [`PipeSettings`]: the settings of a pipe, read back (with every setting the server sends, known or
+//! not) or declared for a new pipe (each checked against its bounds).
+
+use std::collections::BTreeMap;
+
+use api_raw::management::types as raw;
+use serde::Serialize;
+
+use super::new_pipe::checks::bounded;
+use crate::decode::{Invalid, Path, fit};
+use crate::error::Problems;
+
+/// Declares the pipe settings: integer settings with their bounds, and boolean settings.
+macro_rules! pipe_settings {
+    (
+        integers { $($int:ident: $min:literal ..= $max:literal,)+ }
+        booleans { $($flag:ident,)+ }
+    ) => {
+        /// Settings of a pipe. Units are in the names (`_ms` milliseconds, `_bytes` bytes); each setting
+        /// is absent where the server's default applies. Settings this version of the SDK does not know
+        /// are kept in [`extra`](Self::extra) and serialised back beside the others.
+        ///
+        /// For a new pipe, each integer setting is checked against its bounds ([`PipeSettings::BOUNDS`]).
+        ///
+        /// ```
+        /// use api_core::management::PipeSettings;
+        ///
+        /// let settings = PipeSettings::new().streaming_max_insert_wait_ms(5_000).db_max_threads(8);
+        /// assert_eq!(settings.db_max_threads, Some(8));
+        /// ```
+        #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+        #[non_exhaustive]
+        pub struct PipeSettings {
+            $(
+                #[doc = concat!("`", stringify!($int), "`.")]
+                pub $int: Option<u64>,
+            )+
+            $(
+                #[doc = concat!("`", stringify!($flag), "`.")]
+                pub $flag: Option<bool>,
+            )+
+            /// Every other setting the server sent, by name, exactly as it came.
+            #[serde(flatten)]
+            pub extra: BTreeMap<String, serde_json::Value>,
+        }
+
+        impl PipeSettings {
+            /// The server's defaults.
+            pub fn new() -> Self {
+                Self::default()
+            }
+
+            $(
+                #[doc = concat!("`", stringify!($int), "`, ", stringify!($min), " to ", stringify!($max), ".")]
+                pub fn $int(mut self, value: u64) -> Self {
+                    self.$int = Some(value);
+                    self
+                }
+            )+
+
+            $(
+                #[doc = concat!("`", stringify!($flag), "`.")]
+                pub fn $flag(mut self, value: bool) -> Self {
+                    self.$flag = Some(value);
+                    self
+                }
+            )+
+
+            /// Every integer setting with its bounds, as `(name, min, max)`.
+            pub const BOUNDS: &'static [(&'static str, u64, u64)] = &[$((stringify!($int), $min, $max),)+];
+
+            pub(crate) fn decode(raw: raw::PipeSettings, at: Path<'_>) -> Result<Self, Invalid> {
+                Ok(Self {
+                    $($int: fit(raw.$int, at.field(stringify!($int)))?,)+
+                    $($flag: raw.$flag,)+
+                    extra: raw.extra.into_iter().collect(),
+                })
+            }
+
+            pub(crate) fn lower(&self, p: &mut Problems) -> raw::PipeSettingsRequest {
+                for name in self.extra.keys() {
+                    p.add(format!("settings.{name}"), "not a setting this version of the SDK can send");
+                }
+                let int = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
+                raw::PipeSettingsRequest {
+                    $($int: bounded(p, concat!("settings.", stringify!($int)), int(self.$int), $min, Some($max)),)+
+                    $($flag: self.$flag,)+
+                }
+            }
+        }
+    };
+}
+
+pipe_settings! {
+    integers {
+        streaming_max_insert_wait_ms: 500 ..= 60_000,
+        object_storage_concurrency: 1 ..= 35,
+        object_storage_polling_interval_ms: 100 ..= 3_600_000,
+        object_storage_max_insert_bytes: 10_485_760 ..= 53_687_091_200,
+        object_storage_max_file_count: 1 ..= 10_000,
+        db_max_threads: 0 ..= 64,
+        db_max_insert_threads: 0 ..= 16,
+        db_min_insert_block_size_bytes: 0 ..= 10_737_418_240,
+        db_max_download_threads: 0 ..= 32,
+        db_parallel_distributed_insert_select: 0 ..= 2,
+    }
+    booleans {
+        object_storage_use_cluster_function,
+        db_parallel_view_processing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_settings_are_kept_and_written_back() {
+        let raw: raw::PipeSettings = serde_json::from_str(
+            r#"{"db_max_threads": 8, "streaming_max_insert_wait_ms": null, "kafka_max_poll_records": 500, "experimental": {"on": true}}"#,
+        )
+        .unwrap();
+        let settings = PipeSettings::decode(raw, Path::Root("result")).unwrap();
+        assert_eq!(settings.db_max_threads, Some(8));
+        assert_eq!(settings.streaming_max_insert_wait_ms, None);
+        assert_eq!(settings.extra["kafka_max_poll_records"], 500);
+        let json = serde_json::to_value(&settings).unwrap();
+        assert_eq!(json["kafka_max_poll_records"], 500);
+        assert_eq!(json["experimental"]["on"], true);
+        assert_eq!(json["db_max_threads"], 8);
+    }
+
+    #[test]
+    fn a_negative_setting_is_a_decode_error_at_its_path() {
+        let raw: raw::PipeSettings = serde_json::from_str(r#"{"db_max_threads": -1}"#).unwrap();
+        let err = PipeSettings::decode(raw, Path::Root("result"))
+            .unwrap_err()
+            .at("getPipeSettings");
+        assert_eq!(err.path, "result.db_max_threads");
+    }
+
+    #[test]
+    fn unknown_settings_cannot_be_sent_silently() {
+        let mut settings = PipeSettings::new().db_max_threads(65);
+        settings.extra.insert("made_up".into(), 1.into());
+        let mut p = Problems::new();
+        settings.lower(&mut p);
+        let err = p.finish("pipe create request").unwrap_err();
+        assert!(
+            err.has("settings.made_up") && err.has("settings.db_max_threads"),
+            "{err}"
+        );
+    }
+}

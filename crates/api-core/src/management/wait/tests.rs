@@ -1,0 +1,463 @@
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use api_raw::management::types as raw;
+
+use super::*;
+use crate::decode::Path;
+use crate::error::ApiError;
+use crate::response::ResponseMeta;
+
+const PIPE: &str = "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c";
+const SERVICE: &str = "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d";
+
+fn meta() -> ResponseMeta {
+    ResponseMeta {
+        status: 200,
+        headers: Default::default(),
+        request_id: None,
+        attempts: 1,
+    }
+}
+
+fn a_pipe(state: &str) -> Pipe {
+    let raw: raw::Pipe = serde_json::from_value(serde_json::json!({
+        "id": PIPE, "serviceId": SERVICE, "name": "p", "state": state,
+    }))
+    .unwrap();
+    Pipe::decode(raw, Path::Root("result")).unwrap()
+}
+
+fn pipe(state: &str) -> Result<Response<Pipe>> {
+    Ok(Response::new(a_pipe(state), meta()))
+}
+
+fn service(state: &str) -> Result<Response<Service>> {
+    let raw: raw::Service =
+        serde_json::from_value(serde_json::json!({"id": SERVICE, "name": "s", "state": state}))
+            .unwrap();
+    Ok(Response::new(
+        Service::decode(raw, Path::Root("result")).unwrap(),
+        meta(),
+    ))
+}
+
+fn api_error<T>(operation: &'static str, status: u16, code: &str) -> Result<T> {
+    Err(Error::from(ApiError {
+        operation,
+        status,
+        code: Some(code.into()),
+        message: "scripted".into(),
+        request_id: None,
+        body: String::new(),
+        retry_after: None,
+        attempts: 1,
+    }))
+}
+
+fn not_found() -> Result<Response<Pipe>> {
+    api_error("getPipe", 404, "NOT_FOUND")
+}
+
+fn fast() -> WaitOptions {
+    WaitOptions::default()
+        .interval(Duration::from_millis(1), Duration::from_millis(2))
+        .timeout(Duration::from_secs(5))
+}
+
+async fn run(
+    script: Vec<Result<Response<Pipe>>>,
+    target: WaitFor<Pipe>,
+    options: WaitOptions,
+) -> (Result<Pipe>, usize) {
+    let script = Mutex::new(VecDeque::from(script));
+    let polls = AtomicUsize::new(0);
+    let result = wait_for_pipe(
+        || {
+            polls.fetch_add(1, Ordering::Relaxed);
+            let next = script
+                .lock()
+                .unwrap()
+                .pop_front()
+                .unwrap_or_else(|| pipe("Provisioning"));
+            async move { next }
+        },
+        &target,
+        None,
+        &options,
+    )
+    .await;
+    (result, polls.into_inner())
+}
+
+#[tokio::test]
+async fn reaches_running_after_provisioning() {
+    let (result, polls) = run(
+        vec![pipe("Provisioning"), pipe("Provisioning"), pipe("Running")],
+        WaitFor::pipe_state(PipeState::Running),
+        fast(),
+    )
+    .await;
+    assert_eq!(result.unwrap().state, PipeState::Running);
+    assert_eq!(polls, 3);
+}
+
+#[tokio::test]
+async fn fails_fast_on_states_that_cannot_reach_running() {
+    for dead_end in ["Failed", "InternalError", "Completed"] {
+        let script = vec![pipe("Provisioning"), pipe(dead_end), pipe("Running")];
+        let (result, polls) = run(script, WaitFor::pipe_state(PipeState::Running), fast()).await;
+        let err = result.unwrap_err();
+        assert!(
+            matches!(&err, Error::Wait(WaitError::PipeFailed { pipe, .. }) if pipe.state.as_str() == dead_end),
+            "{err}"
+        );
+        assert_eq!(polls, 2, "{dead_end}");
+        assert!(
+            err.to_string().contains(&format!(
+                "is {dead_end}, from which it cannot reach Running"
+            )),
+            "{err}"
+        );
+    }
+    // Waiting for the failure itself is fine.
+    let (result, _) = run(
+        vec![pipe("Failed")],
+        WaitFor::pipe_state(PipeState::Failed),
+        fast(),
+    )
+    .await;
+    assert_eq!(result.unwrap().state, PipeState::Failed);
+}
+
+#[tokio::test]
+async fn conditions_compose() {
+    let running = |p: &Pipe| p.state == PipeState::Running;
+    let named_p = |p: &Pipe| p.name == "p";
+    let stopped = |p: &Pipe| p.state == PipeState::Stopped;
+    assert!(running.and(named_p).matches(&a_pipe("Running")));
+    assert!(!running.and(named_p.not()).matches(&a_pipe("Running")));
+    assert!(running.or(stopped).matches(&a_pipe("Stopped")));
+    assert!(!running.or(stopped).matches(&a_pipe("Paused")));
+
+    let target = WaitFor::condition("running or stopped", running.or(stopped))
+        .fail_if(|p: &Pipe| p.state == PipeState::Degraded);
+    let (result, polls) = run(
+        vec![pipe("Provisioning"), pipe("Stopped")],
+        target.clone(),
+        fast(),
+    )
+    .await;
+    assert_eq!(result.unwrap().state, PipeState::Stopped);
+    assert_eq!(polls, 2);
+    let (result, _) = run(vec![pipe("Degraded")], target, fast()).await;
+    assert!(matches!(
+        result.unwrap_err(),
+        Error::Wait(WaitError::PipeFailed { .. })
+    ));
+}
+
+#[tokio::test]
+async fn tolerates_early_not_found_but_not_too_many() {
+    let (result, _) = run(
+        vec![not_found(), not_found(), pipe("Running")],
+        WaitFor::pipe_steady(),
+        fast(),
+    )
+    .await;
+    assert_eq!(result.unwrap().state, PipeState::Running);
+    let (result, polls) = run(
+        vec![not_found(), not_found()],
+        WaitFor::pipe_steady(),
+        fast().tolerated_not_found(1),
+    )
+    .await;
+    assert!(result.unwrap_err().is_not_found());
+    assert_eq!(polls, 2);
+}
+
+#[tokio::test]
+async fn gone_waits_for_a_not_found() {
+    let script = Mutex::new(VecDeque::from(vec![
+        pipe("Running"),
+        pipe("Stopping"),
+        not_found(),
+    ]));
+    let polls = AtomicUsize::new(0);
+    wait_for_pipe_gone(
+        || {
+            polls.fetch_add(1, Ordering::Relaxed);
+            let next = script.lock().unwrap().pop_front().unwrap();
+            async move { next }
+        },
+        &fast(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(polls.into_inner(), 3);
+}
+
+#[tokio::test]
+async fn a_pipe_that_vanishes_while_waiting_for_a_state_is_reported() {
+    let (result, _) = run(
+        vec![pipe("Provisioning"), not_found()],
+        WaitFor::pipe_state(PipeState::Running),
+        fast(),
+    )
+    .await;
+    let err = result.unwrap_err();
+    assert!(
+        matches!(&err, Error::Wait(WaitError::PipeGone { last_seen: Some(p), .. }) if p.state == PipeState::Provisioning),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn timeout_returns_the_last_seen_pipe_and_is_a_timeout() {
+    let options = fast().timeout(Duration::from_millis(40));
+    let (result, _) = run(vec![], WaitFor::pipe_state(PipeState::Running), options).await;
+    let err = result.unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    let Error::Wait(wait) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        wait.last_seen_pipe().map(|p| &p.state),
+        Some(&PipeState::Provisioning)
+    );
+    assert!(
+        err.to_string().contains("last seen in state Provisioning"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_slow_read_cannot_stretch_the_timeout() {
+    let options = fast().timeout(Duration::from_millis(50));
+    let started = std::time::Instant::now();
+    let result = wait_for_pipe(
+        || async {
+            tokio::time::sleep(Duration::from_secs(5)).await;
+            pipe("Running")
+        },
+        &WaitFor::pipe_state(PipeState::Running),
+        Some(a_pipe("Provisioning")),
+        &options,
+    )
+    .await;
+    let err = result.unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(
+        err.to_string().contains("last seen in state Provisioning"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn steady_does_not_accept_failure_or_transitions() {
+    let (result, polls) = run(
+        vec![pipe("Setup"), pipe("Snapshot"), pipe("Completed")],
+        WaitFor::pipe_steady(),
+        fast(),
+    )
+    .await;
+    assert_eq!(result.unwrap().state, PipeState::Completed);
+    assert_eq!(polls, 3);
+    let (result, _) = run(vec![pipe("InternalError")], WaitFor::pipe_steady(), fast()).await;
+    assert!(matches!(
+        result.unwrap_err(),
+        Error::Wait(WaitError::PipeFailed { .. })
+    ));
+}
+
+#[tokio::test]
+async fn no_options_panic_and_a_zero_interval_still_backs_off() {
+    let durations = [
+        Duration::ZERO,
+        Duration::from_nanos(1),
+        Duration::from_millis(3),
+        Duration::MAX,
+    ];
+    for timeout in durations {
+        for initial in durations {
+            for max in durations {
+                for tolerated in [0, u32::MAX] {
+                    let options = WaitOptions {
+                        timeout,
+                        initial_interval: initial,
+                        max_interval: max,
+                        tolerated_not_found: tolerated,
+                    };
+                    let (result, _) = run(
+                        vec![pipe("Running")],
+                        WaitFor::pipe_state(PipeState::Running),
+                        options.clone(),
+                    )
+                    .await;
+                    assert!(result.is_ok() || timeout == Duration::ZERO, "{options:?}");
+                    assert!(options.next_interval(initial) >= MIN_PAUSE);
+                    assert!(options.first_interval() >= MIN_PAUSE);
+                }
+            }
+        }
+    }
+    // A zero interval with a short timeout polls a bounded number of times, not thousands.
+    let zero = WaitOptions::default()
+        .interval(Duration::ZERO, Duration::ZERO)
+        .timeout(Duration::from_millis(100));
+    let (result, polls) = run(vec![], WaitFor::pipe_state(PipeState::Running), zero).await;
+    assert!(result.unwrap_err().is_timeout());
+    assert!(polls <= 11, "{polls} polls in 100 ms");
+}
+
+#[test]
+fn intervals_grow_by_half_up_to_the_cap() {
+    let options = WaitOptions::default();
+    assert_eq!(
+        options.next_interval(Duration::from_secs(1)),
+        Duration::from_millis(1500)
+    );
+    assert_eq!(
+        options.next_interval(Duration::from_secs(8)),
+        Duration::from_secs(10)
+    );
+    assert_eq!(
+        options.next_interval(Duration::MAX),
+        Duration::from_secs(10)
+    );
+}
+
+/// A scripted service: answers to `send` and `observe` in order.
+struct Script {
+    sends: Mutex<VecDeque<Result<Response<Service>>>>,
+    observes: Mutex<VecDeque<Result<Response<Service>>>>,
+    sent: AtomicUsize,
+}
+
+impl Script {
+    fn new(
+        sends: Vec<Result<Response<Service>>>,
+        observes: Vec<Result<Response<Service>>>,
+    ) -> Self {
+        Self {
+            sends: Mutex::new(sends.into()),
+            observes: Mutex::new(observes.into()),
+            sent: AtomicUsize::new(0),
+        }
+    }
+}
+
+impl ServiceWait for Script {
+    async fn send(&self) -> Result<Response<Service>> {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        self.sends
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| service("starting"))
+    }
+
+    async fn observe(&self) -> Result<Response<Service>> {
+        self.observes
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_else(|| service("stopping"))
+    }
+}
+
+#[tokio::test]
+async fn a_conflict_while_stopping_is_a_reason_to_keep_waiting() {
+    let script = Script::new(
+        vec![
+            api_error("updateServiceState", 409, "CONFLICT"),
+            api_error("updateServiceState", 409, "CONFLICT"),
+            service("starting"),
+            service("running"),
+        ],
+        vec![service("stopping"), service("stopping")],
+    );
+    let running = wait_for_service(
+        &script,
+        &WaitFor::service_state(ServiceState::Running),
+        &fast(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(running.state, Some(ServiceState::Running));
+    assert_eq!(script.sent.into_inner(), 4);
+}
+
+#[tokio::test]
+async fn a_service_that_is_failed_or_deleted_fails_fast() {
+    for dead_end in ["failed", "terminating", "terminated", "softdeleted"] {
+        let script = Script::new(
+            vec![api_error("updateServiceState", 409, "CONFLICT")],
+            vec![service(dead_end)],
+        );
+        let err = wait_for_service(
+            &script,
+            &WaitFor::service_state(ServiceState::Running),
+            &fast(),
+        )
+        .await
+        .unwrap_err();
+        assert!(
+            matches!(&err, Error::Wait(WaitError::ServiceFailed { service, .. }) if service.state_name() == dead_end),
+            "{err}"
+        );
+    }
+    let script = Script::new(vec![service("failed")], vec![]);
+    let err = wait_for_service(
+        &script,
+        &WaitFor::service_state(ServiceState::Stopped),
+        &fast(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("is failed, from which it cannot reach stopped"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_service_timeout_keeps_the_last_seen_service() {
+    let script = Script::new(vec![], vec![]);
+    let options = fast().timeout(Duration::from_millis(40));
+    let err = wait_for_service(
+        &script,
+        &WaitFor::service_state(ServiceState::Running),
+        &options,
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    let Error::Wait(wait) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        wait.last_seen_service().map(Service::state_name),
+        Some("starting")
+    );
+    // Other errors end the wait at once.
+    let script = Script::new(
+        vec![api_error("updateServiceState", 403, "FORBIDDEN")],
+        vec![],
+    );
+    let err = wait_for_service(
+        &script,
+        &WaitFor::service_state(ServiceState::Running),
+        &fast(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_forbidden(), "{err}");
+}

@@ -1,0 +1,135 @@
+//! End to end: the waiters against the emulator with real transition times, in the cases a real
+//! service produces (a start while the service is still stopping, a one-shot pipe, a deadline).
+
+mod support;
+
+use std::time::Duration;
+
+use api_emulator::{EmulatorOptions, Timing};
+use api_mgmt::{Error, Pipe, PipeState, ServiceState, WaitError, WaitFor, WaitOptions};
+use support::emulated::{kafka_pipe, mgmt, running_service, short_timing, start_with};
+
+fn polling() -> WaitOptions {
+    WaitOptions::default()
+        .interval(Duration::from_millis(100), Duration::from_millis(400))
+        .timeout(Duration::from_secs(30))
+}
+
+#[tokio::test]
+async fn stop_then_start_and_wait_returns_a_running_service() {
+    // The emulator's default timing: every transition takes 2 s.
+    let emulator = start_with(EmulatorOptions::new().timing(Timing::default()).rate_limits(false)).await;
+    let client = mgmt(&emulator);
+    let service = running_service(&emulator, &client);
+
+    let stopping = service.stop().await.unwrap();
+    assert_eq!(stopping.state, Some(ServiceState::Stopping));
+    let running = service.start_and_wait(&polling()).await.unwrap();
+    assert_eq!(running.state, Some(ServiceState::Running));
+    assert_eq!(running.id, service.id());
+
+    let state_calls: Vec<u16> = emulator
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path.ends_with("/state"))
+        .map(|r| r.status)
+        .collect();
+    assert!(
+        state_calls.contains(&409),
+        "the start met the stopping service and was refused: {state_calls:?}"
+    );
+    assert_eq!(state_calls.last(), Some(&200));
+
+    // And the reverse: stop right after a start.
+    service.start().await.unwrap();
+    let stopped = service.stop_and_wait(&polling()).await.unwrap();
+    assert_eq!(stopped.state, Some(ServiceState::Stopped));
+}
+
+#[tokio::test]
+async fn create_and_wait_returns_the_running_pipe() {
+    let emulator = start_with(EmulatorOptions::for_tests().timing(short_timing())).await;
+    let client = mgmt(&emulator);
+    let service = running_service(&emulator, &client);
+    let pipe = service
+        .pipes()
+        .create_and_wait(&kafka_pipe("orders"), PipeState::Running, &polling())
+        .await
+        .unwrap();
+    assert_eq!(pipe.state, PipeState::Running);
+    assert_eq!(pipe.name, "orders");
+    assert_eq!(pipe.service_id, service.id());
+    let read = service.pipe(pipe.id).get().await.unwrap().into_inner();
+    assert_eq!(read, pipe, "domain values compare equal");
+}
+
+#[tokio::test]
+async fn a_custom_condition_and_a_deadline() {
+    let emulator = start_with(
+        EmulatorOptions::for_tests().timing(Timing {
+            pipe_provisioning_ms: 5_000,
+            ..short_timing()
+        }),
+    )
+    .await;
+    let client = mgmt(&emulator);
+    let service = running_service(&emulator, &client);
+    let created = service.pipes().create(&kafka_pipe("slow")).await.unwrap();
+    let handle = service.pipe(created.id);
+
+    let err = handle
+        .wait_until(
+            PipeState::Running,
+            &polling().timeout(Duration::from_millis(300)),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    let Error::Wait(wait) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        wait.last_seen_pipe().map(|p| p.state.clone()),
+        Some(PipeState::Provisioning)
+    );
+
+    let still_provisioning = WaitFor::condition("provisioning", |p: &Pipe| {
+        p.state == PipeState::Provisioning
+    });
+    let seen = handle
+        .wait_for(still_provisioning, &polling())
+        .await
+        .unwrap();
+    assert_eq!(seen.id, created.id);
+}
+
+#[tokio::test]
+async fn a_missing_pipe_reads_as_none_and_a_forced_failure_ends_a_wait() {
+    let emulator = start_with(EmulatorOptions::for_tests().timing(short_timing())).await;
+    let client = mgmt(&emulator);
+    let service = running_service(&emulator, &client);
+    let missing = service.pipe("00000000-0000-4000-8000-000000000000".parse().unwrap());
+    assert!(missing.get_opt().await.unwrap().is_none());
+
+    let created = service.pipes().create(&kafka_pipe("doomed")).await.unwrap();
+    let handle = service.pipe(created.id);
+    assert!(handle.get_opt().await.unwrap().is_some());
+    let forced = reqwest::Client::new()
+        .put(format!(
+            "{}/_emulator/pipes/{}/state",
+            emulator.base_url(),
+            created.id
+        ))
+        .bearer_auth(emulator.control_token())
+        .json(&serde_json::json!({ "state": "InternalError" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forced.status(), 204);
+    let err = handle.wait_until_steady(&polling()).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Wait(WaitError::PipeFailed { pipe, .. }) if pipe.state == PipeState::InternalError),
+        "{err}"
+    );
+    assert!(!err.is_timeout());
+}
