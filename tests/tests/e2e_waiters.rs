@@ -18,7 +18,12 @@ fn polling() -> WaitOptions {
 #[tokio::test]
 async fn stop_then_start_and_wait_returns_a_running_service() {
     // The emulator's default timing: every transition takes 2 s.
-    let emulator = start_with(EmulatorOptions::new().timing(Timing::default()).rate_limits(false)).await;
+    let emulator = start_with(
+        EmulatorOptions::new()
+            .timing(Timing::default())
+            .rate_limits(false),
+    )
+    .await;
     let client = mgmt(&emulator);
     let service = running_service(&emulator, &client);
 
@@ -65,12 +70,10 @@ async fn create_and_wait_returns_the_running_pipe() {
 
 #[tokio::test]
 async fn a_custom_condition_and_a_deadline() {
-    let emulator = start_with(
-        EmulatorOptions::for_tests().timing(Timing {
-            pipe_provisioning_ms: 5_000,
-            ..short_timing()
-        }),
-    )
+    let emulator = start_with(EmulatorOptions::for_tests().timing(Timing {
+        pipe_provisioning_ms: 5_000,
+        ..short_timing()
+    }))
     .await;
     let client = mgmt(&emulator);
     let service = running_service(&emulator, &client);

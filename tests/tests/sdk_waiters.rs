@@ -146,7 +146,14 @@ async fn a_conflict_while_stopping_is_waited_out_and_the_start_sent_again() {
     let read = serde_json::json!({});
     assert_eq!(
         bodies,
-        [start.clone(), read.clone(), start.clone(), read, start.clone(), start],
+        [
+            start.clone(),
+            read.clone(),
+            start.clone(),
+            read,
+            start.clone(),
+            start
+        ],
         "after each 409 the waiter reads the state (no command), then starts again"
     );
 }
@@ -164,7 +171,10 @@ async fn a_failed_service_ends_the_wait_with_the_service() {
         .unwrap_err();
     match &err {
         Error::Wait(wait @ WaitError::ServiceFailed { .. }) => {
-            assert_eq!(wait.last_seen_service().map(|s| s.state_name()), Some("failed"));
+            assert_eq!(
+                wait.last_seen_service().map(|s| s.state_name()),
+                Some("failed")
+            );
         }
         other => panic!("expected a failed service, got {other}"),
     }
