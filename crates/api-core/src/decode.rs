@@ -3,8 +3,6 @@
 
 use std::fmt;
 
-use serde::Serializer;
-
 use crate::error::DecodeError;
 
 /// Where a value sits in a response body, built on the stack and only written out on error.
@@ -94,6 +92,7 @@ pub(crate) fn fit<T: TryFrom<i64>>(value: Option<i64>, at: Path<'_>) -> Result<O
         .transpose()
 }
 
+#[cfg(feature = "management")]
 /// A whole number sent as a JSON number that may carry a fraction (`3` or `3.0`).
 pub(crate) fn whole(value: Option<f64>, at: Path<'_>) -> Result<Option<u32>, Invalid> {
     value
@@ -109,9 +108,10 @@ pub(crate) fn whole(value: Option<f64>, at: Path<'_>) -> Result<Option<u32>, Inv
         .transpose()
 }
 
+#[cfg(feature = "management")]
 /// Serialises a secret of a domain value as `"[REDACTED]"`: serde output of what the server answered
 /// never carries a secret. Sending one goes through the request types, which keep the value.
-pub(crate) fn redacted<S: Serializer, T>(
+pub(crate) fn redacted<S: serde::Serializer, T>(
     value: &Option<T>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
@@ -157,6 +157,7 @@ mod tests {
         assert_eq!(root.index(0).field("id").to_string(), "result[0].id");
     }
 
+    #[cfg(feature = "management")]
     #[test]
     fn whole_numbers_accept_a_zero_fraction_only() {
         let at = Path::Root("result");

@@ -1,6 +1,7 @@
 //! Unwrapping the member of a response envelope (`result` or `data`) and decoding it into a domain
 //! value.
 
+#[cfg(any(feature = "management", feature = "observability"))]
 use crate::decode::{Invalid, Path};
 use crate::error::{DecodeError, Error};
 use crate::operation::Operation;
@@ -26,6 +27,7 @@ pub fn required_member<E, T>(
 }
 
 /// Takes the member `member` out of an envelope and decodes it, keeping the call's metadata.
+#[cfg(any(feature = "management", feature = "observability"))]
 pub(crate) fn decode_member<E, R, T>(
     op: &'static Operation,
     member: &'static str,
@@ -38,6 +40,7 @@ pub(crate) fn decode_member<E, R, T>(
 }
 
 /// Decodes every item of a list member (`result[i]`, `data[i]`); an absent list is empty.
+#[cfg(any(feature = "management", feature = "observability"))]
 pub(crate) fn decode_list<R, T>(
     items: Vec<R>,
     at: Path<'_>,

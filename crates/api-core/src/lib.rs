@@ -1,17 +1,19 @@
 //! Shared runtime and domain types of the SDK, on top of the generated `api-raw` clients.
 //!
 //! - [`Config`] / [`ConfigBuilder`]: base URL, [`Credentials`], timeouts, [`RetryPolicy`], [`RateLimit`],
-//!   user agent, `from_env` constructors (see [`env`] for the variables).
+//!   user agent, `from_env` constructors (see [`env`](mod@env) for the variables).
 //! - [`Runtime`]: runs a generated operation with the rate limiter, safe retries, timeouts, a `tracing`
 //!   span and error decoding, and returns a [`Response`] with the call's metadata.
 //! - [`Error`]: the one error type; [`ApiError`] carries status, code, message, request id and raw body.
 //! - Typed ids ([`OrganizationId`], [`ServiceId`], [`PipeId`], [`AlertId`], ...).
-//! - [`management`] and [`observability`]: domain types of each API, behind the cargo features of the
-//!   same names (forwarded to `api-raw`), so a facade compiles only the API it serves.
+//! - `management` and `observability`: domain types of each API (decoded from the generated types,
+//!   read without unwrapping), behind the cargo features of the same names (forwarded to `api-raw`),
+//!   so a facade compiles only the API it serves.
 
 mod config;
 mod connection;
 mod credentials;
+#[cfg(any(feature = "management", feature = "observability"))]
 mod decode;
 pub mod env;
 mod envelope;

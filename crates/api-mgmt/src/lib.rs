@@ -49,7 +49,17 @@ mod client;
 mod pipes;
 mod service;
 
-pub use api_core::management::*;
+pub use api_core::management::{
+    And, Compression, Condition, CpuMillicores, Destination, DestinationColumn, FieldMapping,
+    IpAccessListEntry, KafkaSource, KinesisSource, MemoryGb, MskAuthentication, NewPipe,
+    NewPipeBuilder, Not, ObjectStorageSource, Or, Pipe, PipeSettings, PipeSource, PipeState,
+    PostgresSettingsSpec, PostgresSource, PostgresTableMapping, PrivateEndpoint,
+    ReversePrivateEndpoint, ReversePrivateEndpointStatus, ReversePrivateEndpointType, Scaling,
+    SchemaRegistry, Service, ServiceCommand, ServiceEndpoint, ServiceEndpointProtocol,
+    ServiceState, ServiceWait, Source, SourceKind, TableDefinition, TableEngine, WaitError,
+    WaitFor, WaitOptions, operations, raw_types, source, wait_for_pipe, wait_for_pipe_gone,
+    wait_for_service,
+};
 pub use api_core::{
     ApiError, Config, ConfigBuilder, Credentials, DecodeError, Error, IdError, Idempotency,
     Operation, OrganizationId, PipeId, Problem, RateLimit, Response, ResponseMeta, RetryPolicy,

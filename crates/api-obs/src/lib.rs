@@ -25,7 +25,11 @@
 
 mod client;
 
-pub use api_core::observability::*;
+pub use api_core::observability::{
+    Alert, AlertChannel, AlertChannelType, AlertInterval, AlertSource, AlertState,
+    AlertThresholdType, Dashboard, MetricDataType, Series, SeriesAggFn, SeriesDataSource,
+    SeriesType, Tile, WhereLanguage, operations, raw_types,
+};
 pub use api_core::{
     AlertId, ApiError, Config, ConfigBuilder, Credentials, DashboardId, DecodeError, Error,
     IdError, Idempotency, Operation, RateLimit, Response, ResponseMeta, RetryPolicy, Secret,

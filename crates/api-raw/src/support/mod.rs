@@ -1,5 +1,6 @@
 //! Hand-written types that the generated code uses in place of schemas marked `x-api-raw-type`.
 
+#[cfg(any(feature = "management", feature = "observability"))]
 #[macro_use]
 mod open_enum;
 mod secret;
@@ -21,6 +22,7 @@ pub use observability_enums::{
     AlertChannelType, AlertInterval, AlertSource, AlertState, AlertThresholdType, MetricDataType,
     SeriesAggFn, SeriesDataSource, SeriesType, WhereLanguage,
 };
+#[cfg(any(feature = "management", feature = "observability"))]
 pub use open_enum::UnknownValue;
 #[cfg(feature = "management")]
 pub use quantity::{CpuMillicores, MemoryGb, QuantityError};
