@@ -109,6 +109,23 @@ pub(crate) fn whole(value: Option<f64>, at: Path<'_>) -> Result<Option<u32>, Inv
 }
 
 #[cfg(feature = "management")]
+/// A memory amount in GB sent as a JSON number: negative or not finite is an error, never a silent 0.
+pub(crate) fn gigabytes(
+    value: Option<f64>,
+    at: Path<'_>,
+) -> Result<Option<api_raw::support::MemoryGb>, Invalid> {
+    value
+        .map(|gb| {
+            if gb.is_finite() && gb >= 0.0 {
+                Ok(api_raw::support::MemoryGb::new(gb))
+            } else {
+                Err(at.error(format!("expected a non-negative number of GB, got {gb}")))
+            }
+        })
+        .transpose()
+}
+
+#[cfg(feature = "management")]
 /// Serialises a secret of a domain value as `"[REDACTED]"`: serde output of what the server answered
 /// never carries a secret. Sending one goes through the request types, which keep the value.
 pub(crate) fn redacted<S: serde::Serializer, T>(

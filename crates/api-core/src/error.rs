@@ -78,16 +78,17 @@ impl Error {
 
     /// The HTTP status of an API error.
     pub fn status(&self) -> Option<u16> {
-        match self {
-            Error::Api(e) => Some(e.status),
-            _ => None,
-        }
+        self.as_api().map(|e| e.status)
     }
 
-    /// The API error, if this is one.
+    /// The API error, if this is one (also when it ended a wait for a created pipe).
     pub fn as_api(&self) -> Option<&ApiError> {
         match self {
             Error::Api(e) => Some(e),
+            #[cfg(feature = "management")]
+            Error::Wait(crate::management::WaitError::PipeWaitInterrupted { source, .. }) => {
+                source.as_api()
+            }
             _ => None,
         }
     }

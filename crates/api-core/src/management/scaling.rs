@@ -88,14 +88,11 @@ impl Scaling {
             );
             ok
         });
-        let cpu = self
-            .replica_cpu
-            .map(|c| i64::try_from(c.get()).unwrap_or(i64::MAX));
         raw::PipeScalingRequest {
             replicas: bounded(
                 p,
                 "scaling.replicas",
-                self.replicas.map(i64::from),
+                self.replicas.map(u64::from),
                 1,
                 Some(40),
             ),
@@ -103,7 +100,7 @@ impl Scaling {
             replica_cpu_millicores: bounded(
                 p,
                 "scaling.replicaCpuMillicores",
-                cpu,
+                self.replica_cpu.map(CpuMillicores::get),
                 125,
                 Some(2000),
             ),

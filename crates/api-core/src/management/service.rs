@@ -7,7 +7,7 @@ use api_raw::support::{MemoryGb, ServiceEndpointProtocol, ServiceState};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::decode::{Invalid, Path, Raw, fit, required, whole};
+use crate::decode::{Invalid, Path, Raw, fit, gigabytes, required, whole};
 use crate::ids::ServiceId;
 
 /// The command of the service state endpoint. `Display` writes the wire form (`start`, `stop`).
@@ -167,7 +167,6 @@ impl Service {
 
     pub(crate) fn decode(raw: raw::Service, at: Path<'_>) -> Result<Self, Invalid> {
         let s = raw.clone();
-        let memory = |gb: Option<f64>| gb.map(MemoryGb::new);
         let endpoints_at = at.field("endpoints");
         let endpoints = s
             .endpoints
@@ -189,10 +188,16 @@ impl Service {
             state: s.state,
             db_version: s.db_version,
             endpoints,
-            min_total_memory_gb: memory(s.min_total_memory_gb),
-            max_total_memory_gb: memory(s.max_total_memory_gb),
-            min_replica_memory_gb: memory(s.min_replica_memory_gb),
-            max_replica_memory_gb: memory(s.max_replica_memory_gb),
+            min_total_memory_gb: gigabytes(s.min_total_memory_gb, at.field("minTotalMemoryGb"))?,
+            max_total_memory_gb: gigabytes(s.max_total_memory_gb, at.field("maxTotalMemoryGb"))?,
+            min_replica_memory_gb: gigabytes(
+                s.min_replica_memory_gb,
+                at.field("minReplicaMemoryGb"),
+            )?,
+            max_replica_memory_gb: gigabytes(
+                s.max_replica_memory_gb,
+                at.field("maxReplicaMemoryGb"),
+            )?,
             num_replicas: whole(s.num_replicas, at.field("numReplicas"))?,
             idle_scaling: s.idle_scaling,
             idle_timeout_minutes: s.idle_timeout_minutes,

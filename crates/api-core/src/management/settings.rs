@@ -33,13 +33,16 @@ macro_rules! pipe_settings {
         pub struct PipeSettings {
             $(
                 #[doc = concat!("`", stringify!($int), "`.")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub $int: Option<u64>,
             )+
             $(
                 #[doc = concat!("`", stringify!($flag), "`.")]
+                #[serde(skip_serializing_if = "Option::is_none")]
                 pub $flag: Option<bool>,
             )+
-            /// Every other setting the server sent, by name, exactly as it came.
+            /// Every other setting the server sent, by name, exactly as it came. Sent back unchanged
+            /// when these settings are given to a new pipe (the server decides what they mean).
             #[serde(flatten)]
             pub extra: BTreeMap<String, serde_json::Value>,
         }
@@ -78,13 +81,10 @@ macro_rules! pipe_settings {
             }
 
             pub(crate) fn lower(&self, p: &mut Problems) -> raw::PipeSettingsRequest {
-                for name in self.extra.keys() {
-                    p.add(format!("settings.{name}"), "not a setting this version of the SDK can send");
-                }
-                let int = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
                 raw::PipeSettingsRequest {
-                    $($int: bounded(p, concat!("settings.", stringify!($int)), int(self.$int), $min, Some($max)),)+
+                    $($int: bounded(p, concat!("settings.", stringify!($int)), self.$int, $min, Some($max)),)+
                     $($flag: self.$flag,)+
+                    extra: self.extra.clone().into_iter().collect(),
                 }
             }
         }
@@ -128,6 +128,10 @@ mod tests {
         assert_eq!(json["kafka_max_poll_records"], 500);
         assert_eq!(json["experimental"]["on"], true);
         assert_eq!(json["db_max_threads"], 8);
+        assert!(
+            json.get("streaming_max_insert_wait_ms").is_none(),
+            "absent stays absent"
+        );
     }
 
     #[test]
@@ -140,15 +144,16 @@ mod tests {
     }
 
     #[test]
-    fn unknown_settings_cannot_be_sent_silently() {
-        let mut settings = PipeSettings::new().db_max_threads(65);
-        settings.extra.insert("made_up".into(), 1.into());
+    fn unknown_settings_read_back_are_sent_back() {
+        let mut settings = PipeSettings::new().db_max_threads(8);
+        settings
+            .extra
+            .insert("kafka_max_poll_records".into(), 500.into());
         let mut p = Problems::new();
-        settings.lower(&mut p);
-        let err = p.finish("pipe create request").unwrap_err();
-        assert!(
-            err.has("settings.made_up") && err.has("settings.db_max_threads"),
-            "{err}"
-        );
+        let request = settings.lower(&mut p);
+        assert!(p.finish("pipe create request").is_ok());
+        let json = serde_json::to_value(&request).unwrap();
+        assert_eq!(json["kafka_max_poll_records"], 500);
+        assert_eq!(json["db_max_threads"], 8);
     }
 }

@@ -17,8 +17,8 @@ use crate::ids::ReversePrivateEndpointId;
 /// version of the SDK does not know (its JSON is kept).
 ///
 /// `Display` writes the kind as the API names it: `kafka`, `objectStorage`, `kinesis`, `postgres`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// Serialised, it has the API's shape: `{"kafka": {...}}`.
+#[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum PipeSource {
     /// A Kafka-style message stream.
@@ -82,6 +82,61 @@ impl PipeSource {
     }
 }
 
+impl Serialize for PipeSource {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        match self {
+            PipeSource::Kafka(kafka) => map.serialize_entry("kafka", kafka)?,
+            PipeSource::ObjectStorage(o) => map.serialize_entry("objectStorage", o)?,
+            PipeSource::Kinesis(kinesis) => map.serialize_entry("kinesis", kinesis)?,
+            PipeSource::Postgres(postgres) => map.serialize_entry("postgres", postgres)?,
+            PipeSource::Unknown(unknown) => {
+                if let Some(kind) = &unknown.kind {
+                    map.serialize_entry(kind, &redact_secrets(&unknown.json))?;
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+/// Member names that hold secrets in the API's shapes (compared without case): their string values
+/// are replaced in the serde output of an unknown source, whose members nobody has vetted.
+const SECRET_NAMES: [&str; 8] = [
+    "password",
+    "secret",
+    "token",
+    "connectionstring",
+    "credential",
+    "apikey",
+    "privatekey",
+    "accountkey",
+];
+
+fn redact_secrets(json: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match json {
+        Value::Object(members) => Value::Object(
+            members
+                .iter()
+                .map(|(name, value)| {
+                    let lower = name.to_ascii_lowercase();
+                    let secret = SECRET_NAMES.iter().any(|s| lower.contains(s));
+                    let value = match value {
+                        Value::Null => Value::Null,
+                        _ if secret => Value::String("[REDACTED]".into()),
+                        other => redact_secrets(other),
+                    };
+                    (name.clone(), value)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redact_secrets).collect()),
+        other => other.clone(),
+    }
+}
+
 impl fmt::Display for PipeSource {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.kind_name())
@@ -90,7 +145,12 @@ impl fmt::Display for PipeSource {
 
 /// A source member of a kind this version of the SDK does not know, kept as it came (or nothing, when
 /// the server sent no source at all).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+///
+/// Its `Debug` shows the kind and the member names only, and its serde output (inside
+/// [`PipeSource`]) replaces the values of members named like secrets (`password`, `secretKey`,
+/// `connectionString`, ...): an unknown kind may carry secrets nobody has marked. [`json`](Self::json)
+/// is the explicit way to the values.
+#[derive(Clone, PartialEq)]
 pub struct UnknownSource {
     kind: Option<String>,
     json: serde_json::Value,
@@ -109,9 +169,23 @@ impl UnknownSource {
         self.kind.as_deref()
     }
 
-    /// The member's JSON, exactly as the server sent it (`null` when there was none).
+    /// The member's JSON, exactly as the server sent it (`null` when there was none), secrets
+    /// included.
     pub fn json(&self) -> &serde_json::Value {
         &self.json
+    }
+}
+
+impl fmt::Debug for UnknownSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let members: Vec<&str> = match &self.json {
+            serde_json::Value::Object(members) => members.keys().map(String::as_str).collect(),
+            _ => Vec::new(),
+        };
+        f.debug_struct("UnknownSource")
+            .field("kind", &self.kind)
+            .field("members", &members)
+            .finish()
     }
 }
 
@@ -407,8 +481,35 @@ mod tests {
         };
         assert_eq!(unknown.kind(), Some("bigquery"));
         assert_eq!(unknown.json()["dataset"], "d1");
+        assert_eq!(
+            serde_json::to_value(&source).unwrap(),
+            serde_json::json!({"bigquery": {"dataset": "d1"}}),
+            "serialised in the API's shape"
+        );
         let none = PipeSource::decode(None, Path::Root("result")).unwrap();
         assert_eq!(none.to_string(), "none");
+    }
+
+    #[test]
+    fn an_unknown_kind_never_shows_its_secrets() {
+        let raw: raw::PipeSource = serde_json::from_str(
+            r#"{"mongo": {"uri": "mongodb://db", "Password": "hunter22", "auth": {"secretKey": "sk-1"}, "tags": [{"apiKey": "k-9"}]}}"#,
+        )
+        .unwrap();
+        let source = PipeSource::decode(Some(raw), Path::Root("result")).unwrap();
+        let shown = format!("{source:?}");
+        let json = serde_json::to_string(&source).unwrap();
+        for secret in ["hunter22", "sk-1", "k-9", "mongodb://db"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        for secret in ["hunter22", "sk-1", "k-9"] {
+            assert!(!json.contains(secret), "{json}");
+        }
+        assert!(shown.contains("mongo") && shown.contains("uri"), "{shown}");
+        assert!(
+            json.contains("mongodb://db"),
+            "other members are kept: {json}"
+        );
     }
 
     #[test]

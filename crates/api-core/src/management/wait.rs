@@ -310,6 +310,18 @@ pub enum WaitError {
         /// The service as last seen.
         service: Box<Service>,
     },
+    /// An error ended the wait for a pipe that had been created: the error, and the pipe as last seen
+    /// (at least as the create answered it), so its id is never lost.
+    #[error("waiting for pipe {} ({}) to reach {target} failed: {source}", .last_seen.name, .last_seen.id)]
+    PipeWaitInterrupted {
+        /// What was waited for.
+        target: String,
+        /// The pipe as last seen.
+        last_seen: Box<Pipe>,
+        /// The error that ended the wait.
+        #[source]
+        source: Box<Error>,
+    },
     /// The service did not reach the target in time.
     #[error("service did not reach {target} within {waited:?} (last seen {})", last_service_state(.last_seen))]
     ServiceTimedOut {
@@ -340,6 +352,7 @@ impl WaitError {
     pub fn last_seen_pipe(&self) -> Option<&Pipe> {
         match self {
             WaitError::PipeFailed { pipe, .. } => Some(pipe),
+            WaitError::PipeWaitInterrupted { last_seen, .. } => Some(last_seen),
             WaitError::PipeGone { last_seen, .. } | WaitError::PipeTimedOut { last_seen, .. } => {
                 last_seen.as_deref()
             }
@@ -370,6 +383,7 @@ struct Pacer<'a> {
     options: &'a WaitOptions,
     started: Instant,
     interval: Duration,
+    last_poll_done: bool,
 }
 
 impl<'a> Pacer<'a> {
@@ -378,6 +392,7 @@ impl<'a> Pacer<'a> {
             options,
             started: Instant::now(),
             interval: options.first_interval(),
+            last_poll_done: false,
         }
     }
 
@@ -389,13 +404,21 @@ impl<'a> Pacer<'a> {
         self.started.elapsed()
     }
 
-    /// Sleeps before the next poll; `false` when the deadline would pass first.
+    /// Sleeps before the next poll; `false` when the time is up. When the next pause would pass the
+    /// deadline, it sleeps half of what is left instead and allows one last poll in the other half, so a
+    /// waiter neither stops early nor overruns its timeout.
     async fn pause(&mut self) -> bool {
-        if self.interval >= self.remaining() {
+        let remaining = self.remaining();
+        if self.interval < remaining {
+            tokio::time::sleep(self.interval).await;
+            self.interval = self.options.next_interval(self.interval);
+            return true;
+        }
+        if self.last_poll_done || remaining < MIN_PAUSE {
             return false;
         }
-        tokio::time::sleep(self.interval).await;
-        self.interval = self.options.next_interval(self.interval);
+        self.last_poll_done = true;
+        tokio::time::sleep(remaining / 2).await;
         true
     }
 }
@@ -406,7 +429,8 @@ impl<'a> Pacer<'a> {
 /// [`WaitError::PipeGone`] when the pipe disappears after it was seen, and with
 /// [`WaitError::PipeTimedOut`] (carrying the last seen pipe, or `seen` if it never answered) when time
 /// runs out. Up to `tolerated_not_found` 404s are accepted before the pipe is first seen; other
-/// errors end the wait.
+/// errors end the wait, wrapped in [`WaitError::PipeWaitInterrupted`] when a pipe was seen (or given
+/// as `seen`), so that the pipe is not lost.
 pub async fn wait_for_pipe<F, Fut>(
     mut get: F,
     target: &WaitFor<Pipe>,
@@ -449,24 +473,34 @@ where
                 last_seen = Some(Box::new(pipe));
                 seen_by_poll = true;
             }
-            Err(e) if e.is_not_found() => {
-                if seen_by_poll {
-                    return Err(WaitError::PipeGone {
-                        target: target.to_string(),
-                        last_seen,
-                    }
-                    .into());
+            Err(e) if e.is_not_found() && seen_by_poll => {
+                return Err(WaitError::PipeGone {
+                    target: target.to_string(),
+                    last_seen,
                 }
-                if not_found >= options.tolerated_not_found {
-                    return Err(e);
-                }
+                .into());
+            }
+            Err(e) if e.is_not_found() && not_found < options.tolerated_not_found => {
                 not_found = not_found.saturating_add(1);
             }
-            Err(e) => return Err(e),
+            Err(e) => return Err(interrupted(target, last_seen, e)),
         }
         if !pacer.pause().await {
             return Err(timed_out(&pacer, last_seen).into());
         }
+    }
+}
+
+/// The error that ended a pipe wait, with the pipe when one was seen.
+fn interrupted(target: &WaitFor<Pipe>, last_seen: Option<Box<Pipe>>, error: Error) -> Error {
+    match last_seen {
+        Some(pipe) => WaitError::PipeWaitInterrupted {
+            target: target.to_string(),
+            last_seen: pipe,
+            source: Box::new(error),
+        }
+        .into(),
+        None => error,
     }
 }
 
@@ -535,10 +569,12 @@ pub async fn wait_for_service(
             Ok(response) => Some(response.into_inner()),
             Err(e) if e.is_conflict() => {
                 tracing::debug!("service busy with another transition; reading its state");
-                // An observation the server does not support only costs the fail-fast check.
                 match tokio::time::timeout(pacer.remaining(), probe.observe()).await {
                     Ok(Ok(response)) => Some(response.into_inner()),
-                    Ok(Err(_)) => None,
+                    // A server that does not read a service this way only costs the fail-fast check;
+                    // any other error (credentials, decoding) ends the wait.
+                    Ok(Err(e)) if matches!(e.status(), Some(400 | 404 | 405 | 501)) => None,
+                    Ok(Err(e)) => return Err(e),
                     Err(_) => return Err(timed_out(&pacer, last_seen)),
                 }
             }

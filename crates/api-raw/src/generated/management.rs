@@ -819,8 +819,11 @@ string so that an id rewritten by a proxy never makes a successful answer undeco
         pub status: ::std::option::Option<f64>,
     }
 
-    ///Settings of a new pipe, with their bounds.
-    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default)]
+    /**Settings of a new pipe, with their bounds. Settings this spec does not list are passed through
+(`additionalProperties`): a client that read them from a pipe can send them back unchanged, and
+the server decides.
+*/
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug)]
     pub struct PipeSettingsRequest {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub db_max_download_threads: ::std::option::Option<i64>,
@@ -846,6 +849,8 @@ string so that an id rewritten by a proxy never makes a successful answer undeco
         pub object_storage_use_cluster_function: ::std::option::Option<bool>,
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub streaming_max_insert_wait_ms: ::std::option::Option<i64>,
+        #[serde(flatten)]
+        pub extra: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
     }
 
     /**Source of a pipe; at most the member for the chosen source kind is filled. A member for a source

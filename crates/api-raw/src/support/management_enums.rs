@@ -223,6 +223,7 @@ impl PipeState {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::support::UnknownValue;
 
     #[test]
     fn unknown_values_round_trip_and_known_ones_normalise() {
@@ -240,6 +241,17 @@ mod tests {
             !PipeState::Unknown.is_other(),
             "\"Unknown\" is a documented value"
         );
+    }
+
+    #[test]
+    fn unknown_text_cannot_move_into_a_set_that_knows_it() {
+        // `ServiceState` does not know "Running" (its value is "running"); `PipeState` does. The
+        // unknown text is typed by its set, so it cannot become `PipeState::Other("Running")`.
+        let ServiceState::Other(text) = ServiceState::from("Running") else {
+            panic!("\"Running\" is not a service state")
+        };
+        let _: &UnknownValue<ServiceState> = &text;
+        assert_eq!(PipeState::from(text.as_str()), PipeState::Running);
     }
 
     #[test]

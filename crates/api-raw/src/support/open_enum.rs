@@ -2,34 +2,56 @@
 //! text of such a value.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::marker::PhantomData;
 
-/// The text of a value that this version of the SDK does not know, kept exactly as it came.
+/// The text of a value that this version of the SDK does not know, kept exactly as it came. `E` is
+/// the value set it belongs to, so the text cannot move from one set into another.
 ///
 /// It can only come from decoding or parsing: no public constructor exists, so an open enum's `Other`
 /// variant never holds a value that has a named variant (`PipeState::from("Running")` is always
 /// `PipeState::Running`).
-#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct UnknownValue(String);
+pub struct UnknownValue<E>(String, PhantomData<fn() -> E>);
 
-impl UnknownValue {
+impl<E> UnknownValue<E> {
     /// The value as it came.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 
-    /// Only `open_enum!` builds one, and only for text that matches no known value.
+    /// Only `open_enum!` builds one, and only for text that matches no known value of `E`.
     pub(crate) fn new(value: String) -> Self {
-        Self(value)
+        Self(value, PhantomData)
     }
 }
 
-impl fmt::Display for UnknownValue {
+impl<E> Clone for UnknownValue<E> {
+    fn clone(&self) -> Self {
+        Self::new(self.0.clone())
+    }
+}
+
+impl<E> PartialEq for UnknownValue<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl<E> Eq for UnknownValue<E> {}
+
+impl<E> Hash for UnknownValue<E> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl<E> fmt::Display for UnknownValue<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-impl fmt::Debug for UnknownValue {
+impl<E> fmt::Debug for UnknownValue<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.0, f)
     }
@@ -55,7 +77,7 @@ macro_rules! open_enum {
             $( $(#[$vmeta])* $variant, )+
             /// A value this version of the SDK does not know, kept exactly as it came. It cannot be built
             /// from a known value: parse or decode the text instead.
-            Other($crate::support::UnknownValue),
+            Other($crate::support::UnknownValue<$name>),
         }
 
         impl $name {

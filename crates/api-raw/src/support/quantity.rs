@@ -148,7 +148,8 @@ fn parse_non_negative(text: &str) -> Option<f64> {
 
 fn to_u64(value: f64) -> Option<u64> {
     let rounded = value.round();
-    (rounded.is_finite() && rounded >= 0.0 && rounded <= u64::MAX as f64).then_some(rounded as u64)
+    // `u64::MAX as f64` is 2^64, one past the largest u64: it must be excluded.
+    (rounded.is_finite() && rounded >= 0.0 && rounded < u64::MAX as f64).then_some(rounded as u64)
 }
 
 impl Serialize for CpuMillicores {

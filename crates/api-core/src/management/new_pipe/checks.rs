@@ -47,34 +47,42 @@ pub(crate) fn port(p: &mut Problems, path: &str, value: u16) -> Option<NonZeroU1
     converted
 }
 
-/// An integer setting within bounds, converted to the generated field type.
+/// An integer setting within bounds, converted to the generated field type; a value the wire type
+/// cannot hold is a problem too, never a silently changed number.
 pub(crate) fn bounded<T: FromInteger>(
     p: &mut Problems,
     path: &str,
-    value: Option<i64>,
-    min: i64,
-    max: Option<i64>,
+    value: Option<u64>,
+    min: u64,
+    max: Option<u64>,
 ) -> Option<T> {
     let v = value?;
     p.range(path, Some(v), min, max);
     let in_range = v >= min && max.is_none_or(|max| v <= max);
-    in_range.then(|| T::from_integer(v)).flatten()
+    if !in_range {
+        return None;
+    }
+    let converted = T::from_integer(v);
+    if converted.is_none() {
+        p.add(path, format!("{v} is too large to send"));
+    }
+    converted
 }
 
 /// The integer types the generator uses for bounded request fields.
 pub(crate) trait FromInteger: Sized {
-    fn from_integer(value: i64) -> Option<Self>;
+    fn from_integer(value: u64) -> Option<Self>;
 }
 
 impl FromInteger for i64 {
-    fn from_integer(value: i64) -> Option<Self> {
-        Some(value)
+    fn from_integer(value: u64) -> Option<Self> {
+        i64::try_from(value).ok()
     }
 }
 
 impl FromInteger for NonZeroU64 {
-    fn from_integer(value: i64) -> Option<Self> {
-        u64::try_from(value).ok().and_then(NonZeroU64::new)
+    fn from_integer(value: u64) -> Option<Self> {
+        NonZeroU64::new(value)
     }
 }
 
@@ -103,8 +111,13 @@ mod tests {
         assert_eq!(bounded::<i64>(&mut p, "b", Some(0), 0, Some(64)), Some(0));
         assert_eq!(bounded::<i64>(&mut p, "c", Some(65), 0, Some(64)), None);
         assert_eq!(bounded::<i64>(&mut p, "d", None, 0, Some(64)), None);
+        assert_eq!(bounded::<i64>(&mut p, "e", Some(u64::MAX), 1, None), None);
         let err = p.finish("x").unwrap_err();
-        assert_eq!(err.problems.len(), 1);
+        assert_eq!(err.problems.len(), 2);
         assert_eq!(err.problems[0].path, "c");
+        assert_eq!(
+            err.problems[1].message,
+            "18446744073709551615 is too large to send"
+        );
     }
 }

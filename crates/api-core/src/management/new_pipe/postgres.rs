@@ -141,43 +141,36 @@ impl PostgresSettingsSpec {
 
     fn lower(&self, p: &mut Problems, at: &str) -> raw::PostgresSettingsRequest {
         let path = |name: &str| format!("{at}.{name}");
-        let int = |v: Option<u64>| v.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
         raw::PostgresSettingsRequest {
             sync_interval_seconds: bounded(
                 p,
                 &path("syncIntervalSeconds"),
-                int(self.sync_interval_seconds),
+                self.sync_interval_seconds,
                 1,
                 None,
             ),
-            pull_batch_size: bounded(
-                p,
-                &path("pullBatchSize"),
-                int(self.pull_batch_size),
-                1,
-                None,
-            ),
+            pull_batch_size: bounded(p, &path("pullBatchSize"), self.pull_batch_size, 1, None),
             publication_name: self.publication_name.clone(),
             replication_slot_name: self.replication_slot_name.clone(),
             allow_nullable_columns: self.allow_nullable_columns,
             initial_load_parallelism: bounded(
                 p,
                 &path("initialLoadParallelism"),
-                int(self.initial_load_parallelism),
+                self.initial_load_parallelism,
                 1,
                 None,
             ),
             snapshot_num_rows_per_partition: bounded(
                 p,
                 &path("snapshotNumRowsPerPartition"),
-                int(self.snapshot_num_rows_per_partition),
+                self.snapshot_num_rows_per_partition,
                 1000,
                 None,
             ),
             snapshot_number_of_parallel_tables: bounded(
                 p,
                 &path("snapshotNumberOfParallelTables"),
-                int(self.snapshot_number_of_parallel_tables),
+                self.snapshot_number_of_parallel_tables,
                 1,
                 None,
             ),

@@ -313,7 +313,7 @@ async fn no_options_panic_and_a_zero_interval_still_backs_off() {
         .timeout(Duration::from_millis(100));
     let (result, polls) = run(vec![], WaitFor::pipe_state(PipeState::Running), zero).await;
     assert!(result.unwrap_err().is_timeout());
-    assert!(polls <= 11, "{polls} polls in 100 ms");
+    assert!(polls <= 15, "{polls} polls in 100 ms");
 }
 
 #[test]
@@ -460,4 +460,82 @@ async fn a_service_timeout_keeps_the_last_seen_service() {
     .await
     .unwrap_err();
     assert!(err.is_forbidden(), "{err}");
+}
+
+#[tokio::test]
+async fn a_short_timeout_still_polls_until_the_deadline() {
+    // The first pause (1 s) is longer than the whole timeout: the waiter still polls again before
+    // giving up, instead of reporting a timeout after a few milliseconds.
+    let options = WaitOptions::default().timeout(Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    let (result, polls) = run(
+        vec![pipe("Provisioning"), pipe("Running")],
+        WaitFor::pipe_state(PipeState::Running),
+        options,
+    )
+    .await;
+    assert_eq!(result.unwrap().state, PipeState::Running);
+    assert_eq!(polls, 2);
+    assert!(started.elapsed() < Duration::from_millis(200));
+
+    let options = WaitOptions::default().timeout(Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    let (result, _) = run(vec![], WaitFor::pipe_state(PipeState::Running), options).await;
+    assert!(result.unwrap_err().is_timeout());
+    assert!(
+        started.elapsed() >= Duration::from_millis(90),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn an_error_after_the_pipe_was_seen_keeps_the_pipe() {
+    let (result, _) = run(
+        vec![pipe("Provisioning"), api_error("getPipe", 403, "FORBIDDEN")],
+        WaitFor::pipe_state(PipeState::Running),
+        fast(),
+    )
+    .await;
+    let err = result.unwrap_err();
+    assert!(err.is_forbidden(), "the cause stays visible: {err}");
+    let Error::Wait(wait) = &err else {
+        panic!("{err}")
+    };
+    assert_eq!(
+        wait.last_seen_pipe().map(|p| p.id.to_string()).as_deref(),
+        Some(PIPE)
+    );
+}
+
+#[tokio::test]
+async fn a_read_error_after_a_conflict_ends_the_service_wait() {
+    let script = Script::new(
+        vec![api_error("updateServiceState", 409, "CONFLICT")],
+        vec![api_error("updateServiceState", 401, "UNAUTHORIZED")],
+    );
+    let err = wait_for_service(
+        &script,
+        &WaitFor::service_state(ServiceState::Running),
+        &fast(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_unauthorized(), "{err}");
+    // A server that cannot read a service without a command only loses the fail-fast check.
+    let script = Script::new(
+        vec![
+            api_error("updateServiceState", 409, "CONFLICT"),
+            service("running"),
+        ],
+        vec![api_error("updateServiceState", 400, "BAD_REQUEST")],
+    );
+    let running = wait_for_service(
+        &script,
+        &WaitFor::service_state(ServiceState::Running),
+        &fast(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(running.state_name(), "running");
 }
