@@ -347,7 +347,7 @@ async fn main() -> Result<(), Failure> {
         println!(
             "  not found: {}, code {}, request id {}",
             error.is_not_found(),
-            or(error.as_api().and_then(|a| a.code.as_deref()), "none"),
+            or(error.code(), "none"),
             or(error.request_id(), "none")
         );
     }

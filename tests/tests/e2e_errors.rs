@@ -17,7 +17,7 @@ async fn authentication_and_authorization_errors() {
         .await
         .unwrap_err();
     assert!(err.is_unauthorized(), "{err}");
-    assert_eq!(err.as_api().unwrap().code.as_deref(), Some("UNAUTHORIZED"));
+    assert_eq!(err.as_api().unwrap().code.as_str(), "UNAUTHORIZED");
     assert!(!err.to_string().contains("not-the-secret"));
 
     let (dev_id, dev_secret) = emulator.developer_key();
@@ -88,7 +88,7 @@ async fn missing_resources_conflicts_and_dependencies() {
     let unknown_pipe = service.pipe("00000000-0000-4000-8000-000000000000".parse().unwrap());
     let err = unknown_pipe.get().await.unwrap_err();
     assert!(err.is_not_found());
-    assert_eq!(err.as_api().unwrap().code.as_deref(), Some("NOT_FOUND"));
+    assert_eq!(err.as_api().unwrap().code.as_str(), "NOT_FOUND");
     assert!(unknown_pipe.delete().await.unwrap_err().is_not_found());
 
     let unknown_service = client.service(

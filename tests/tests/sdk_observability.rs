@@ -76,7 +76,13 @@ async fn plain_text_401_and_json_404_become_api_errors() {
         .await
         .unwrap_err();
     assert!(missing.is_not_found());
-    assert_eq!(missing.to_string(), "getAlert: HTTP 404: Alert not found");
+    assert_eq!(
+        missing.to_string(),
+        "getAlert: HTTP 404 NOT_FOUND: Alert not found",
+        "the observability body has no code: the status gives it"
+    );
+    assert_eq!(missing.code(), Some(&api_obs::ErrorCode::NotFound));
+    assert_eq!(unauthorized.code(), Some(&api_obs::ErrorCode::Unauthorized));
     assert_eq!(server.requests().len(), 2, "4xx answers are not retried");
 }
 

@@ -170,7 +170,7 @@ async fn error_classes_carry_status_code_message_request_id_and_raw_body() {
     let not_running = svc.pipes().create(&new_pipe()).await.unwrap_err();
     assert!(not_running.is_service_not_running());
     let api = not_running.as_api().unwrap();
-    assert_eq!(api.code.as_deref(), Some("FAILED_DEPENDENCY"));
+    assert_eq!(api.code.as_str(), "FAILED_DEPENDENCY");
     assert_eq!(api.message, "service a1b2 is stopped");
     assert_eq!(
         not_running.request_id(),

@@ -3,13 +3,36 @@
 use std::fmt;
 use std::time::Duration;
 
+pub use crate::error_code::ErrorCode;
 use crate::ids::IdError;
 
 /// `Result` with the SDK's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in a call. No variant ever contains a secret: neither credentials nor
-/// request bodies are kept, and response bodies only in truncated form for error answers.
+/// request bodies are kept, and error bodies only redacted and truncated.
+///
+/// Branch on [`code`](Error::code) for what the server said, on [`is_retryable`](Error::is_retryable)
+/// for whether trying again is safe and may help, and on
+/// [`is_outcome_unknown`](Error::is_outcome_unknown) for a create that may have happened without an
+/// answer.
+///
+/// ```
+/// use api_core::{Error, ErrorCode};
+///
+/// fn explain(error: &Error) -> &'static str {
+///     if error.is_outcome_unknown() {
+///         return "it may have been created: look before creating it again";
+///     }
+///     match error.code() {
+///         Some(ErrorCode::NotFound) => "no such thing",
+///         Some(ErrorCode::Unauthorized | ErrorCode::Forbidden) => "check the key",
+///         Some(ErrorCode::FailedDependency) => "start the service first",
+///         _ if error.is_retryable() => "try again later",
+///         _ => "a bug or a bad request",
+///     }
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -27,7 +50,8 @@ pub enum Error {
     Transport(#[from] TransportError),
     /// The whole operation, retries included, took longer than its limit.
     #[error(
-        "{operation}: gave up after {elapsed:?} and {attempts} attempt(s); the operation timeout is {limit:?}"
+        "{operation}: gave up after {elapsed:?} and {attempts} attempt(s); the operation timeout is {limit:?}{}",
+        unknown_outcome_hint(*.outcome_unknown)
     )]
     Timeout {
         /// The operation id.
@@ -38,6 +62,10 @@ pub enum Error {
         elapsed: Duration,
         /// The configured limit.
         limit: Duration,
+        /// The error of the last finished attempt, if one failed before time ran out.
+        last_error: Option<Box<Error>>,
+        /// Whether a create was in flight when time ran out (see [`Error::is_outcome_unknown`]).
+        outcome_unknown: bool,
     },
     /// The client configuration is unusable.
     #[error(transparent)]
@@ -45,20 +73,19 @@ pub enum Error {
     /// An identifier that does not parse.
     #[error(transparent)]
     InvalidId(#[from] IdError),
-    /// A waiter stopped: the pipe failed, or the time ran out.
+    /// A waiter stopped: the target cannot be reached, an error ended it, or the time ran out.
     #[cfg(feature = "management")]
     #[error(transparent)]
     Wait(#[from] crate::management::WaitError),
 }
 
-impl ApiError {
-    /// Replaces every occurrence of `secret` in the message and the raw body with `[REDACTED]`, for
-    /// servers that echo what they were sent. Values shorter than four characters are left alone.
-    pub fn redact(&mut self, secret: &str) {
-        if secret.len() >= 4 {
-            self.message = self.message.replace(secret, "[REDACTED]");
-            self.body = self.body.replace(secret, "[REDACTED]");
-        }
+/// What an error's `Display` adds when a create may have happened.
+fn unknown_outcome_hint(unknown: bool) -> &'static str {
+    if unknown {
+        "; the request may have reached the server and taken effect. The API cannot look a pipe up by \
+         name: inspect the service's pipes before you create it again"
+    } else {
+        ""
     }
 }
 
@@ -91,6 +118,12 @@ impl Error {
             }
             _ => None,
         }
+    }
+
+    /// What the server said, when it answered with an error: taken from the status and the body,
+    /// never from the message text.
+    pub fn code(&self) -> Option<&ErrorCode> {
+        self.as_api().map(|e| &e.code)
     }
 
     /// The server's request id, when the server answered.
@@ -133,7 +166,7 @@ impl Error {
         matches!(self, Error::Validation(_)) || self.status() == Some(400)
     }
 
-    /// A timeout: of the whole operation, of the last attempt, or of a waiter.
+    /// A timeout: of the whole operation, of an attempt, or of a waiter.
     pub fn is_timeout(&self) -> bool {
         match self {
             Error::Timeout { .. } => true,
@@ -143,12 +176,67 @@ impl Error {
             _ => false,
         }
     }
+
+    /// Whether the same call may succeed if made again, and making it again is safe: a 429, a
+    /// gateway error (502, 503, 504) or a transport failure of a call that can be repeated, or a
+    /// connection that could not be made. Never true when the outcome is unknown
+    /// ([`is_outcome_unknown`](Self::is_outcome_unknown)): repeating a create that may have happened
+    /// can duplicate it.
+    pub fn is_retryable(&self) -> bool {
+        if self.is_outcome_unknown() {
+            return false;
+        }
+        match self {
+            Error::Api(e) => matches!(e.status, 429 | 502..=504),
+            Error::Transport(_) | Error::Timeout { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Whether a create (a POST, which the API cannot repeat safely: it has no idempotency key and
+    /// no way to look a pipe up by name) may have reached the server and taken effect without an
+    /// answer saying so: a timeout or a lost connection after sending, or a 502, 503 or 504 from a
+    /// gateway. The SDK never retries such a call. To reconcile, inspect the service (its pipes, in
+    /// the console or with the ids you know), then create again deliberately.
+    ///
+    /// `false` for everything that certainly did not reach the server (a refused connection, a
+    /// 429, a validation error) and for every call that can be repeated safely.
+    pub fn is_outcome_unknown(&self) -> bool {
+        match self {
+            Error::Api(e) => e.outcome_unknown,
+            Error::Transport(e) => e.outcome_unknown,
+            Error::Timeout {
+                outcome_unknown, ..
+            } => *outcome_unknown,
+            _ => false,
+        }
+    }
 }
 
-/// The most of an error body the SDK keeps, in bytes.
+/// The most of an error body the SDK keeps, in bytes (after redaction).
 pub const MAX_ERROR_BODY: usize = 4096;
 
+/// The most of an error body the SDK reads, in bytes; the rest is never read.
+pub const MAX_ERROR_READ: usize = 64 * 1024;
+
+/// The most of an error message the SDK keeps, in bytes.
+pub const MAX_ERROR_MESSAGE: usize = 1024;
+
 /// An error answer of the server.
+///
+/// Build one in your own tests with [`ApiError::new`]:
+///
+/// ```
+/// use api_core::{ApiError, Error, ErrorCode};
+///
+/// let error = Error::from(
+///     ApiError::new("createPipe", 424)
+///         .with_message("service is stopped")
+///         .with_request_id("91021324-3546-4f70-8182-930415263748"),
+/// );
+/// assert_eq!(error.code(), Some(&ErrorCode::FailedDependency));
+/// assert!(error.is_service_not_running() && !error.is_retryable());
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ApiError {
@@ -156,26 +244,101 @@ pub struct ApiError {
     pub operation: &'static str,
     /// The HTTP status.
     pub status: u16,
-    /// The error code of the management API (`FAILED_DEPENDENCY`, ...); `None` when the body has none.
-    pub code: Option<String>,
-    /// The error text: the part after the code, the observability `message`, or the plain-text body.
+    /// What kind of error: the code of the body (`FAILED_DEPENDENCY`, ...), else the status's.
+    pub code: ErrorCode,
+    /// The error text: the part after the code, the observability `message`, or a summary of a
+    /// plain-text or HTML body; at most [`MAX_ERROR_MESSAGE`] bytes, secrets redacted.
     pub message: String,
     /// The server's request id (envelope `requestId` or the `x-request-id` header).
     pub request_id: Option<String>,
-    /// The raw body, at most [`MAX_ERROR_BODY`] bytes (HTML and plain-text answers included).
+    /// The raw body, secrets redacted, at most [`MAX_ERROR_BODY`] bytes (HTML and plain-text answers
+    /// included).
     pub body: String,
     /// How long the server asked the client to wait (`Retry-After`, `X-RateLimit-Reset`).
     pub retry_after: Option<Duration>,
     /// Attempts made, retries included.
     pub attempts: u32,
+    /// Whether this answer leaves a create's outcome unknown (a gateway's 502, 503 or 504 to a POST):
+    /// see [`Error::is_outcome_unknown`].
+    pub outcome_unknown: bool,
+    /// Whether an earlier attempt of the same call may have taken effect (it timed out, lost its
+    /// connection or met a gateway error) before this answer came: a 404 to a retried delete then
+    /// most likely means that earlier attempt deleted it.
+    pub follows_unknown_outcome: bool,
+}
+
+impl ApiError {
+    /// An error answer of operation `operation` with `status`, its code taken from the status.
+    pub fn new(operation: &'static str, status: u16) -> Self {
+        Self {
+            operation,
+            status,
+            code: ErrorCode::from_status(status),
+            message: String::new(),
+            request_id: None,
+            body: String::new(),
+            retry_after: None,
+            attempts: 1,
+            outcome_unknown: false,
+            follows_unknown_outcome: false,
+        }
+    }
+
+    /// With this code (as the management API writes it, e.g. `FAILED_DEPENDENCY`).
+    pub fn with_code(mut self, code: impl Into<ErrorCode>) -> Self {
+        self.code = code.into();
+        self
+    }
+
+    /// With this message.
+    pub fn with_message(mut self, message: impl Into<String>) -> Self {
+        self.message = message.into();
+        self
+    }
+
+    /// With this request id.
+    pub fn with_request_id(mut self, request_id: impl Into<String>) -> Self {
+        self.request_id = Some(request_id.into());
+        self
+    }
+
+    /// With this raw body.
+    pub fn with_body(mut self, body: impl Into<String>) -> Self {
+        self.body = body.into();
+        self
+    }
+
+    /// With the wait the server asked for.
+    pub fn with_retry_after(mut self, wait: Duration) -> Self {
+        self.retry_after = Some(wait);
+        self
+    }
+
+    /// After this many attempts.
+    pub fn with_attempts(mut self, attempts: u32) -> Self {
+        self.attempts = attempts;
+        self
+    }
+
+    /// Marks the outcome of the call as unknown.
+    pub fn with_outcome_unknown(mut self, unknown: bool) -> Self {
+        self.outcome_unknown = unknown;
+        self
+    }
+
+    /// Replaces every occurrence of `secret` in the message and the raw body with `[REDACTED]`, for
+    /// servers that echo what they were sent. Values shorter than four characters are left alone.
+    pub fn redact(&mut self, secret: &str) {
+        if secret.len() >= 4 {
+            self.message = self.message.replace(secret, "[REDACTED]");
+            self.body = self.body.replace(secret, "[REDACTED]");
+        }
+    }
 }
 
 impl fmt::Display for ApiError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: HTTP {}", self.operation, self.status)?;
-        if let Some(code) = &self.code {
-            write!(f, " {code}")?;
-        }
+        write!(f, "{}: HTTP {} {}", self.operation, self.status, self.code)?;
         if !self.message.is_empty() {
             write!(f, ": {}", self.message)?;
         }
@@ -185,7 +348,7 @@ impl fmt::Display for ApiError {
         if self.attempts > 1 {
             write!(f, " after {} attempts", self.attempts)?;
         }
-        Ok(())
+        f.write_str(unknown_outcome_hint(self.outcome_unknown))
     }
 }
 
@@ -204,6 +367,21 @@ pub struct DecodeError {
     pub message: String,
 }
 
+impl DecodeError {
+    /// A decode error of `operation` at the JSON path `path` (for tests of error handling).
+    pub fn new(
+        operation: &'static str,
+        path: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Self {
+            operation,
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+}
+
 /// What kind of transport failure happened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -220,7 +398,7 @@ pub enum TransportKind {
 
 /// A transport failure of one attempt.
 #[derive(Debug, thiserror::Error)]
-#[error("{operation}: {kind:?} error on attempt {attempt}: {source}")]
+#[error("{operation}: {kind:?} error on attempt {attempt}: {source}{}", unknown_outcome_hint(*.outcome_unknown))]
 #[non_exhaustive]
 pub struct TransportError {
     /// The operation id.
@@ -232,6 +410,9 @@ pub struct TransportError {
     /// The underlying error.
     #[source]
     pub source: reqwest::Error,
+    /// Whether a create may have reached the server before the failure (see
+    /// [`Error::is_outcome_unknown`]).
+    pub outcome_unknown: bool,
 }
 
 /// An unusable configuration.
@@ -359,20 +540,50 @@ mod tests {
 
     #[test]
     fn api_error_display_names_operation_code_and_request_id() {
-        let err = ApiError {
-            operation: "createPipe",
-            status: 424,
-            code: Some("FAILED_DEPENDENCY".into()),
-            message: "service is stopped".into(),
-            request_id: Some("91021324-3546-4f70-8182-930415263748".into()),
-            body: String::new(),
-            retry_after: None,
-            attempts: 1,
-        };
+        let err = ApiError::new("createPipe", 424)
+            .with_message("service is stopped")
+            .with_request_id("91021324-3546-4f70-8182-930415263748");
         assert_eq!(
             err.to_string(),
             "createPipe: HTTP 424 FAILED_DEPENDENCY: service is stopped (request id 91021324-3546-4f70-8182-930415263748)"
         );
         assert!(Error::from(err).is_service_not_running());
+    }
+
+    #[test]
+    fn classification_follows_status_and_outcome() {
+        let api = |status| Error::from(ApiError::new("getPipe", status));
+        for status in [429, 502, 503, 504] {
+            assert!(api(status).is_retryable(), "{status}");
+        }
+        for status in [400, 401, 403, 404, 409, 424, 500] {
+            assert!(!api(status).is_retryable(), "{status}");
+        }
+        let unknown = Error::from(ApiError::new("createPipe", 504).with_outcome_unknown(true));
+        assert!(unknown.is_outcome_unknown() && !unknown.is_retryable());
+        assert_eq!(unknown.code(), Some(&ErrorCode::GatewayTimeout));
+        let text = unknown.to_string();
+        assert!(
+            text.contains("may have reached the server") && text.contains("inspect the service"),
+            "{text}"
+        );
+        assert!(!api(429).is_outcome_unknown() && !api(504).is_outcome_unknown());
+        let code = Error::from(ApiError::new("getPipe", 400).with_code("QUOTA_EXCEEDED"));
+        assert_eq!(code.code().map(ErrorCode::as_str), Some("QUOTA_EXCEEDED"));
+        let timeout = Error::Timeout {
+            operation: "createPipe",
+            attempts: 1,
+            elapsed: Duration::from_secs(1),
+            limit: Duration::from_secs(1),
+            last_error: None,
+            outcome_unknown: true,
+        };
+        assert!(timeout.is_timeout() && timeout.is_outcome_unknown() && !timeout.is_retryable());
+        let validation = Error::from(ValidationError {
+            subject: "x",
+            problems: vec![],
+        });
+        assert!(!validation.is_retryable() && !validation.is_outcome_unknown());
+        assert_eq!(validation.code(), None);
     }
 }

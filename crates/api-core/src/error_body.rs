@@ -5,19 +5,24 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
-use crate::error::{ApiError, MAX_ERROR_BODY};
+use crate::error::{ApiError, ErrorCode, MAX_ERROR_BODY, MAX_ERROR_MESSAGE};
 
 /// The request id header of both APIs.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
-/// Builds the error for an answer with `status`, `headers` and `body`.
+/// Builds the error for an answer with `status`, `headers` and `body`. Every value of `secrets` is
+/// removed from the body before anything is taken from it or cut off, so no part of a secret
+/// survives in the message or the kept body.
 pub(crate) fn api_error(
     operation: &'static str,
     status: u16,
     headers: &HeaderMap,
     body: &str,
     attempts: u32,
+    secrets: &[&str],
 ) -> ApiError {
+    let body = redact(body, secrets);
+    let body = body.as_str();
     let json: Option<Value> = serde_json::from_str(body).ok();
     let field = |name: &str| {
         json.as_ref()
@@ -32,16 +37,31 @@ pub(crate) fn api_error(
     } else {
         (None, summarize(body, headers))
     };
-    ApiError {
-        operation,
-        status,
-        code,
-        message,
-        request_id: field("requestId").or_else(|| header(headers, REQUEST_ID_HEADER)),
-        body: truncate(body, MAX_ERROR_BODY),
-        retry_after: server_wait(status, headers),
-        attempts,
+    let mut error = ApiError::new(operation, status)
+        .with_message(truncate(&message, MAX_ERROR_MESSAGE))
+        .with_body(truncate(body, MAX_ERROR_BODY))
+        .with_attempts(attempts);
+    if let Some(code) = code {
+        error.code = ErrorCode::from(code);
     }
+    error.request_id = field("requestId").or_else(|| header(headers, REQUEST_ID_HEADER));
+    error.retry_after = server_wait(status, headers);
+    error
+}
+
+/// Replaces every secret (as sent, and as it looks inside a JSON string) with `[REDACTED]`. Values
+/// shorter than four characters are left alone: they would redact ordinary text.
+pub(crate) fn redact(text: &str, secrets: &[&str]) -> String {
+    let mut text = text.to_string();
+    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+        text = text.replace(secret, "[REDACTED]");
+        let escaped = serde_json::to_string(secret).unwrap_or_default();
+        let escaped = escaped.trim_matches('"');
+        if escaped != *secret && escaped.len() >= 4 {
+            text = text.replace(escaped, "[REDACTED]");
+        }
+    }
+    text
 }
 
 /// `FAILED_DEPENDENCY: service is stopped` -> (`FAILED_DEPENDENCY`, `service is stopped`).
@@ -139,8 +159,8 @@ mod tests {
     #[test]
     fn management_envelopes_give_code_message_and_request_id() {
         let body = r#"{"status": 424, "error": "FAILED_DEPENDENCY: service is stopped", "requestId": "r-1"}"#;
-        let err = api_error("createPipe", 424, &HeaderMap::new(), body, 1);
-        assert_eq!(err.code.as_deref(), Some("FAILED_DEPENDENCY"));
+        let err = api_error("createPipe", 424, &HeaderMap::new(), body, 1, &[]);
+        assert_eq!(err.code, ErrorCode::FailedDependency);
         assert_eq!(err.message, "service is stopped");
         assert_eq!(err.request_id.as_deref(), Some("r-1"));
         assert_eq!(err.body, body);
@@ -154,14 +174,19 @@ mod tests {
             &HeaderMap::new(),
             r#"{"message":"Alert not found"}"#,
             1,
+            &[],
         );
-        assert_eq!((err.code, err.message.as_str()), (None, "Alert not found"));
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (ErrorCode::NotFound, "Alert not found")
+        );
         let err = api_error(
             "getAlert",
             401,
             &headers(&[("content-type", "text/plain")]),
             "Unauthorized",
             1,
+            &[],
         );
         assert_eq!(err.message, "Unauthorized");
         assert_eq!(err.body, "Unauthorized");
@@ -177,6 +202,7 @@ mod tests {
             &headers(&[("content-type", "text/html"), ("x-request-id", "h-1")]),
             page,
             2,
+            &[],
         );
         assert_eq!(
             err.message,
@@ -189,7 +215,7 @@ mod tests {
     #[test]
     fn long_bodies_are_truncated_on_a_char_boundary() {
         let body = "é".repeat(MAX_ERROR_BODY);
-        let err = api_error("getPipe", 500, &HeaderMap::new(), &body, 1);
+        let err = api_error("getPipe", 500, &HeaderMap::new(), &body, 1, &[]);
         assert!(err.body.len() <= MAX_ERROR_BODY + 3);
         assert!(err.body.ends_with("..."));
     }
@@ -235,5 +261,61 @@ mod tests {
             split_code("note: lowercase"),
             (None, "note: lowercase".into())
         );
+    }
+
+    mod properties {
+        use super::*;
+        use crate::error::MAX_ERROR_MESSAGE;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+            #[test]
+            fn any_body_gives_a_bounded_error_without_a_secret(
+                bytes in proptest::collection::vec(any::<u8>(), 0..9000),
+                status in 100u16..600,
+                secret in "[a-z0-9]{4,16}",
+                at in 0usize..9000,
+                json in any::<bool>(),
+            ) {
+                // Arbitrary bytes (invalid UTF-8 included), with the secret planted somewhere, maybe
+                // inside a management envelope.
+                let mut text = String::from_utf8_lossy(&bytes).into_owned();
+                let at = (0..=at.min(text.len())).rev().find(|i| text.is_char_boundary(*i)).unwrap_or(0);
+                text.insert_str(at, &secret);
+                if json {
+                    text = serde_json::json!({"status": status, "error": format!("BAD_REQUEST: {text}")}).to_string();
+                }
+                let error = api_error("getPipe", status, &HeaderMap::new(), &text, 1, &[&secret]);
+                prop_assert!(error.body.len() <= MAX_ERROR_BODY + 3);
+                prop_assert!(error.message.len() <= MAX_ERROR_MESSAGE + 3);
+                prop_assert!(!error.body.contains(&secret) && !error.message.contains(&secret));
+                prop_assert!(!error.to_string().contains(&secret));
+            }
+
+            #[test]
+            fn the_envelope_status_may_be_an_integer_or_a_float(status in 400u16..600, float in any::<bool>()) {
+                let status_json = if float { serde_json::json!(f64::from(status)) } else { serde_json::json!(status) };
+                let body = serde_json::json!({"status": status_json, "error": "NOT_FOUND: gone", "requestId": "r-9"}).to_string();
+                let error = api_error("getPipe", status, &HeaderMap::new(), &body, 1, &[]);
+                prop_assert_eq!(error.code, ErrorCode::NotFound);
+                prop_assert_eq!(error.message, "gone");
+                prop_assert_eq!(error.request_id.as_deref(), Some("r-9"));
+            }
+
+            #[test]
+            fn server_waits_are_bounded_for_any_header(value in ".{0,20}", status in 100u16..600) {
+                let mut map = HeaderMap::new();
+                if let Ok(v) = HeaderValue::from_str(&value) {
+                    map.insert("retry-after", v.clone());
+                    map.insert("x-ratelimit-reset", v);
+                }
+                if let Some(wait) = server_wait(status, &map) {
+                    prop_assert!(wait <= Duration::from_secs(3600));
+                    prop_assert!(matches!(status, 429 | 503));
+                }
+            }
+        }
     }
 }

@@ -202,4 +202,39 @@ mod tests {
         assert_eq!(back, id);
         assert!(serde_json::from_str::<AlertId>("\"nope\"").is_err());
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+            #[test]
+            fn uuid_ids_round_trip(bytes in any::<[u8; 16]>()) {
+                let id = PipeId::from_uuid(uuid::Uuid::from_bytes(bytes));
+                prop_assert_eq!(id.to_string().parse::<PipeId>().unwrap(), id);
+                let json = serde_json::to_string(&id).unwrap();
+                prop_assert_eq!(serde_json::from_str::<PipeId>(&json).unwrap(), id);
+            }
+
+            #[test]
+            fn hex_ids_round_trip_in_lower_case(hex in "[0-9a-fA-F]{24}") {
+                let id: AlertId = hex.parse().unwrap();
+                prop_assert_eq!(id.as_str(), hex.to_ascii_lowercase());
+                prop_assert_eq!(id.to_string().parse::<AlertId>().unwrap(), id);
+            }
+
+            #[test]
+            fn any_text_parses_or_names_the_kind(text in ".{0,40}") {
+                if let Err(e) = text.parse::<ServiceId>() {
+                    prop_assert!(e.to_string().starts_with("invalid service id"));
+                }
+                match text.parse::<DashboardId>() {
+                    Ok(id) => prop_assert_eq!(id.as_str().len(), 24),
+                    Err(e) => prop_assert_eq!(e.kind, "dashboard id"),
+                }
+            }
+        }
+    }
 }

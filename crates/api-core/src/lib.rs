@@ -19,6 +19,7 @@ pub mod env;
 mod envelope;
 mod error;
 mod error_body;
+mod error_code;
 mod ids;
 mod operation;
 mod rate_limit;
@@ -39,10 +40,11 @@ pub use connection::{Connection, GeneratedClient};
 pub use credentials::Credentials;
 pub use envelope::required_member;
 pub use error::{
-    ApiError, ConfigError, DecodeError, Error, MAX_ERROR_BODY, Problem, Problems, Result,
-    TransportError, TransportKind, ValidationError,
+    ApiError, ConfigError, DecodeError, Error, MAX_ERROR_BODY, MAX_ERROR_MESSAGE, MAX_ERROR_READ,
+    Problem, Problems, Result, TransportError, TransportKind, ValidationError,
 };
 pub use error_body::REQUEST_ID_HEADER;
+pub use error_code::{ErrorCode, UnknownCode};
 pub use ids::{
     AlertId, DashboardId, IdError, OrganizationId, PipeId, ReversePrivateEndpointId, ServiceId,
 };

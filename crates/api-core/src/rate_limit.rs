@@ -9,6 +9,9 @@ use governor::{DefaultDirectRateLimiter, Quota};
 
 use crate::error::ConfigError;
 
+/// The slowest pace a limiter takes: one request a day.
+const MAX_PERIOD: Duration = Duration::from_secs(24 * 60 * 60);
+
 /// A client-side rate limiter, shared by every clone of the client (and by any client given a clone of
 /// it). It paces requests evenly, one every `window / max` plus a 2% margin for network jitter, so that
 /// no window of the server's length holds more than `max` requests, whether the server counts in fixed
@@ -25,7 +28,15 @@ impl RateLimit {
     pub fn new(max: u32, window: Duration) -> Result<Self, ConfigError> {
         let count = NonZeroU32::new(max)
             .ok_or_else(|| ConfigError("a rate limit needs max >= 1".into()))?;
-        let period = (window / count.get()).mul_f64(1.02);
+        // One request every `window / max`, 2% slower; checked, so an absurd window is an error.
+        let period = Duration::try_from_secs_f64((window / count.get()).as_secs_f64() * 1.02)
+            .ok()
+            .filter(|period| *period <= MAX_PERIOD)
+            .ok_or_else(|| {
+                ConfigError(format!(
+                    "a rate limit of {max} per {window:?} paces slower than one request a day"
+                ))
+            })?;
         let quota = Quota::with_period(period)
             .ok_or_else(|| ConfigError("a rate limit needs a window longer than zero".into()))?;
         Ok(Self {
@@ -77,6 +88,14 @@ mod tests {
             start.elapsed()
         );
         assert!(RateLimit::new(0, Duration::from_secs(1)).is_err());
+        assert!(RateLimit::new(1, Duration::ZERO).is_err());
+        assert!(RateLimit::new(u32::MAX, Duration::from_nanos(1)).is_err());
+        let absurd = RateLimit::new(1, Duration::MAX).unwrap_err();
+        assert!(
+            absurd.to_string().contains("slower than one request a day"),
+            "{absurd}"
+        );
+        assert!(RateLimit::new(1, Duration::from_secs(80_000)).is_ok());
         assert_eq!(
             format!("{:?}", RateLimit::management()),
             "RateLimit(10 per 10s)"

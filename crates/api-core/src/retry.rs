@@ -74,6 +74,20 @@ impl RetryPolicy {
         Duration::from_millis(fastrand::u64(0..=millis))
     }
 
+    /// The delay before a retry the server asked to wait `wait` for (`Retry-After`, a rate-limit
+    /// reset): that wait plus up to a fifth of it again (at least 100 ms, at most 5 s), so clients
+    /// sharing a key do not all come back at the same instant of a fixed window.
+    pub fn server_wait(&self, wait: Duration) -> Duration {
+        let cap = self.server_jitter_cap(wait);
+        let millis = u64::try_from(cap.as_millis()).unwrap_or(u64::MAX);
+        wait.saturating_add(Duration::from_millis(fastrand::u64(0..=millis)))
+    }
+
+    /// The most [`server_wait`](Self::server_wait) adds to a server-requested wait.
+    pub fn server_jitter_cap(&self, wait: Duration) -> Duration {
+        (wait / 5).clamp(Duration::from_millis(100), Duration::from_secs(5))
+    }
+
     /// The upper bound of the jittered delay before retry number `retry`.
     pub fn backoff_cap(&self, retry: u32) -> Duration {
         let factor = 2u32.saturating_pow(retry.saturating_sub(1));
@@ -103,6 +117,38 @@ mod tests {
         assert!(
             draws.iter().any(|d| *d > Duration::from_millis(500)),
             "and high ones"
+        );
+    }
+
+    #[test]
+    fn server_waits_get_jitter_on_top() {
+        let policy = RetryPolicy::default();
+        let wait = Duration::from_secs(10);
+        assert_eq!(policy.server_jitter_cap(wait), Duration::from_secs(2));
+        assert_eq!(
+            policy.server_jitter_cap(Duration::ZERO),
+            Duration::from_millis(100)
+        );
+        assert_eq!(
+            policy.server_jitter_cap(Duration::from_secs(3600)),
+            Duration::from_secs(5)
+        );
+        let draws: Vec<Duration> = (0..200).map(|_| policy.server_wait(wait)).collect();
+        assert!(
+            draws
+                .iter()
+                .all(|d| *d >= wait && *d <= wait + Duration::from_secs(2))
+        );
+        assert!(draws.iter().any(|d| *d < wait + Duration::from_millis(700)));
+        assert!(
+            draws
+                .iter()
+                .any(|d| *d > wait + Duration::from_millis(1300))
+        );
+        assert_eq!(
+            policy.server_wait(Duration::MAX),
+            Duration::MAX,
+            "saturates"
         );
     }
 

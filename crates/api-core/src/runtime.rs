@@ -3,8 +3,8 @@
 
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use progenitor_client::{Error as RawError, ResponseValue};
@@ -12,7 +12,9 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use tracing::Instrument;
 
 use crate::config::Config;
-use crate::error::{ConfigError, DecodeError, Error, Result, TransportError, TransportKind};
+use crate::error::{
+    ConfigError, DecodeError, Error, MAX_ERROR_READ, Result, TransportError, TransportKind,
+};
 use crate::error_body::{REQUEST_ID_HEADER, api_error, server_wait};
 use crate::operation::{Idempotency, Operation, ResponseBody};
 use crate::response::{Response, ResponseMeta};
@@ -39,6 +41,8 @@ struct Failure {
     error: Error,
     retryable: bool,
     wait: Option<Duration>,
+    /// Whether the attempt may have reached the server and taken effect.
+    maybe_applied: bool,
 }
 
 impl Runtime {
@@ -94,6 +98,22 @@ impl Runtime {
         F: FnMut() -> Fut,
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {
+        self.execute_redacting(op, &[], send).await
+    }
+
+    /// Runs one operation like [`execute`](Self::execute), removing `secrets` (the values the request
+    /// carries, such as a pipe's passwords) from any error body before it is read, cut or logged.
+    pub async fn execute_redacting<T, F, Fut>(
+        &self,
+        op: &'static Operation,
+        secrets: &[&str],
+        send: F,
+    ) -> Result<Response<T>>
+    where
+        T: ResponseBody,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
+    {
         let span = tracing::info_span!(
             "api.call",
             operation = op.id,
@@ -110,18 +130,29 @@ impl Runtime {
             limiter.acquire().instrument(span.clone()).await;
         }
         let started = Instant::now();
-        let attempts = AtomicU32::new(0);
+        let call = Call::default();
         let limit = self.config.operation_timeout;
+        let mut all_secrets = Vec::with_capacity(secrets.len() + 1);
+        all_secrets.push(self.config.credentials.secret());
+        all_secrets.extend_from_slice(secrets);
         let run = self
-            .attempts(op, send, started, &attempts, &span)
+            .attempts(op, send, started, &call, &all_secrets, &span)
             .instrument(span.clone());
         let result = match tokio::time::timeout(limit, run).await {
             Ok(result) => result,
             Err(_) => Err(Error::Timeout {
                 operation: op.id,
-                attempts: attempts.load(Ordering::Relaxed),
+                attempts: call.attempts.load(Ordering::Relaxed),
                 elapsed: started.elapsed(),
                 limit,
+                last_error: call
+                    .last_error
+                    .lock()
+                    .ok()
+                    .and_then(|mut e| e.take())
+                    .map(Box::new),
+                outcome_unknown: op.idempotency == Idempotency::NotIdempotent
+                    && call.in_flight.load(Ordering::Relaxed),
             }),
         };
         span.record("duration_ms", started.elapsed().as_millis() as u64);
@@ -133,7 +164,8 @@ impl Runtime {
         op: &'static Operation,
         mut send: F,
         started: Instant,
-        attempts: &AtomicU32,
+        call: &Call,
+        secrets: &[&str],
         span: &tracing::Span,
     ) -> Result<Response<T>>
     where
@@ -142,26 +174,37 @@ impl Runtime {
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {
         let policy = &self.config.retry;
+        let mut earlier_maybe_applied = false;
         loop {
-            let attempt = attempts.fetch_add(1, Ordering::Relaxed) + 1;
+            let attempt = call.attempts.fetch_add(1, Ordering::Relaxed) + 1;
             span.record("attempt", attempt);
             if attempt > 1
                 && let Some(limit) = &self.config.rate_limit
             {
                 limit.acquire().await;
             }
-            let failure = match send().await {
-                Ok(value) => return Ok(success(value, attempt, span)),
-                Err(raw) => match self.classify(op, raw, attempt, span).await {
-                    Ok(response) => return Ok(response),
-                    Err(failure) => failure,
-                },
+            call.in_flight.store(true, Ordering::Relaxed);
+            let outcome = match send().await {
+                Ok(value) => Ok(success(value, attempt, span)),
+                Err(raw) => self.classify(op, raw, attempt, secrets, span).await,
             };
+            call.in_flight.store(false, Ordering::Relaxed);
+            let mut failure = match outcome {
+                Ok(response) => return Ok(response),
+                Err(failure) => failure,
+            };
+            if let Error::Api(error) = &mut failure.error {
+                error.follows_unknown_outcome = earlier_maybe_applied;
+            }
+            earlier_maybe_applied |= failure.maybe_applied;
             if !failure.retryable || attempt >= policy.max_attempts {
                 return Err(failure.error);
             }
-            let delay = failure.wait.unwrap_or_else(|| policy.backoff(attempt));
-            let spent = started.elapsed() + delay;
+            let delay = match failure.wait {
+                Some(wait) => policy.server_wait(wait),
+                None => policy.backoff(attempt),
+            };
+            let spent = started.elapsed().saturating_add(delay);
             if spent > policy.max_elapsed || spent > self.config.operation_timeout {
                 tracing::debug!(
                     attempt,
@@ -170,7 +213,11 @@ impl Runtime {
                 );
                 return Err(failure.error);
             }
+            // The error's text is already free of the request's and the client's secrets.
             tracing::debug!(attempt, delay_ms = delay.as_millis() as u64, error = %failure.error, "retrying");
+            if let Ok(mut last) = call.last_error.lock() {
+                *last = Some(failure.error);
+            }
             tokio::time::sleep(delay).await;
         }
     }
@@ -181,47 +228,59 @@ impl Runtime {
         op: &'static Operation,
         raw: RawError<()>,
         attempt: u32,
+        secrets: &[&str],
         span: &tracing::Span,
     ) -> std::result::Result<Response<T>, Failure> {
         let idempotent = op.idempotency == Idempotency::Idempotent;
+        // A failure after the request may have reached the server leaves a create's outcome unknown.
         let transport = |kind, source| {
-            Error::Transport(TransportError {
-                operation: op.id,
-                attempt,
-                kind,
-                source,
-            })
+            let maybe_applied = kind != TransportKind::Connect;
+            Failure {
+                error: Error::Transport(TransportError {
+                    operation: op.id,
+                    attempt,
+                    kind,
+                    source,
+                    outcome_unknown: maybe_applied && !idempotent,
+                }),
+                retryable: !maybe_applied || idempotent,
+                wait: None,
+                maybe_applied,
+            }
+        };
+        let final_failure = |error| Failure {
+            error,
+            retryable: false,
+            wait: None,
+            maybe_applied: false,
         };
         match raw {
             RawError::UnexpectedResponse(response) => {
                 let status = response.status().as_u16();
                 span.record("status", status);
                 let headers = response.headers().clone();
-                let body = match response.text().await {
-                    Ok(body) => body,
-                    Err(e) => {
-                        return Err(Failure {
-                            error: transport(TransportKind::Body, e),
-                            retryable: idempotent,
-                            wait: None,
-                        });
-                    }
+                let success_status = (200..300).contains(&status);
+                // A success body is read whole; an error body only up to a bound.
+                let body = if success_status {
+                    response.text().await
+                } else {
+                    read_bounded(response, MAX_ERROR_READ).await
                 };
-                if (200..300).contains(&status) {
-                    return decode_success(op, status, headers, &body, attempt, span).map_err(
-                        |error| Failure {
-                            error,
-                            retryable: false,
-                            wait: None,
-                        },
-                    );
+                let body = match body {
+                    Ok(body) => body,
+                    Err(e) => return Err(transport(TransportKind::Body, e)),
+                };
+                if success_status {
+                    return decode_success(op, status, headers, &body, attempt, span)
+                        .map_err(final_failure);
                 }
-                let mut error = api_error(op.id, status, &headers, &body, attempt);
-                error.redact(self.config.credentials.secret());
+                let mut error = api_error(op.id, status, &headers, &body, attempt, secrets);
                 if let Some(id) = &error.request_id {
                     span.record("request_id", id.as_str());
                 }
-                let retryable = status == 429 || (idempotent && matches!(status, 502..=504));
+                let gateway = matches!(status, 502..=504);
+                error.outcome_unknown = gateway && !idempotent;
+                let retryable = status == 429 || (idempotent && gateway);
                 let wait = if retryable {
                     server_wait(status, &headers)
                 } else {
@@ -231,6 +290,7 @@ impl Runtime {
                     error: error.into(),
                     retryable,
                     wait,
+                    maybe_applied: gateway,
                 })
             }
             RawError::CommunicationError(e) => {
@@ -241,12 +301,7 @@ impl Runtime {
                 } else {
                     TransportKind::Request
                 };
-                let retryable = kind == TransportKind::Connect || idempotent;
-                Err(Failure {
-                    error: transport(kind, e),
-                    retryable,
-                    wait: None,
-                })
+                Err(transport(kind, e))
             }
             RawError::ResponseBodyError(e) => {
                 let kind = if e.is_timeout() {
@@ -254,46 +309,59 @@ impl Runtime {
                 } else {
                     TransportKind::Body
                 };
-                Err(Failure {
-                    error: transport(kind, e),
-                    retryable: idempotent,
-                    wait: None,
-                })
+                Err(transport(kind, e))
             }
-            RawError::InvalidUpgrade(e) => Err(Failure {
-                error: transport(TransportKind::Request, e),
-                retryable: false,
-                wait: None,
-            }),
+            RawError::InvalidUpgrade(e) => Err(final_failure(Error::Transport(TransportError {
+                operation: op.id,
+                attempt,
+                kind: TransportKind::Request,
+                source: e,
+                outcome_unknown: false,
+            }))),
             RawError::InvalidResponsePayload(bytes, _) => {
                 let body = String::from_utf8_lossy(&bytes);
-                decode_success(op, 200, HeaderMap::new(), &body, attempt, span).map_err(|error| {
-                    Failure {
-                        error,
-                        retryable: false,
-                        wait: None,
-                    }
-                })
+                decode_success(op, 200, HeaderMap::new(), &body, attempt, span)
+                    .map_err(final_failure)
             }
             RawError::ErrorResponse(value) => {
                 let status = value.status().as_u16();
-                let error = api_error(op.id, status, value.headers(), "", attempt);
-                Err(Failure {
-                    error: error.into(),
-                    retryable: false,
-                    wait: None,
-                })
+                let error = api_error(op.id, status, value.headers(), "", attempt, secrets);
+                Err(final_failure(error.into()))
             }
-            RawError::InvalidRequest(message) | RawError::Custom(message) => Err(Failure {
-                error: Error::Config(ConfigError(format!(
+            RawError::InvalidRequest(message) | RawError::Custom(message) => {
+                Err(final_failure(Error::Config(ConfigError(format!(
                     "{}: cannot build the request: {message}",
                     op.id
-                ))),
-                retryable: false,
-                wait: None,
-            }),
+                )))))
+            }
         }
     }
+}
+
+/// What the attempts of one call share with the clock that may cut them short.
+#[derive(Default)]
+struct Call {
+    attempts: AtomicU32,
+    /// Whether an attempt is between sending and its classified answer.
+    in_flight: AtomicBool,
+    /// The error of the last attempt that failed and was to be retried.
+    last_error: Mutex<Option<Error>>,
+}
+
+/// Reads at most `limit` bytes of a body; the rest is never read.
+async fn read_bounded(
+    mut response: reqwest::Response,
+    limit: usize,
+) -> std::result::Result<String, reqwest::Error> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        let room = limit.saturating_sub(bytes.len());
+        bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+        if bytes.len() >= limit {
+            break;
+        }
+    }
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn request_id_of<T: ResponseBody>(headers: &HeaderMap, value: &T) -> Option<String> {

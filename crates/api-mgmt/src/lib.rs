@@ -61,10 +61,10 @@ pub use api_core::management::{
     wait_for_service,
 };
 pub use api_core::{
-    ApiError, Config, ConfigBuilder, Credentials, DecodeError, Error, IdError, Idempotency,
-    Operation, OrganizationId, PipeId, Problem, RateLimit, Response, ResponseMeta, RetryPolicy,
-    ReversePrivateEndpointId, Secret, ServiceId, TransportError, TransportKind, ValidationError,
-    env,
+    ApiError, Config, ConfigBuilder, Credentials, DecodeError, Error, ErrorCode, IdError,
+    Idempotency, MAX_ERROR_BODY, MAX_ERROR_MESSAGE, Operation, OrganizationId, PipeId, Problem,
+    RateLimit, Response, ResponseMeta, RetryPolicy, ReversePrivateEndpointId, Secret, ServiceId,
+    TransportError, TransportKind, ValidationError, env,
 };
 pub use client::Client;
 pub use pipes::{PipeHandle, Pipes};

@@ -22,7 +22,9 @@ impl Pipes {
     }
 
     /// Creates a pipe (it starts in `Provisioning`). Not retried after it may have reached the server,
-    /// since that could create a duplicate; a 424 means the service is not running.
+    /// since that could create a duplicate: then the error says so
+    /// ([`Error::is_outcome_unknown`]), and the pipe may exist. A 424 means the service is not running.
+    /// The pipe's secrets never appear in an error, even when the server echoes the request.
     ///
     /// ```no_run
     /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
@@ -46,14 +48,10 @@ impl Pipes {
         let (runtime, raw) = self.service.client.parts();
         let body = pipe.as_raw();
         let op = &ops::CREATE_PIPE;
+        let secrets: Vec<&str> = pipe.secrets().into_iter().map(|s| s.expose()).collect();
         let response = runtime
-            .execute(op, || raw.create_pipe(org, svc, body))
-            .await
-            .map_err(|mut error| {
-                // A server that echoes the request must not put the pipe's secrets into the error.
-                error.redact(pipe.secrets().into_iter().map(|secret| secret.expose()));
-                error
-            })?;
+            .execute_redacting(op, &secrets, || raw.create_pipe(org, svc, body))
+            .await?;
         responses::pipe(op, response)
     }
 
@@ -183,8 +181,12 @@ impl PipeHandle {
         Ok(response.map(|_| ()))
     }
 
-    /// Deletes the pipe, treating an already missing pipe as success: `true` if the delete was
-    /// accepted, `false` if the pipe was already gone.
+    /// Deletes the pipe, treating an already missing pipe as success.
+    ///
+    /// `true` when this call deleted the pipe: its delete was accepted, or a retry answered 404 after
+    /// an earlier attempt of this call may have reached the server (timed out, lost its connection or
+    /// met a gateway error), which is how a lost answer to a successful delete looks. `false` when the
+    /// pipe was already gone before this call.
     ///
     /// ```no_run
     /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
@@ -196,7 +198,9 @@ impl PipeHandle {
     pub async fn delete_if_exists(&self) -> Result<bool, Error> {
         match self.delete().await {
             Ok(_) => Ok(true),
-            Err(e) if e.is_not_found() => Ok(false),
+            Err(e) if e.is_not_found() => {
+                Ok(e.as_api().is_some_and(|api| api.follows_unknown_outcome))
+            }
             Err(e) => Err(e),
         }
     }

@@ -32,8 +32,8 @@ pub use api_core::observability::{
 };
 pub use api_core::{
     AlertId, ApiError, Config, ConfigBuilder, Credentials, DashboardId, DecodeError, Error,
-    IdError, Idempotency, Operation, RateLimit, Response, ResponseMeta, RetryPolicy, Secret,
-    TransportError, TransportKind, env,
+    ErrorCode, IdError, Idempotency, Operation, RateLimit, Response, ResponseMeta, RetryPolicy,
+    Secret, TransportError, TransportKind, env,
 };
 pub use client::{AlertHandle, Client, Dashboards};
 

@@ -26,8 +26,12 @@ impl std::error::Error for QuantityError {}
 
 /// CPU of one replica, in millicores.
 ///
-/// Reads a JSON number (`500` = 500 millicores) or a quantity string (`"500m"` = 500 millicores,
-/// `"1"` or `"1.5"` = 1000 or 1500 millicores); always writes a number.
+/// Reads a JSON number in the field's unit (`500` = 500 millicores) or a quantity string in Kubernetes
+/// notation, which is what `"500m"` is: `"500m"` = 500 millicores, a bare `"1"` or `"0.25"` = 1 or 0.25
+/// cores (1000 or 250 millicores). One meaning each: a number counts millicores, a string without the
+/// `m` counts cores. Anything that is not a whole number of millicores (`1.5m`, `0.0001`, `500.5`),
+/// and every other string (`"2 cores"`, `"500mm"`, `"-5m"`), is an error, never a rounded or scaled
+/// guess. Always writes a number.
 ///
 /// ```
 /// use api_raw::support::CpuMillicores;
@@ -50,27 +54,48 @@ impl CpuMillicores {
         self.0
     }
 
-    /// Reads a quantity string: `"500m"` (millicores) or `"1.5"` (cores).
+    /// Reads a quantity string: whole millicores with the `m` suffix (`"500m"`), or cores without it
+    /// (`"1"`, `"0.25"`).
     pub fn parse_quantity(text: &str) -> Result<Self, QuantityError> {
-        const EXPECTED: &str = "millicores like \"500m\" or cores like \"1.5\"";
+        const EXPECTED: &str = "whole millicores like \"500m\", or cores like \"1\" or \"0.25\"";
         let err = || QuantityError {
             input: text.to_string(),
             expected: EXPECTED,
         };
         let trimmed = text.trim();
-        let (number, scale) = match trimmed.strip_suffix('m') {
-            Some(number) => (number, 1.0),
-            None => (trimmed, 1000.0),
-        };
-        let value = parse_non_negative(number).ok_or_else(err)? * scale;
-        to_u64(value).map(Self).ok_or_else(err)
+        if let Some(millicores) = trimmed.strip_suffix('m') {
+            if millicores.is_empty() || !millicores.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(err());
+            }
+            return millicores.parse::<u64>().map(Self).map_err(|_| err());
+        }
+        // Cores: at most three decimals, so that the amount is a whole number of millicores.
+        let (whole, fraction) = trimmed.split_once('.').unwrap_or((trimmed, ""));
+        let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        let valid = !whole.is_empty()
+            && digits(whole)
+            && digits(fraction)
+            && fraction.len() <= 3
+            && !trimmed.ends_with('.');
+        if !valid {
+            return Err(err());
+        }
+        let cores: u64 = whole.parse().map_err(|_| err())?;
+        let thousandths: u64 = format!("{fraction:0<3}").parse().map_err(|_| err())?;
+        cores
+            .checked_mul(1000)
+            .and_then(|m| m.checked_add(thousandths))
+            .map(Self)
+            .ok_or_else(err)
     }
 }
 
 /// Memory of one replica, in GB (possibly fractional).
 ///
-/// Reads a JSON number (`2`, `0.5`) or a quantity string (`"2Gi"` or `"2G"` = 2 GB, `"512Mi"` or
-/// `"512M"` = 0.5 GB, `"2"` = 2 GB); always writes a number.
+/// Reads a JSON number (`2`, `0.5`) or a quantity string. The production service writes GB as `Gi`, so
+/// `"2Gi"` and `"2G"` both mean 2 GB, and `"512Mi"` and `"512M"` both mean 0.5 GB (1 GB = 1024 MB); a
+/// bare `"2"` means 2 GB (the field's unit, as for a number). Every other string is an error. Always
+/// writes a number.
 ///
 /// ```
 /// use api_raw::support::MemoryGb;
@@ -147,9 +172,8 @@ fn parse_non_negative(text: &str) -> Option<f64> {
 }
 
 fn to_u64(value: f64) -> Option<u64> {
-    let rounded = value.round();
     // `u64::MAX as f64` is 2^64, one past the largest u64: it must be excluded.
-    (rounded.is_finite() && rounded >= 0.0 && rounded < u64::MAX as f64).then_some(rounded as u64)
+    (value.is_finite() && value >= 0.0 && value < u64::MAX as f64).then_some(value as u64)
 }
 
 impl Serialize for CpuMillicores {
@@ -184,9 +208,11 @@ impl Visitor<'_> for CpuVisitor {
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        // `500.0` is 500; a fraction of a millicore is an error, not a rounded guess.
         to_u64(v)
+            .filter(|_| v.fract() == 0.0)
             .map(CpuMillicores)
-            .ok_or_else(|| E::custom(format!("invalid CPU amount {v}")))
+            .ok_or_else(|| E::custom(format!("invalid CPU amount {v}: expected whole millicores")))
     }
 
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
@@ -259,9 +285,11 @@ mod tests {
         assert_eq!(cpu("500"), Ok(500));
         assert_eq!(cpu("500.0"), Ok(500));
         assert_eq!(cpu("\"500m\""), Ok(500));
-        assert_eq!(cpu("\"1\""), Ok(1000));
+        assert_eq!(cpu("\"1\""), Ok(1000), "a string without m counts cores");
         assert_eq!(cpu("\"1.5\""), Ok(1500));
         assert_eq!(cpu("\"0.25\""), Ok(250));
+        assert_eq!(cpu("\"0.125\""), Ok(125));
+        assert_eq!(cpu("\" 1000m \""), Ok(1000));
     }
 
     #[test]
@@ -269,8 +297,30 @@ mod tests {
         let err = cpu("\"lots\"").unwrap_err();
         assert!(err.contains("invalid quantity \"lots\""), "{err}");
         assert!(cpu("-5").unwrap_err().contains("negative CPU amount"));
-        assert!(cpu("\"5mm\"").is_err());
-        assert!(cpu("\"\"").is_err());
+        assert!(
+            cpu("500.5")
+                .unwrap_err()
+                .contains("expected whole millicores")
+        );
+        assert!(cpu("1e30").is_err());
+        for bad in [
+            "5mm",
+            "",
+            "m",
+            "1.5m",
+            "0.0001",
+            "1.",
+            ".5",
+            "-5m",
+            "2 cores",
+            "+5",
+            "1e3",
+            "500M",
+            "18446744073709552",
+            "18446744073709551616m",
+        ] {
+            assert!(cpu(&format!("{bad:?}")).is_err(), "{bad:?}");
+        }
         assert!(cpu("true").is_err());
     }
 
@@ -292,7 +342,11 @@ mod tests {
                 .contains("invalid quantity \"2Ti\"")
         );
         assert!(memory("-1").unwrap_err().contains("negative memory amount"));
-        assert!(memory("\".5Gi\"").is_err());
+        for bad in [
+            ".5Gi", "2GB", "2Ti", "-1Gi", "NaN", "inf", "1e3", "", "Gi", "2 Gi",
+        ] {
+            assert!(memory(&format!("{bad:?}")).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

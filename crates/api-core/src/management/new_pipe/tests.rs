@@ -383,3 +383,60 @@ fn object_storage_needs_a_location_and_keeps_secrets_hidden() {
     );
     assert_eq!(json["source"]["objectStorage"]["isContinuous"], false);
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// Any input gives a pipe that keeps every bound, or a validation error that names a path: never
+        /// a panic.
+        #[test]
+        fn any_input_gives_a_pipe_or_a_validation_error(
+            name in ".{0,300}",
+            brokers in ".{0,20}",
+            replicas in any::<u32>(),
+            cpu in any::<u64>(),
+            memory in any::<f64>(),
+            wait_ms in any::<u64>(),
+            max_bytes in any::<u64>(),
+            port in any::<u16>(),
+            postgres in any::<bool>(),
+            column in ".{0,10}",
+        ) {
+            let builder = NewPipe::builder(name)
+                .scaling(Scaling::new().replicas(replicas).replica_cpu_millicores(cpu).replica_memory_gb(memory))
+                .settings(PipeSettings::new().streaming_max_insert_wait_ms(wait_ms).object_storage_max_insert_bytes(max_bytes));
+            let builder = if postgres {
+                builder
+                    .source(PostgresSource::new(brokers, port, "db").credentials("u", "p").table(PostgresTableMapping::new("s", "t", "u")))
+                    .destination(Destination::new("d"))
+            } else {
+                builder
+                    .source(KafkaSource::new(brokers, "t"))
+                    .destination(Destination::new("d").table("t").managed_table(true))
+                    .mapped_column("f", column, "String")
+            };
+            match builder.build() {
+                Ok(pipe) => {
+                    let json = serde_json::to_value(pipe.as_raw()).unwrap();
+                    let replicas = json["scaling"]["replicas"].as_u64().unwrap();
+                    prop_assert!((1..=40).contains(&replicas));
+                    let cpu = json["scaling"]["replicaCpuMillicores"].as_u64().unwrap();
+                    prop_assert!((125..=2000).contains(&cpu));
+                    let memory = json["scaling"]["replicaMemoryGb"].as_f64().unwrap();
+                    prop_assert!((0.5..=8.0).contains(&memory));
+                    let wait = json["settings"]["streaming_max_insert_wait_ms"].as_u64().unwrap();
+                    prop_assert!((500..=60_000).contains(&wait));
+                }
+                Err(error) => {
+                    prop_assert!(!error.problems.is_empty());
+                    prop_assert!(error.problems.iter().all(|p| !p.path.is_empty() && !p.message.is_empty()));
+                }
+            }
+        }
+    }
+}

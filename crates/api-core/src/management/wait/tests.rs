@@ -44,16 +44,11 @@ fn service(state: &str) -> Result<Response<Service>> {
 }
 
 fn api_error<T>(operation: &'static str, status: u16, code: &str) -> Result<T> {
-    Err(Error::from(ApiError {
-        operation,
-        status,
-        code: Some(code.into()),
-        message: "scripted".into(),
-        request_id: None,
-        body: String::new(),
-        retry_after: None,
-        attempts: 1,
-    }))
+    Err(Error::from(
+        ApiError::new(operation, status)
+            .with_code(code)
+            .with_message("scripted"),
+    ))
 }
 
 fn not_found() -> Result<Response<Pipe>> {
