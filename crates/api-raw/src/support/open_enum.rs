@@ -145,3 +145,26 @@ macro_rules! open_enum {
         }
     };
 }
+
+#[cfg(all(test, feature = "management"))]
+mod tests {
+    use std::collections::HashSet;
+
+    use crate::support::{PipeState, ServiceState};
+
+    #[test]
+    fn unknown_values_compare_hash_and_print_by_their_text() {
+        let (a, b) = (PipeState::from("Hibernating"), PipeState::from("Thawing"));
+        let (PipeState::Other(text_a), PipeState::Other(text_b)) = (&a, &b) else {
+            panic!("both are unknown")
+        };
+        assert_ne!(text_a, text_b);
+        assert_eq!(text_a, &text_a.clone());
+        let set: HashSet<PipeState> = [a.clone(), b.clone(), a.clone()].into_iter().collect();
+        assert_eq!(set.len(), 2);
+        assert_eq!(text_a.to_string(), "Hibernating");
+        assert_eq!(format!("{text_a:?}"), "\"Hibernating\"");
+        assert_eq!(format!("{a:?}"), "Other(\"Hibernating\")");
+        assert_eq!(ServiceState::from("sleeping").to_string(), "sleeping");
+    }
+}

@@ -64,7 +64,8 @@ impl CpuMillicores {
         };
         let trimmed = text.trim();
         if let Some(millicores) = trimmed.strip_suffix('m') {
-            if millicores.is_empty() || !millicores.bytes().all(|b| b.is_ascii_digit()) {
+            // Digits only (`u64::from_str` would take "+5"); an empty string fails to parse.
+            if !millicores.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(err());
             }
             return millicores.parse::<u64>().map(Self).map_err(|_| err());
@@ -303,6 +304,14 @@ mod tests {
                 .contains("expected whole millicores")
         );
         assert!(cpu("1e30").is_err());
+        // 2^64 is one past the largest u64: refused, not saturated.
+        assert!(cpu("18446744073709551616").is_err());
+        assert_eq!(cpu("18446744073709549568"), Ok(18_446_744_073_709_549_568));
+        let wrong_type = cpu("true").unwrap_err();
+        assert!(
+            wrong_type.contains("expected millicores as a non-negative number"),
+            "{wrong_type}"
+        );
         for bad in [
             "5mm",
             "",
@@ -342,6 +351,29 @@ mod tests {
                 .contains("invalid quantity \"2Ti\"")
         );
         assert!(memory("-1").unwrap_err().contains("negative memory amount"));
+        assert!(
+            memory("-1.5")
+                .unwrap_err()
+                .contains("invalid memory amount")
+        );
+        let wrong_type = memory("[]").unwrap_err();
+        assert!(
+            wrong_type.contains("expected GB as a non-negative number"),
+            "{wrong_type}"
+        );
+        // Other deserializers reach the integer and float paths serde_json does not take.
+        use serde::de::IntoDeserializer;
+        let from_i64 = |v: i64| {
+            MemoryGb::deserialize(IntoDeserializer::<serde::de::value::Error>::into_deserializer(v))
+        };
+        assert_eq!(from_i64(0).unwrap().get(), 0.0);
+        assert_eq!(from_i64(3).unwrap().get(), 3.0);
+        assert!(from_i64(-3).is_err());
+        let from_f64 = |v: f64| {
+            MemoryGb::deserialize(IntoDeserializer::<serde::de::value::Error>::into_deserializer(v))
+        };
+        assert!(from_f64(f64::NAN).is_err() && from_f64(f64::INFINITY).is_err());
+        assert_eq!(from_f64(0.0).unwrap().get(), 0.0);
         for bad in [
             ".5Gi", "2GB", "2Ti", "-1Gi", "NaN", "inf", "1e3", "", "Gi", "2 Gi",
         ] {
