@@ -256,3 +256,22 @@ async fn three_mistakes_make_one_validation_error_and_an_empty_id_is_refused_bef
     );
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test]
+async fn an_undecodable_success_keeps_the_answer_headers() {
+    let server = ScriptServer::start(vec![
+        Reply::json(200, r#"{"status": 200, "result": {"id": "#)
+            .header("x-request-id", "rid-broken"),
+        Reply::text(200, "application/json", "").header("x-request-id", "rid-empty"),
+    ])
+    .await;
+    let pipe = service(&server.mgmt()).pipe(PIPE.parse().unwrap());
+    let err = pipe.get().await.unwrap_err();
+    assert!(matches!(err, api_mgmt::Error::Decode(_)), "{err}");
+    assert_eq!(err.request_id(), Some("rid-broken"), "{err}");
+    assert!(err.to_string().contains("(request id rid-broken)"), "{err}");
+    // An empty 200 to a delete is a success, with its status and headers.
+    let deleted = pipe.delete().await.unwrap();
+    assert_eq!(deleted.meta().status, 200);
+    assert_eq!(deleted.meta().request_id.as_deref(), Some("rid-empty"));
+}

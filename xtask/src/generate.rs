@@ -18,7 +18,10 @@ pub fn generate(api: &Api, spec: &OpenAPI) -> Result<String> {
     let mut settings = GenerationSettings::new();
     settings
         .with_interface(InterfaceStyle::Positional)
-        .with_tag(TagStyle::Merged);
+        .with_tag(TagStyle::Merged)
+        // Keeps the answer's status and headers for the runtime: the generated code drops them when
+        // it cannot decode a success body.
+        .with_post_hook(quote::quote!(crate::support::capture_answer));
     for (schema, ty) in replacements(spec) {
         settings.with_replacement(
             schema,

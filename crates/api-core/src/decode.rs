@@ -56,11 +56,7 @@ pub(crate) struct Invalid {
 impl Invalid {
     /// The decode error of operation `operation`.
     pub(crate) fn at(self, operation: &'static str) -> DecodeError {
-        DecodeError {
-            operation,
-            path: self.path,
-            message: self.message,
-        }
+        DecodeError::new(operation, self.path, self.message)
     }
 }
 

@@ -15,13 +15,13 @@ pub fn required_member<E, T>(
     response: Response<E>,
     take: impl FnOnce(E) -> Option<T>,
 ) -> Result<Response<T>, Error> {
+    let request_id = response.meta().request_id.clone();
     response.try_map(|envelope| {
         take(envelope).ok_or_else(|| {
-            Error::Decode(DecodeError {
-                operation: op.id,
-                path: member.into(),
-                message: format!("the envelope has no `{member}`"),
-            })
+            Error::Decode(
+                DecodeError::new(op.id, member, format!("the envelope has no `{member}`"))
+                    .with_request_id(request_id),
+            )
         })
     })
 }
@@ -35,8 +35,11 @@ pub(crate) fn decode_member<E, R, T>(
     take: impl FnOnce(E) -> Option<R>,
     decode: impl FnOnce(R, Path<'_>) -> Result<T, Invalid>,
 ) -> Result<Response<T>, Error> {
-    required_member(op, member, response, take)?
-        .try_map(|raw| decode(raw, Path::Root(member)).map_err(|e| Error::Decode(e.at(op.id))))
+    let request_id = response.meta().request_id.clone();
+    required_member(op, member, response, take)?.try_map(|raw| {
+        decode(raw, Path::Root(member))
+            .map_err(|e| Error::Decode(e.at(op.id).with_request_id(request_id)))
+    })
 }
 
 /// Decodes every item of a list member (`result[i]`, `data[i]`); an absent list is empty.

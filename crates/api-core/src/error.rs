@@ -126,9 +126,13 @@ impl Error {
         self.as_api().map(|e| &e.code)
     }
 
-    /// The server's request id, when the server answered.
+    /// The server's request id, when the server answered (with an error, or with a body that does not
+    /// decode).
     pub fn request_id(&self) -> Option<&str> {
-        self.as_api().and_then(|e| e.request_id.as_deref())
+        match self {
+            Error::Decode(e) => e.request_id.as_deref(),
+            _ => self.as_api().and_then(|e| e.request_id.as_deref()),
+        }
     }
 
     /// 404: the resource does not exist (or no longer).
@@ -356,7 +360,7 @@ impl std::error::Error for ApiError {}
 
 /// A success answer whose body does not match the expected shape.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{operation}: cannot decode the response at `{path}`: {message}")]
+#[error("{operation}: cannot decode the response at `{path}`: {message}{}", request_id_suffix(.request_id))]
 #[non_exhaustive]
 pub struct DecodeError {
     /// The operation id.
@@ -365,6 +369,15 @@ pub struct DecodeError {
     pub path: String,
     /// What was wrong.
     pub message: String,
+    /// The server's request id of the answer, when it had one.
+    pub request_id: Option<String>,
+}
+
+fn request_id_suffix(request_id: &Option<String>) -> String {
+    request_id
+        .as_ref()
+        .map(|id| format!(" (request id {id})"))
+        .unwrap_or_default()
 }
 
 impl DecodeError {
@@ -378,7 +391,14 @@ impl DecodeError {
             operation,
             path: path.into(),
             message: message.into(),
+            request_id: None,
         }
+    }
+
+    /// With the server's request id of the answer.
+    pub fn with_request_id(mut self, request_id: Option<String>) -> Self {
+        self.request_id = request_id;
+        self
     }
 }
 

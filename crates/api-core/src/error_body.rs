@@ -55,11 +55,10 @@ pub(crate) fn redact(text: &str, secrets: &[&str]) -> String {
     let mut text = text.to_string();
     for secret in secrets.iter().filter(|s| s.len() >= 4) {
         text = text.replace(secret, "[REDACTED]");
+        // The form JSON gives it inside a string (quotes, backslashes and controls escaped); never
+        // shorter than the secret itself.
         let escaped = serde_json::to_string(secret).unwrap_or_default();
-        let escaped = escaped.trim_matches('"');
-        if escaped != *secret && escaped.len() >= 4 {
-            text = text.replace(escaped, "[REDACTED]");
-        }
+        text = text.replace(escaped.trim_matches('"'), "[REDACTED]");
     }
     text
 }
@@ -248,6 +247,68 @@ mod tests {
         assert_eq!(
             wait(404, &[("retry-after", "2"), ("ratelimit-reset", "9")]),
             None
+        );
+    }
+
+    #[test]
+    fn html_is_recognised_by_its_content_type_or_its_first_character() {
+        let page = "Service Unavailable <b>try later</b>";
+        let by_type = api_error(
+            "getPipe",
+            503,
+            &headers(&[("content-type", "text/html")]),
+            page,
+            1,
+            &[],
+        );
+        assert_eq!(by_type.message, "an HTML page, not an API answer");
+        let by_shape = api_error(
+            "getPipe",
+            502,
+            &HeaderMap::new(),
+            "<html><title>Bad</title></html>",
+            1,
+            &[],
+        );
+        assert_eq!(by_shape.message, "Bad (an HTML page, not an API answer)");
+        let text = api_error(
+            "getPipe",
+            503,
+            &headers(&[("content-type", "text/plain")]),
+            "try later",
+            1,
+            &[],
+        );
+        assert_eq!(text.message, "try later");
+    }
+
+    #[test]
+    fn secrets_are_redacted_as_sent_and_as_json_escapes_them() {
+        let secret = "pa\"ss\\word";
+        let body = format!(
+            "sent {secret} and {}",
+            serde_json::to_string(secret).unwrap()
+        );
+        let redacted = redact(&body, &[secret, "abc"]);
+        assert_eq!(redacted, "sent [REDACTED] and \"[REDACTED]\"");
+        assert_eq!(
+            redact("abc abcd", &["abc"]),
+            "abc abcd",
+            "too short to redact"
+        );
+    }
+
+    #[test]
+    fn a_negative_or_endless_wait_is_no_wait() {
+        let wait = |value: &str| server_wait(429, &headers(&[("retry-after", value)]));
+        assert_eq!(wait("-5"), None);
+        assert_eq!(wait("inf"), None);
+        assert_eq!(wait("NaN"), None);
+        assert_eq!(wait("0"), Some(Duration::ZERO));
+        assert_eq!(
+            wait("7200"),
+            Some(Duration::from_secs(3600)),
+            "capped at an hour"
         );
     }
 

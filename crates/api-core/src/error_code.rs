@@ -145,6 +145,10 @@ mod tests {
         assert_eq!(ErrorCode::from_status(424), ErrorCode::FailedDependency);
         assert_eq!(ErrorCode::from_status(418).as_str(), "HTTP_418");
         assert_eq!(ErrorCode::from("QUOTA_EXCEEDED").as_str(), "QUOTA_EXCEEDED");
+        let ErrorCode::Other(unknown) = ErrorCode::from("QUOTA_EXCEEDED") else {
+            panic!("an unknown code")
+        };
+        assert_eq!(unknown.as_str(), "QUOTA_EXCEEDED");
         assert_eq!(
             "CONFLICT".parse::<ErrorCode>().unwrap(),
             ErrorCode::Conflict

@@ -153,6 +153,30 @@ mod tests {
     }
 
     #[test]
+    fn every_setter_takes_effect() {
+        let ms = Duration::from_millis;
+        let policy = RetryPolicy::default()
+            .initial_backoff(ms(10))
+            .max_backoff(ms(40));
+        assert_eq!(policy.backoff_cap(1), ms(10));
+        assert_eq!(policy.backoff_cap(2), ms(20));
+        assert_eq!(policy.backoff_cap(9), ms(40));
+        assert_eq!(RetryPolicy::default().attempts(), 4);
+        assert_eq!(RetryPolicy::default().max_attempts(7).attempts(), 7);
+        let default = RetryPolicy::default();
+        assert_ne!(default.clone().max_elapsed(Duration::from_secs(5)), default);
+        assert_eq!(
+            default
+                .clone()
+                .max_elapsed(Duration::from_secs(5))
+                .max_elapsed,
+            Duration::from_secs(5)
+        );
+        assert_ne!(default.clone().initial_backoff(ms(1)), default);
+        assert_ne!(default.clone().max_backoff(ms(1)), default);
+    }
+
+    #[test]
     fn disabled_means_one_attempt() {
         assert_eq!(RetryPolicy::disabled().attempts(), 1);
         assert_eq!(RetryPolicy::default().max_attempts(0).attempts(), 1);

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use api_raw::support::with_answer_headers;
 use progenitor_client::{Error as RawError, ResponseValue};
 use reqwest::header::{HeaderMap, HeaderValue};
 use tracing::Instrument;
@@ -184,9 +185,10 @@ impl Runtime {
                 limit.acquire().await;
             }
             call.in_flight.store(true, Ordering::Relaxed);
-            let outcome = match send().await {
+            let (sent, answer) = with_answer_headers(send()).await;
+            let outcome = match sent {
                 Ok(value) => Ok(success(value, attempt, span)),
-                Err(raw) => self.classify(op, raw, attempt, secrets, span).await,
+                Err(raw) => self.classify(op, raw, answer, attempt, secrets, span).await,
             };
             call.in_flight.store(false, Ordering::Relaxed);
             let mut failure = match outcome {
@@ -227,6 +229,7 @@ impl Runtime {
         &self,
         op: &'static Operation,
         raw: RawError<()>,
+        answer: Option<(u16, HeaderMap)>,
         attempt: u32,
         secrets: &[&str],
         span: &tracing::Span,
@@ -319,9 +322,10 @@ impl Runtime {
                 outcome_unknown: false,
             }))),
             RawError::InvalidResponsePayload(bytes, _) => {
+                // The generated code dropped the answer's status and headers; the post hook kept them.
+                let (status, headers) = answer.unwrap_or((200, HeaderMap::new()));
                 let body = String::from_utf8_lossy(&bytes);
-                decode_success(op, 200, HeaderMap::new(), &body, attempt, span)
-                    .map_err(final_failure)
+                decode_success(op, status, headers, &body, attempt, span).map_err(final_failure)
             }
             RawError::ErrorResponse(value) => {
                 let status = value.status().as_u16();
@@ -415,23 +419,27 @@ fn decode_success<T: ResponseBody>(
     attempt: u32,
     span: &tracing::Span,
 ) -> Result<Response<T>> {
+    let request_id = || {
+        headers
+            .get(REQUEST_ID_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+    };
     if body.trim().is_empty() {
         return match T::empty() {
             Some(value) => Ok(finish(value, status, headers, attempt, span)),
-            None => Err(Error::Decode(DecodeError {
-                operation: op.id,
-                path: ".".into(),
-                message: "the answer has an empty body".into(),
-            })),
+            None => Err(Error::Decode(
+                DecodeError::new(op.id, ".", "the answer has an empty body")
+                    .with_request_id(request_id()),
+            )),
         };
     }
     let mut deserializer = serde_json::Deserializer::from_str(body);
     match serde_path_to_error::deserialize::<_, T>(&mut deserializer) {
         Ok(value) => Ok(finish(value, status, headers, attempt, span)),
-        Err(e) => Err(Error::Decode(DecodeError {
-            operation: op.id,
-            path: e.path().to_string(),
-            message: e.into_inner().to_string(),
-        })),
+        Err(e) => Err(Error::Decode(
+            DecodeError::new(op.id, e.path().to_string(), e.into_inner().to_string())
+                .with_request_id(request_id()),
+        )),
     }
 }

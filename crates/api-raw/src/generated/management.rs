@@ -1837,6 +1837,7 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
+        (crate::support::capture_answer)(&result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -1893,6 +1894,7 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
+        (crate::support::capture_answer)(&result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -1944,6 +1946,7 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
+        (crate::support::capture_answer)(&result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -1998,6 +2001,7 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
+        (crate::support::capture_answer)(&result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -2049,6 +2053,7 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
+        (crate::support::capture_answer)(&result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -2100,6 +2105,7 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
+        (crate::support::capture_answer)(&result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -2154,6 +2160,7 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
+        (crate::support::capture_answer)(&result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,

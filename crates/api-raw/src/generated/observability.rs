@@ -396,6 +396,7 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
+        (crate::support::capture_answer)(&result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -438,6 +439,7 @@ Sends a `GET` request to `/api/v2/dashboards`
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
+        (crate::support::capture_answer)(&result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,

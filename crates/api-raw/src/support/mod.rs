@@ -1,6 +1,8 @@
 //! Hand-written types that the generated code uses in place of schemas marked `x-api-raw-type`.
 
 #[cfg(any(feature = "management", feature = "observability"))]
+mod capture;
+#[cfg(any(feature = "management", feature = "observability"))]
 #[macro_use]
 mod open_enum;
 mod secret;
@@ -12,6 +14,8 @@ mod observability_enums;
 #[cfg(feature = "management")]
 mod quantity;
 
+#[cfg(any(feature = "management", feature = "observability"))]
+pub use capture::{capture_answer, with_answer_headers};
 #[cfg(feature = "management")]
 pub use management_enums::{
     Compression, MskAuthentication, PipeState, ReversePrivateEndpointStatus,

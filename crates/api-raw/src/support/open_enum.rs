@@ -162,6 +162,13 @@ mod tests {
         assert_eq!(text_a, &text_a.clone());
         let set: HashSet<PipeState> = [a.clone(), b.clone(), a.clone()].into_iter().collect();
         assert_eq!(set.len(), 2);
+        let hash = |value: &PipeState| {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            std::hash::Hash::hash(value, &mut hasher);
+            std::hash::Hasher::finish(&hasher)
+        };
+        assert_ne!(hash(&a), hash(&b), "the text takes part in the hash");
+        assert_eq!(hash(&a), hash(&a.clone()));
         assert_eq!(text_a.to_string(), "Hibernating");
         assert_eq!(format!("{text_a:?}"), "\"Hibernating\"");
         assert_eq!(format!("{a:?}"), "Other(\"Hibernating\")");

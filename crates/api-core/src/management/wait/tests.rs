@@ -348,6 +348,16 @@ impl Script {
     }
 }
 
+/// Waits with `script` until the service is running, polling fast.
+async fn wait_running(script: &Script) -> Result<Service> {
+    wait_for_service(
+        script,
+        &WaitFor::service_state(ServiceState::Running),
+        &fast(),
+    )
+    .await
+}
+
 impl ServiceWait for Script {
     async fn send(&self) -> Result<Response<Service>> {
         self.sent.fetch_add(1, Ordering::Relaxed);
@@ -378,13 +388,7 @@ async fn a_conflict_while_stopping_is_a_reason_to_keep_waiting() {
         ],
         vec![service("stopping"), service("stopping")],
     );
-    let running = wait_for_service(
-        &script,
-        &WaitFor::service_state(ServiceState::Running),
-        &fast(),
-    )
-    .await
-    .unwrap();
+    let running = wait_running(&script).await.unwrap();
     assert_eq!(running.state, Some(ServiceState::Running));
     assert_eq!(script.sent.into_inner(), 4);
 }
@@ -396,13 +400,7 @@ async fn a_service_that_is_failed_or_deleted_fails_fast() {
             vec![api_error("updateServiceState", 409, "CONFLICT")],
             vec![service(dead_end)],
         );
-        let err = wait_for_service(
-            &script,
-            &WaitFor::service_state(ServiceState::Running),
-            &fast(),
-        )
-        .await
-        .unwrap_err();
+        let err = wait_running(&script).await.unwrap_err();
         assert!(
             matches!(&err, Error::Wait(WaitError::ServiceFailed { service, .. }) if service.state_name() == dead_end),
             "{err}"
@@ -447,13 +445,7 @@ async fn a_service_timeout_keeps_the_last_seen_service() {
         vec![api_error("updateServiceState", 403, "FORBIDDEN")],
         vec![],
     );
-    let err = wait_for_service(
-        &script,
-        &WaitFor::service_state(ServiceState::Running),
-        &fast(),
-    )
-    .await
-    .unwrap_err();
+    let err = wait_running(&script).await.unwrap_err();
     assert!(err.is_forbidden(), "{err}");
 }
 
@@ -509,13 +501,7 @@ async fn a_read_error_after_a_conflict_ends_the_service_wait() {
         vec![api_error("updateServiceState", 409, "CONFLICT")],
         vec![api_error("updateServiceState", 401, "UNAUTHORIZED")],
     );
-    let err = wait_for_service(
-        &script,
-        &WaitFor::service_state(ServiceState::Running),
-        &fast(),
-    )
-    .await
-    .unwrap_err();
+    let err = wait_running(&script).await.unwrap_err();
     assert!(err.is_unauthorized(), "{err}");
     // A server that cannot read a service without a command only loses the fail-fast check.
     let script = Script::new(
@@ -525,12 +511,6 @@ async fn a_read_error_after_a_conflict_ends_the_service_wait() {
         ],
         vec![api_error("updateServiceState", 400, "BAD_REQUEST")],
     );
-    let running = wait_for_service(
-        &script,
-        &WaitFor::service_state(ServiceState::Running),
-        &fast(),
-    )
-    .await
-    .unwrap();
+    let running = wait_running(&script).await.unwrap();
     assert_eq!(running.state_name(), "running");
 }
