@@ -90,6 +90,7 @@ async fn a_create_is_not_retried_after_a_500() {
         .await
         .unwrap_err();
     assert!(matches!(err, Error::Transport(_)), "{err}");
+    assert!(err.is_outcome_unknown() && !err.is_retryable(), "{err}");
     assert_eq!(
         seen(&emulator, "POST", "/v1/"),
         2,

@@ -331,3 +331,58 @@ async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout() 
     }
     assert_eq!(server.requests().len(), 12);
 }
+
+#[tokio::test]
+async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight() {
+    // A read: 503, then an answer too slow for the operation's deadline.
+    let server = ScriptServer::start(vec![
+        Reply::text(503, "text/plain", "busy"),
+        Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(2)),
+    ])
+    .await;
+    let client = api_mgmt::Client::builder(&server.url)
+        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        .retry(fast_retries())
+        .operation_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let err = service(&client)
+        .pipe(PIPE.parse().unwrap())
+        .get()
+        .await
+        .unwrap_err();
+    match &err {
+        Error::Timeout {
+            last_error: Some(last),
+            outcome_unknown: false,
+            attempts: 2,
+            ..
+        } => assert_eq!(last.status(), Some(503), "{last}"),
+        other => panic!("expected a timeout with the 503 kept, got {other:?}"),
+    }
+    assert!(err.is_timeout() && err.is_retryable() && !err.is_outcome_unknown());
+
+    // A create still waiting for its answer when time runs out may have happened.
+    let server = ScriptServer::start(vec![
+        Reply::fixture("create_pipe_kafka").delay(Duration::from_secs(2)),
+    ])
+    .await;
+    let client = api_mgmt::Client::builder(&server.url)
+        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        .operation_timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let pipe = NewPipe::builder("slow")
+        .source(KafkaSource::new("b-1:9098", "orders"))
+        .destination(Destination::new("default").table("t").managed_table(true))
+        .mapped_column("id", "id", "UInt64")
+        .build()
+        .unwrap();
+    let err = service(&client).pipes().create(&pipe).await.unwrap_err();
+    assert!(
+        err.is_timeout() && err.is_outcome_unknown() && !err.is_retryable(),
+        "{err}"
+    );
+    assert!(err.to_string().contains("inspect the service"), "{err}");
+    assert_eq!(server.requests().len(), 1);
+}
