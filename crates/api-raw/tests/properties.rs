@@ -1,4 +1,5 @@
 //! Properties of the hand-written support types: quantities and open value sets, for any input.
+#![cfg(all(feature = "management", feature = "observability"))]
 
 use api_raw::support::{
     AlertThresholdType, Compression, CpuMillicores, MemoryGb, PipeState, ServiceState,

@@ -8,8 +8,10 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{Destination, PipeSettings, PipeSource, Scaling};
-use crate::decode::{Invalid, Path, Raw, required};
+use crate::decode::{Invalid, Path, Raw, raw_accessors, required};
 use crate::ids::{PipeId, ServiceId};
+
+raw_accessors!(Pipe => raw::Pipe);
 
 /// The kind of source a pipe reads. `Display` writes the API's member name (`kafka`, `objectStorage`,
 /// `kinesis`, `postgres`).
@@ -93,16 +95,6 @@ pub struct Pipe {
 }
 
 impl Pipe {
-    /// The generated value this pipe was decoded from (every member as the server sent it).
-    pub fn raw(&self) -> &raw::Pipe {
-        &self.raw.0
-    }
-
-    /// The generated value, by value.
-    pub fn into_raw(self) -> raw::Pipe {
-        self.raw.0
-    }
-
     /// Which kind of source the pipe reads (`None` for a kind this SDK does not know).
     pub fn source_kind(&self) -> Option<SourceKind> {
         match self.source {

@@ -6,8 +6,11 @@ use api_raw::support::{
 };
 use serde::Serialize;
 
-use crate::decode::{Invalid, Path, Raw, required};
+use crate::decode::{Invalid, Path, Raw, raw_accessors, required};
 use crate::ids::{ReversePrivateEndpointId, ServiceId};
+
+raw_accessors!(ReversePrivateEndpoint => raw::ReversePrivateEndpoint);
+raw_accessors!(PrivateEndpoint => raw::PrivateEndpoint);
 
 /// A reverse private endpoint of a service: how pipes reach sources in the customer's network.
 ///
@@ -50,16 +53,6 @@ pub struct ReversePrivateEndpoint {
 }
 
 impl ReversePrivateEndpoint {
-    /// The generated value this endpoint was decoded from.
-    pub fn raw(&self) -> &raw::ReversePrivateEndpoint {
-        &self.raw.0
-    }
-
-    /// The generated value, by value.
-    pub fn into_raw(self) -> raw::ReversePrivateEndpoint {
-        self.raw.0
-    }
-
     pub(crate) fn decode(raw: raw::ReversePrivateEndpoint, at: Path<'_>) -> Result<Self, Invalid> {
         let e = raw.clone();
         Ok(Self {
@@ -94,16 +87,6 @@ pub struct PrivateEndpoint {
 }
 
 impl PrivateEndpoint {
-    /// The generated value this endpoint was decoded from.
-    pub fn raw(&self) -> &raw::PrivateEndpoint {
-        &self.raw.0
-    }
-
-    /// The generated value, by value.
-    pub fn into_raw(self) -> raw::PrivateEndpoint {
-        self.raw.0
-    }
-
     pub(crate) fn decode(raw: raw::PrivateEndpoint, at: Path<'_>) -> Result<Self, Invalid> {
         let id = required(raw.id.clone(), at.field("id"))?;
         if id.trim().is_empty() {

@@ -7,8 +7,10 @@ use api_raw::support::{MemoryGb, ServiceEndpointProtocol, ServiceState};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::decode::{Invalid, Path, Raw, fit, gigabytes, required, whole};
+use crate::decode::{Invalid, Path, Raw, fit, gigabytes, raw_accessors, required, whole};
 use crate::ids::ServiceId;
+
+raw_accessors!(Service => raw::Service);
 
 /// The command of the service state endpoint. `Display` writes the wire form (`start`, `stop`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -150,16 +152,6 @@ pub struct IpAccessListEntry {
 }
 
 impl Service {
-    /// The generated value this service was decoded from.
-    pub fn raw(&self) -> &raw::Service {
-        &self.raw.0
-    }
-
-    /// The generated value, by value.
-    pub fn into_raw(self) -> raw::Service {
-        self.raw.0
-    }
-
     /// The state as text, `unknown` when the server did not report one (for messages).
     pub fn state_name(&self) -> &str {
         self.state.as_ref().map_or("unknown", ServiceState::as_str)

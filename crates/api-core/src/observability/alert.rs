@@ -7,8 +7,10 @@ use api_raw::support::{
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::decode::{Invalid, Path, Raw, parse_id, required};
+use crate::decode::{Invalid, Path, Raw, parse_id, raw_accessors, required};
 use crate::ids::{AlertId, DashboardId};
+
+raw_accessors!(Alert => raw::Alert);
 
 /// An alert.
 ///
@@ -65,16 +67,6 @@ pub struct AlertChannel {
 }
 
 impl Alert {
-    /// The generated value this alert was decoded from.
-    pub fn raw(&self) -> &raw::Alert {
-        &self.raw.0
-    }
-
-    /// The generated value, by value.
-    pub fn into_raw(self) -> raw::Alert {
-        self.raw.0
-    }
-
     /// The state as text, `unknown` when the alert has not been evaluated (for messages).
     pub fn state_name(&self) -> &str {
         self.state.as_ref().map_or("unknown", AlertState::as_str)

@@ -4,8 +4,10 @@ use api_raw::observability::types as raw;
 use api_raw::support::{MetricDataType, SeriesAggFn, SeriesDataSource, SeriesType, WhereLanguage};
 use serde::Serialize;
 
-use crate::decode::{Invalid, Path, Raw, fit, parse_id, required};
+use crate::decode::{Invalid, Path, Raw, fit, parse_id, raw_accessors, required};
 use crate::ids::DashboardId;
+
+raw_accessors!(Dashboard => raw::Dashboard);
 
 /// A dashboard with its tiles. Its [`id`](Self::id) is always there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -79,16 +81,6 @@ pub struct Series {
 }
 
 impl Dashboard {
-    /// The generated value this dashboard was decoded from.
-    pub fn raw(&self) -> &raw::Dashboard {
-        &self.raw.0
-    }
-
-    /// The generated value, by value.
-    pub fn into_raw(self) -> raw::Dashboard {
-        self.raw.0
-    }
-
     pub(crate) fn decode(raw: raw::Dashboard, at: Path<'_>) -> Result<Self, Invalid> {
         let d = raw.clone();
         let id_at = at.field("id");

@@ -1,6 +1,5 @@
 //! Hand-written types that the generated code uses in place of schemas marked `x-api-raw-type`.
 
-#[cfg(any(feature = "management", feature = "observability"))]
 mod capture;
 #[cfg(any(feature = "management", feature = "observability"))]
 #[macro_use]
@@ -14,7 +13,6 @@ mod observability_enums;
 #[cfg(feature = "management")]
 mod quantity;
 
-#[cfg(any(feature = "management", feature = "observability"))]
 pub use capture::{capture_answer, with_answer_headers};
 #[cfg(feature = "management")]
 pub use management_enums::{
