@@ -84,7 +84,7 @@ impl ServiceHandle {
 
     async fn send(&self, command: Option<ServiceCommand>) -> Result<Response<Service>, Error> {
         let body = raw_types::ServiceStateChangeRequest {
-            command: command.map(Into::into),
+            command: command.map(ServiceCommand::to_raw),
         };
         let (org, svc) = (self.organization.as_uuid(), self.service.as_uuid());
         let (runtime, raw) = self.client.parts();

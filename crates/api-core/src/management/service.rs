@@ -40,11 +40,12 @@ impl fmt::Display for ServiceCommand {
     }
 }
 
-impl From<ServiceCommand> for raw::ServiceStateCommand {
-    fn from(command: ServiceCommand) -> Self {
-        match command {
-            ServiceCommand::Start => Self::Start,
-            ServiceCommand::Stop => Self::Stop,
+impl ServiceCommand {
+    /// The command as the generated client sends it.
+    pub fn to_raw(self) -> raw::ServiceStateCommand {
+        match self {
+            ServiceCommand::Start => raw::ServiceStateCommand::Start,
+            ServiceCommand::Stop => raw::ServiceStateCommand::Stop,
         }
     }
 }
