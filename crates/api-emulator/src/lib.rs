@@ -27,6 +27,7 @@ mod observability;
 mod schema;
 pub mod seed;
 mod store;
+mod wire;
 mod world;
 
 use std::net::SocketAddr;

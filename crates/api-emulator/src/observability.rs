@@ -124,7 +124,9 @@ async fn get_alert(
             {
                 message(StatusCode::FORBIDDEN, "This token may not read this alert")
             }
-            Some(alert) => axum::Json(serde_json::json!({ "data": alert })).into_response(),
+            Some(alert) => {
+                axum::Json(serde_json::json!({ "data": crate::wire::json(alert) })).into_response()
+            }
         }
     };
     limits.apply(response)
@@ -132,8 +134,10 @@ async fn get_alert(
 
 async fn list_dashboards(State(app): State<Shared>, headers: HeaderMap) -> Response {
     match enter(&app, &headers) {
-        Ok((_, limits)) => limits
-            .apply(axum::Json(serde_json::json!({ "data": app.seed.dashboards })).into_response()),
+        Ok((_, limits)) => limits.apply(
+            axum::Json(serde_json::json!({ "data": crate::wire::json(&app.seed.dashboards) }))
+                .into_response(),
+        ),
         Err(response) => response,
     }
 }

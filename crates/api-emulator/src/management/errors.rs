@@ -27,7 +27,11 @@ fn with_request_id(mut response: Response, request_id: &str) -> Response {
 
 /// A success envelope with `result`.
 pub fn ok(request_id: &str, result: impl Serialize) -> Response {
-    let body = serde_json::json!({ "status": 200, "requestId": request_id, "result": result });
+    let body = serde_json::json!({
+        "status": 200,
+        "requestId": request_id,
+        "result": crate::wire::json(result),
+    });
     with_request_id(axum::Json(body).into_response(), request_id)
 }
 
