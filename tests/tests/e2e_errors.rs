@@ -327,3 +327,68 @@ async fn the_control_endpoint_needs_its_token_and_arms_faults_over_http() {
         .unwrap();
     assert_eq!(bad.status(), 400);
 }
+
+#[tokio::test]
+async fn a_wrong_method_and_a_huge_body_are_answered_with_the_api_error_bodies() {
+    let emulator = start().await;
+    let (key_id, secret) = emulator.admin_key();
+    let http = reqwest::Client::new();
+    let service = format!(
+        "{}/v1/organizations/{}/services/{}",
+        emulator.base_url(),
+        emulator.organization_id(),
+        emulator.service_id("running").unwrap()
+    );
+    let wrong = http
+        .put(format!("{service}/state"))
+        .basic_auth(key_id, Some(secret))
+        .json(&serde_json::json!({"command": "start"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 405);
+    let request_id = wrong.headers()["x-request-id"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let body: serde_json::Value = wrong.json().await.unwrap();
+    assert_eq!(body["status"], 405);
+    assert_eq!(body["requestId"], request_id.as_str());
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("METHOD_NOT_ALLOWED: "),
+        "{body}"
+    );
+
+    let wrong = http
+        .post(format!("{}/api/v2/dashboards", emulator.base_url()))
+        .bearer_auth(emulator.observability_token())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), 405);
+    let body: serde_json::Value = wrong.json().await.unwrap();
+    assert!(body["message"].as_str().unwrap().contains("POST"), "{body}");
+
+    let huge = format!("{{\"name\": \"{}\"}}", "x".repeat(20 * 1024 * 1024));
+    let refused = http
+        .post(format!("{service}/pipes"))
+        .basic_auth(key_id, Some(secret))
+        .header("content-type", "application/json")
+        .body(huge)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 413);
+    let body: serde_json::Value = refused.json().await.unwrap();
+    assert_eq!(body["status"], 413);
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("PAYLOAD_TOO_LARGE: the request body is larger than 2097152 bytes"),
+        "{body}"
+    );
+}

@@ -15,6 +15,12 @@ pub fn routes() -> Router<Shared> {
     Router::new()
         .route("/api/v2/alerts/{id}", get(get_alert))
         .route("/api/v2/dashboards", get(list_dashboards))
+        .method_not_allowed_fallback(|method: axum::http::Method| async move {
+            message(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &format!("This path does not take {method}"),
+            )
+        })
 }
 
 fn message(status: StatusCode, text: &str) -> Response {

@@ -45,6 +45,24 @@ pub fn routes() -> Router<Shared> {
             &format!("{service}/privateEndpoint"),
             post(private_endpoints::create),
         )
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::extract::DefaultBodyLimit::max(BODY_LIMIT))
+}
+
+/// The largest request body the management API takes: 2 MiB; a larger one is answered with 413.
+pub const BODY_LIMIT: usize = 2 * 1024 * 1024;
+
+/// A known path with a method it does not take: 405 with the management error envelope.
+async fn method_not_allowed(
+    method: axum::http::Method,
+    request_id: Option<axum::Extension<RequestId>>,
+) -> axum::response::Response {
+    let request_id = request_id.map(|r| r.0.0).unwrap_or_default();
+    errors::error(
+        &request_id,
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("this path does not take {method}"),
+    )
 }
 
 /// Whether an operation reads or writes.
@@ -238,9 +256,14 @@ impl<S: RequestSchema> FromRequest<Shared> for ValidJson<S> {
             .map(|id| id.0.clone())
             .unwrap_or_default();
         let headers = request.headers().clone();
-        let bytes = Bytes::from_request(request, app)
-            .await
-            .map_err(|e| errors::error(&request_id, StatusCode::BAD_REQUEST, e.body_text()))?;
+        let bytes = Bytes::from_request(request, app).await.map_err(|e| {
+            if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                let limit = format!("the request body is larger than {BODY_LIMIT} bytes");
+                errors::error(&request_id, StatusCode::PAYLOAD_TOO_LARGE, limit)
+            } else {
+                errors::error(&request_id, StatusCode::BAD_REQUEST, e.body_text())
+            }
+        })?;
         json_body(app, &request_id, &headers, &bytes, S::BODY)
             .map(|value| ValidJson(value, PhantomData))
     }
