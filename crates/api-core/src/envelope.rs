@@ -15,15 +15,14 @@ pub fn required_member<E, T>(
     response: Response<E>,
     take: impl FnOnce(E) -> Option<T>,
 ) -> Result<Response<T>, Error> {
-    let request_id = response.meta().request_id.clone();
-    response.try_map(|envelope| {
-        take(envelope).ok_or_else(|| {
-            Error::Decode(
-                DecodeError::new(op.id, member, format!("the envelope has no `{member}`"))
-                    .with_request_id(request_id),
-            )
-        })
-    })
+    let (envelope, meta) = response.into_parts();
+    match take(envelope) {
+        Some(value) => Ok(Response::new(value, meta)),
+        None => Err(Error::Decode(
+            DecodeError::new(op.id, member, format!("the envelope has no `{member}`"))
+                .with_request_id(meta.request_id),
+        )),
+    }
 }
 
 /// Takes the member `member` out of an envelope and decodes it, keeping the call's metadata.
@@ -35,11 +34,11 @@ pub(crate) fn decode_member<E, R, T>(
     take: impl FnOnce(E) -> Option<R>,
     decode: impl FnOnce(R, Path<'_>) -> Result<T, Invalid>,
 ) -> Result<Response<T>, Error> {
-    let request_id = response.meta().request_id.clone();
-    required_member(op, member, response, take)?.try_map(|raw| {
-        decode(raw, Path::Root(member))
-            .map_err(|e| Error::Decode(e.at(op.id).with_request_id(request_id)))
-    })
+    let (raw, meta) = required_member(op, member, response, take)?.into_parts();
+    match decode(raw, Path::Root(member)) {
+        Ok(value) => Ok(Response::new(value, meta)),
+        Err(e) => Err(Error::Decode(e.at(op.id).with_request_id(meta.request_id))),
+    }
 }
 
 /// Decodes every item of a list member (`result[i]`, `data[i]`); an absent list is empty.

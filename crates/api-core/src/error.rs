@@ -330,13 +330,12 @@ impl ApiError {
         self
     }
 
-    /// Replaces every occurrence of `secret` in the message and the raw body with `[REDACTED]`, for
-    /// servers that echo what they were sent. Values shorter than four characters are left alone.
+    /// Replaces every occurrence of `secret` (as sent, and as JSON escapes it) in the message and the
+    /// raw body with `[REDACTED]`, for servers that echo what they were sent. Values shorter than four
+    /// characters are left alone.
     pub fn redact(&mut self, secret: &str) {
-        if secret.len() >= 4 {
-            self.message = self.message.replace(secret, "[REDACTED]");
-            self.body = self.body.replace(secret, "[REDACTED]");
-        }
+        self.message = crate::error_body::redact(&self.message, &[secret]);
+        self.body = crate::error_body::redact(&self.body, &[secret]);
     }
 }
 

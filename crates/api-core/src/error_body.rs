@@ -106,7 +106,8 @@ fn summarize(body: &str, headers: &HeaderMap) -> String {
     truncate(line, 200)
 }
 
-fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+/// A header's value as text, trimmed; `None` when absent or not text.
+pub(crate) fn header(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())

@@ -16,7 +16,7 @@ use crate::config::Config;
 use crate::error::{
     ConfigError, DecodeError, Error, MAX_ERROR_READ, Result, TransportError, TransportKind,
 };
-use crate::error_body::{REQUEST_ID_HEADER, api_error, server_wait};
+use crate::error_body::{REQUEST_ID_HEADER, api_error, header, server_wait};
 use crate::operation::{Idempotency, Operation, ResponseBody};
 use crate::response::{Response, ResponseMeta};
 use crate::retry::RetryPolicy;
@@ -133,11 +133,8 @@ impl Runtime {
         let started = Instant::now();
         let call = Call::default();
         let limit = self.config.operation_timeout;
-        let mut all_secrets = Vec::with_capacity(secrets.len() + 1);
-        all_secrets.push(self.config.credentials.secret());
-        all_secrets.extend_from_slice(secrets);
         let run = self
-            .attempts(op, send, started, &call, &all_secrets, &span)
+            .attempts(op, send, started, &call, secrets, &span)
             .instrument(span.clone());
         let result = match tokio::time::timeout(limit, run).await {
             Ok(result) => result,
@@ -277,7 +274,7 @@ impl Runtime {
                     return decode_success(op, status, headers, &body, attempt, span)
                         .map_err(final_failure);
                 }
-                let mut error = api_error(op.id, status, &headers, &body, attempt, secrets);
+                let mut error = self.api_error(op, status, &headers, &body, attempt, secrets);
                 if let Some(id) = &error.request_id {
                     span.record("request_id", id.as_str());
                 }
@@ -329,7 +326,7 @@ impl Runtime {
             }
             RawError::ErrorResponse(value) => {
                 let status = value.status().as_u16();
-                let error = api_error(op.id, status, value.headers(), "", attempt, secrets);
+                let error = self.api_error(op, status, value.headers(), "", attempt, secrets);
                 Err(final_failure(error.into()))
             }
             RawError::InvalidRequest(message) | RawError::Custom(message) => {
@@ -339,6 +336,25 @@ impl Runtime {
                 )))))
             }
         }
+    }
+}
+
+impl Runtime {
+    /// The error for an error answer, with the client's secret and the request's `secrets` removed.
+    /// Only error answers pay for gathering them.
+    fn api_error(
+        &self,
+        op: &'static Operation,
+        status: u16,
+        headers: &HeaderMap,
+        body: &str,
+        attempt: u32,
+        secrets: &[&str],
+    ) -> crate::error::ApiError {
+        let mut all = Vec::with_capacity(secrets.len() + 1);
+        all.push(self.config.credentials.secret());
+        all.extend_from_slice(secrets);
+        api_error(op.id, status, headers, body, attempt, &all)
     }
 }
 
@@ -369,11 +385,7 @@ async fn read_bounded(
 }
 
 fn request_id_of<T: ResponseBody>(headers: &HeaderMap, value: &T) -> Option<String> {
-    headers
-        .get(REQUEST_ID_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-        .or_else(|| value.request_id())
+    header(headers, REQUEST_ID_HEADER).or_else(|| value.request_id())
 }
 
 fn success<T: ResponseBody>(
@@ -419,12 +431,7 @@ fn decode_success<T: ResponseBody>(
     attempt: u32,
     span: &tracing::Span,
 ) -> Result<Response<T>> {
-    let request_id = || {
-        headers
-            .get(REQUEST_ID_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    };
+    let request_id = || header(&headers, REQUEST_ID_HEADER);
     if body.trim().is_empty() {
         return match T::empty() {
             Some(value) => Ok(finish(value, status, headers, attempt, span)),
