@@ -487,7 +487,7 @@ mod tests {
             .to_string();
         assert!(err.contains("connect_timeout cannot apply"), "{err}");
         let own = base()
-            .http_client(reqwest::Client::builder().build().unwrap())
+            .http_client(crate::http_client_builder().build().unwrap())
             .build()
             .unwrap();
         assert!(format!("{own:?}").contains("Caller"));
