@@ -253,19 +253,18 @@ pub(crate) struct PipeDeleteArgs {
 
 /// `cloudctl pipe wait`
 #[derive(Debug, Args)]
-#[group(id = "target", multiple = false)]
 pub(crate) struct PipeWaitArgs {
     /// The pipe id.
     #[arg(value_name = "PIPE_ID")]
     pub id: PipeId,
     /// Wait for this state (fails at once in Failed or InternalError)
-    #[arg(long, value_name = "STATE", group = "target", value_parser = parse_pipe_state)]
+    #[arg(long, value_name = "STATE", conflicts_with_all = ["steady", "gone"], value_parser = parse_pipe_state)]
     pub state: Option<PipeState>,
     /// Wait for a steady state: Running, Stopped, Paused or Completed (the default)
-    #[arg(long, group = "target")]
+    #[arg(long, conflicts_with = "gone")]
     pub steady: bool,
     /// Wait until the pipe is gone (after a delete)
-    #[arg(long, group = "target")]
+    #[arg(long)]
     pub gone: bool,
     /// Give up after this long (e.g. 90s, 5m)
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
@@ -400,5 +399,19 @@ mod tests {
             .is_err()
         );
         assert!(Cli::try_parse_from(["cloudctl", "service", "start", "--timeout", "5s"]).is_err());
+        let id = "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c";
+        for ok in [
+            vec!["cloudctl", "pipe", "wait", id],
+            vec!["cloudctl", "pipe", "wait", id, "--gone", "--timeout", "5s"],
+            vec!["cloudctl", "pipe", "wait", id, "--state", "running"],
+        ] {
+            assert!(Cli::try_parse_from(&ok).is_ok(), "{ok:?}");
+        }
+        assert!(
+            Cli::try_parse_from([
+                "cloudctl", "pipe", "wait", id, "--state", "Running", "--gone"
+            ])
+            .is_err()
+        );
     }
 }

@@ -69,9 +69,27 @@ impl Context {
     }
 }
 
-/// A failed command: everything the error output shows.
+/// A failed command (boxed: it travels in every `Result` of the CLI).
 #[derive(Debug, Clone)]
-pub(crate) struct Failure {
+pub(crate) struct Failure(Box<Report>);
+
+impl std::ops::Deref for Failure {
+    type Target = Report;
+
+    fn deref(&self) -> &Report {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Failure {
+    fn deref_mut(&mut self) -> &mut Report {
+        &mut self.0
+    }
+}
+
+/// Everything the error output of a failed command shows.
+#[derive(Debug, Clone)]
+pub(crate) struct Report {
     /// The exit code.
     pub exit: Exit,
     /// What kind of error: the API's code (`NOT_FOUND`), or the CLI's (`WAIT_TIMEOUT`, `INVALID_FILE`).
@@ -96,7 +114,7 @@ pub(crate) struct Failure {
 
 impl Failure {
     fn new(exit: Exit, code: &str, message: impl Into<String>) -> Self {
-        Self {
+        Self(Box::new(Report {
             exit,
             code: code.to_string(),
             status: None,
@@ -107,7 +125,7 @@ impl Failure {
             hint: None,
             problems: Vec::new(),
             last_seen: None,
-        }
+        }))
     }
 
     /// A usage or settings error (exit 2).
@@ -157,8 +175,11 @@ impl Failure {
         let exit = exit_of(error);
         let code = code_of(error);
         let api = error.as_api();
-        let message = match api {
-            Some(api) if !api.message.is_empty() => format!("{}: {}", api.operation, api.message),
+        let message = match (api, error) {
+            (Some(api), _) if !api.message.is_empty() => {
+                format!("{}: {}", api.operation, api.message)
+            }
+            (_, Error::Wait(wait)) if wait.is_timeout() => timeout_message(wait),
             _ => error.to_string(),
         };
         let mut failure = Self::new(exit, &code, message);
@@ -243,6 +264,44 @@ impl Failure {
             error["lastSeen"] = last_seen.clone();
         }
         serde_json::json!({ "error": error })
+    }
+}
+
+/// A wait that ran out of time, in words: what it waited for, how long, and what it saw last.
+fn timeout_message(wait: &WaitError) -> String {
+    let seconds = |waited: &Duration| format!("{:.1} s", waited.as_secs_f64());
+    match wait {
+        WaitError::PipeTimedOut {
+            target,
+            waited,
+            last_seen,
+        } => {
+            let seen = last_seen.as_ref().map_or_else(
+                || "the pipe was never seen".to_string(),
+                |pipe| format!("pipe {} was last seen {}", pipe.id, pipe.state),
+            );
+            let target = if target == "gone" {
+                "to be gone".to_string()
+            } else {
+                format!("for {target}")
+            };
+            format!("gave up waiting {target} after {}; {seen}", seconds(waited))
+        }
+        WaitError::ServiceTimedOut {
+            target,
+            waited,
+            last_seen,
+        } => {
+            let seen = last_seen.as_ref().map_or_else(
+                || "no answer came in time".to_string(),
+                |service| format!("the service was last seen {}", service.state_name()),
+            );
+            format!(
+                "gave up waiting for the service to be {target} after {}; {seen}",
+                seconds(waited)
+            )
+        }
+        other => other.to_string(),
     }
 }
 
@@ -494,7 +553,7 @@ mod tests {
         let error =
             Error::from(ApiError::new("getAlert", 429).with_retry_after(Duration::from_secs(7)));
         let failure = Failure::sdk(&error, &Context::api(Api::Observability));
-        let hint = failure.hint.unwrap();
+        let hint = failure.hint.clone().unwrap_or_default();
         assert!(
             hint.contains("100 requests per 60 s") && hint.contains("come back in 7 s"),
             "{hint}"

@@ -22,9 +22,9 @@ pub(crate) enum Key {
     /// The management API URL.
     ApiUrl,
     /// The management API key id.
-    KeyId,
+    ApiKeyId,
     /// The management API key secret.
-    KeySecret,
+    ApiKeySecret,
     /// The organization id.
     OrganizationId,
     /// The service id.
@@ -39,8 +39,8 @@ impl Key {
     /// Every setting, in the order `config show` lists them.
     pub const ALL: [Key; 7] = [
         Key::ApiUrl,
-        Key::KeyId,
-        Key::KeySecret,
+        Key::ApiKeyId,
+        Key::ApiKeySecret,
         Key::OrganizationId,
         Key::ServiceId,
         Key::ObservabilityUrl,
@@ -51,8 +51,8 @@ impl Key {
     pub fn env(self) -> &'static str {
         match self {
             Key::ApiUrl => "CLOUD_API_URL",
-            Key::KeyId => "CLOUD_API_KEY_ID",
-            Key::KeySecret => "CLOUD_API_KEY_SECRET",
+            Key::ApiKeyId => "CLOUD_API_KEY_ID",
+            Key::ApiKeySecret => "CLOUD_API_KEY_SECRET",
             Key::OrganizationId => "CLOUD_ORGANIZATION_ID",
             Key::ServiceId => "CLOUD_SERVICE_ID",
             Key::ObservabilityUrl => "CLOUD_OBSERVABILITY_URL",
@@ -64,8 +64,8 @@ impl Key {
     pub fn file_name(self) -> &'static str {
         match self {
             Key::ApiUrl => "api_url",
-            Key::KeyId => "api_key_id",
-            Key::KeySecret => "api_key_secret",
+            Key::ApiKeyId => "api_key_id",
+            Key::ApiKeySecret => "api_key_secret",
             Key::OrganizationId => "organization_id",
             Key::ServiceId => "service_id",
             Key::ObservabilityUrl => "observability_url",
@@ -77,35 +77,35 @@ impl Key {
     pub fn flag(self) -> Option<&'static str> {
         match self {
             Key::ApiUrl => Some("--api-url"),
-            Key::KeyId => Some("--key-id"),
+            Key::ApiKeyId => Some("--key-id"),
             Key::OrganizationId => Some("--organization"),
             Key::ServiceId => Some("--service"),
             Key::ObservabilityUrl => Some("--observability-url"),
-            Key::KeySecret | Key::ObservabilityToken => None,
+            Key::ApiKeySecret | Key::ObservabilityToken => None,
         }
     }
 
     /// Whether the value is a secret (never shown).
     pub fn is_secret(self) -> bool {
-        matches!(self, Key::KeySecret | Key::ObservabilityToken)
+        matches!(self, Key::ApiKeySecret | Key::ObservabilityToken)
     }
 
     fn flag_value(self, args: &GlobalArgs) -> Option<&str> {
         match self {
             Key::ApiUrl => args.api_url.as_deref(),
-            Key::KeyId => args.key_id.as_deref(),
+            Key::ApiKeyId => args.key_id.as_deref(),
             Key::OrganizationId => args.organization.as_deref(),
             Key::ServiceId => args.service.as_deref(),
             Key::ObservabilityUrl => args.observability_url.as_deref(),
-            Key::KeySecret | Key::ObservabilityToken => None,
+            Key::ApiKeySecret | Key::ObservabilityToken => None,
         }
     }
 
     fn profile_value(self, profile: &Profile) -> Option<&str> {
         match self {
             Key::ApiUrl => profile.api_url.as_deref(),
-            Key::KeyId => profile.api_key_id.as_deref(),
-            Key::KeySecret => profile.api_key_secret.as_deref(),
+            Key::ApiKeyId => profile.api_key_id.as_deref(),
+            Key::ApiKeySecret => profile.api_key_secret.as_deref(),
             Key::OrganizationId => profile.organization_id.as_deref(),
             Key::ServiceId => profile.service_id.as_deref(),
             Key::ObservabilityUrl => profile.observability_url.as_deref(),
@@ -312,8 +312,8 @@ impl Settings {
     pub fn service(&self) -> Result<api_mgmt::ServiceHandle, Failure> {
         let [url, key_id, key_secret, organization, service] = self.require([
             Key::ApiUrl,
-            Key::KeyId,
-            Key::KeySecret,
+            Key::ApiKeyId,
+            Key::ApiKeySecret,
             Key::OrganizationId,
             Key::ServiceId,
         ])?;
@@ -383,14 +383,12 @@ impl Settings {
 
 fn resolve_one(key: Key, args: &GlobalArgs, env: Lookup<'_>, profile: Option<&Profile>) -> Setting {
     let given = |value: &str| !value.trim().is_empty();
-    if let (Some(flag), Some(value)) = (key.flag(), key.flag_value(args)) {
-        if given(value) {
-            return Setting {
-                key,
-                value: Some(Secret::new(value.trim())),
-                origin: Origin::Flag(flag),
-            };
-        }
+    if let (Some(flag), Some(value)) = (key.flag(), key.flag_value(args).filter(|v| given(v))) {
+        return Setting {
+            key,
+            value: Some(Secret::new(value.trim())),
+            origin: Origin::Flag(flag),
+        };
     }
     if let Some(value) = env(key.env()).filter(|v| given(v)) {
         return Setting {
@@ -510,20 +508,20 @@ mod tests {
         };
         assert_eq!(value(Key::ApiUrl).as_deref(), Some("https://flag.example"));
         assert_eq!(settings.get(Key::ApiUrl).origin, Origin::Flag("--api-url"));
-        assert_eq!(value(Key::KeyId).as_deref(), Some("env-key"));
+        assert_eq!(value(Key::ApiKeyId).as_deref(), Some("env-key"));
         assert_eq!(
-            settings.get(Key::KeyId).origin,
+            settings.get(Key::ApiKeyId).origin,
             Origin::Env("CLOUD_API_KEY_ID")
         );
-        assert_eq!(value(Key::KeySecret).as_deref(), Some("profile-secret"));
-        assert_eq!(settings.get(Key::KeySecret).origin, Origin::Profile);
+        assert_eq!(value(Key::ApiKeySecret).as_deref(), Some("profile-secret"));
+        assert_eq!(settings.get(Key::ApiKeySecret).origin, Origin::Profile);
         assert_eq!(
             settings.get(Key::OrganizationId).origin,
             Origin::Unset,
             "blank is unset"
         );
         assert_eq!(
-            settings.get(Key::KeySecret).shown().as_deref(),
+            settings.get(Key::ApiKeySecret).shown().as_deref(),
             Some("[REDACTED]")
         );
         assert!(!format!("{settings:?}").contains("profile-secret"));

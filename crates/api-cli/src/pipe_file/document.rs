@@ -298,10 +298,8 @@ fn scalar(text: &str, style: ScalarStyle, tag: Option<&Tag>) -> Value {
     if let Some(int) = integer(text) {
         return Value::Int(int);
     }
-    if is_float(text) {
-        if let Ok(float) = text.parse::<f64>() {
-            return Value::Float(float);
-        }
+    if let Some(float) = is_float(text).then(|| text.parse::<f64>().ok()).flatten() {
+        return Value::Float(float);
     }
     Value::Str(text.to_string())
 }
