@@ -58,7 +58,7 @@ pub(crate) struct GlobalArgs {
         help_heading = "Global options"
     )]
     pub profile: Option<String>,
-    /// Config file [default: <config dir>/cloudctl/config.toml]
+    /// Config file [default: cloudctl/config.toml in the config directory, e.g. ~/.config]
     #[arg(
         long,
         global = true,

@@ -426,7 +426,7 @@ fn parse_file(text: &str, path: &Path) -> Result<BTreeMap<String, Profile>, Fail
     toml::from_str::<BTreeMap<String, Profile>>(text).map_err(|e| {
         let line = e
             .span()
-            .map(|span| text[..span.start.min(text.len())].matches('\n').count() + 1);
+            .map(|span| text.get(..span.start).unwrap_or(text).matches('\n').count() + 1);
         let place = line.map_or_else(String::new, |line| format!(" line {line}:"));
         Failure::usage(format!(
             "the config file {}:{place} {}",

@@ -6,6 +6,9 @@ mod observability;
 mod pipe;
 mod service;
 
+use std::time::Duration;
+
+use api_mgmt::WaitOptions;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, Command, GlobalArgs};
@@ -56,4 +59,11 @@ pub(crate) async fn run(command: Command, session: &mut Session<'_>) -> Result<(
             write_stdout(&String::from_utf8_lossy(&script))
         }
     }
+}
+
+/// How the CLI's waits poll: every second at first, then up to every 5 seconds, until `timeout`.
+pub(crate) fn wait_options(timeout: Duration) -> WaitOptions {
+    WaitOptions::default()
+        .interval(Duration::from_secs(1), Duration::from_secs(5))
+        .timeout(timeout)
 }

@@ -1,14 +1,11 @@
 //! `cloudctl pipe create|get|settings|delete|wait`.
 
-use std::time::Duration;
-
 use api_mgmt::{
-    Error, Pipe, PipeHandle, PipeId, Response, WaitFor, WaitOptions, wait_for_pipe,
-    wait_for_pipe_gone,
+    Error, Pipe, PipeHandle, PipeId, Response, WaitFor, wait_for_pipe, wait_for_pipe_gone,
 };
 use serde::Serialize;
 
-use super::Session;
+use super::{Session, wait_options};
 use crate::cli::{PipeCommand, PipeCreateArgs, PipeDeleteArgs, PipeWaitArgs};
 use crate::exit::{Api, Context, Failure};
 use crate::pipe_file;
@@ -96,7 +93,7 @@ async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), F
             || polled(&handle, &progress),
             &target,
             Some(created),
-            &options(args.timeout),
+            &wait_options(args.timeout),
         )
         .await
         .map_err(|e| Failure::sdk(&e, &context))?
@@ -127,7 +124,7 @@ async fn delete(args: PipeDeleteArgs, session: &mut Session<'_>) -> Result<(), F
     .map_err(|e| failure(&e, id))?;
     let gone = if args.wait {
         let progress = Progress::start(format!("pipe {id} to be gone"));
-        wait_for_pipe_gone(|| polled(&pipe, &progress), &options(args.timeout))
+        wait_for_pipe_gone(|| polled(&pipe, &progress), &wait_options(args.timeout))
             .await
             .map_err(|e| failure(&e, id))?;
         true
@@ -148,7 +145,7 @@ async fn delete(args: PipeDeleteArgs, session: &mut Session<'_>) -> Result<(), F
 async fn wait(args: PipeWaitArgs, session: &mut Session<'_>) -> Result<(), Failure> {
     let id = args.id;
     let pipe = handle(session, id)?;
-    let options = options(args.timeout);
+    let options = wait_options(args.timeout);
     if args.gone {
         let progress = Progress::start(format!("pipe {id} to be gone"));
         wait_for_pipe_gone(|| polled(&pipe, &progress), &options)
@@ -182,8 +179,4 @@ async fn polled(pipe: &PipeHandle, progress: &Progress) -> Result<Response<Pipe>
         progress.state(read.state.as_str());
     }
     answer
-}
-
-fn options(timeout: Duration) -> WaitOptions {
-    WaitOptions::default().timeout(timeout)
 }

@@ -3,11 +3,10 @@
 use std::time::Duration;
 
 use api_mgmt::{
-    Error, Response, Service, ServiceCommand, ServiceHandle, ServiceWait, WaitFor, WaitOptions,
-    wait_for_service,
+    Error, Response, Service, ServiceCommand, ServiceHandle, ServiceWait, WaitFor, wait_for_service,
 };
 
-use super::Session;
+use super::{Session, wait_options};
 use crate::cli;
 use crate::exit::{Api, Context, Failure};
 use crate::progress::Progress;
@@ -52,7 +51,7 @@ async fn wait(
         command,
         progress: &progress,
     };
-    let options = WaitOptions::default().timeout(timeout);
+    let options = wait_options(timeout);
     wait_for_service(&probe, &WaitFor::service_state(target), &options).await
 }
 
