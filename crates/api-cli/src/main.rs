@@ -82,13 +82,17 @@ fn usage_error(error: &clap::Error) -> ExitCode {
         let _ = error.print();
         return ExitCode::from(Exit::Usage.code());
     }
-    let rendered = error.render().to_string();
-    let message = rendered
-        .lines()
-        .next()
-        .unwrap_or("invalid command line")
-        .trim_start_matches("error: ")
-        .to_string();
+    let message = if error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        "a command is missing".to_string()
+    } else {
+        let rendered = error.render().to_string();
+        rendered
+            .lines()
+            .next()
+            .unwrap_or("invalid command line")
+            .trim_start_matches("error: ")
+            .to_string()
+    };
     let failure =
         Failure::usage(message).with_hint("`cloudctl --help` lists the commands and options");
     report(

@@ -247,6 +247,8 @@ fn missing_settings_and_bad_usage_exit_2() {
         "JSON when stdout is not a terminal: {}",
         usage.stderr
     );
+    let usage = cloud.cloudctl(&["pipe"]).expect(2).error();
+    assert_eq!(usage["message"], "a command is missing");
     let usage = cloud
         .cloudctl(&["-o", "human", "pipe", "frobnicate"])
         .expect(2);

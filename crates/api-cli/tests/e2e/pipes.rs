@@ -1,6 +1,6 @@
 //! `cloudctl pipe create|get|settings|delete|wait` against the emulator.
 
-use api_emulator::{EmulatorOptions, Timing};
+use api_emulator::{EmulatorOptions, FaultAction, Timing};
 
 use crate::support::{Cloud, KAFKA_PIPE};
 
@@ -296,5 +296,50 @@ fn a_wait_that_runs_out_of_time_exits_6_with_the_pipe() {
     assert!(
         line.contains(&format!("cloudctl pipe wait {id} --timeout 20m")),
         "{line}"
+    );
+}
+
+#[test]
+fn a_failed_pipe_ends_the_wait_at_once_with_exit_1() {
+    let cloud = Cloud::start();
+    let file = cloud.file("pipe.yaml", KAFKA_PIPE);
+    let created = cloud
+        .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
+        .expect(0)
+        .json();
+    let id = created["id"].as_str().unwrap().to_string();
+    // The next read answers the pipe in Failed.
+    let failed = serde_json::json!({
+        "status": 200,
+        "requestId": "5f0e2a43-2b9c-4d8e-9f1a-0c2b3d4e5f60",
+        "result": {"id": id, "serviceId": created["serviceId"], "name": "orders", "state": "Failed"},
+    });
+    cloud.inject(
+        "GET",
+        "/v1/organizations/*/services/*/pipes/*",
+        vec![FaultAction {
+            body: Some(failed.to_string()),
+            ..FaultAction::default()
+        }],
+    );
+    let error = cloud
+        .cloudctl(&[
+            "pipe",
+            "wait",
+            &id,
+            "--state",
+            "Running",
+            "--timeout",
+            "60s",
+            "-o",
+            "json",
+        ])
+        .expect(1)
+        .error();
+    assert_eq!(error["code"], "PIPE_FAILED");
+    assert_eq!(error["lastSeen"]["state"], "Failed");
+    assert_eq!(
+        error["hint"],
+        format!("`cloudctl pipe get {id}` shows the pipe")
     );
 }

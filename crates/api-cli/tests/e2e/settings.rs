@@ -97,17 +97,32 @@ fn a_profile_supplies_what_the_flags_and_environment_do_not() {
     );
     overridden.expect(4);
 
-    // The default profile points at nothing listening; a flag wins over it.
-    only_profile(&[
+    // A flag wins over the profile: this URL has nothing listening.
+    let flagged = only_profile(&[
         "endpoint",
         "list",
+        "--profile",
+        "emulator",
+        "--api-url",
+        "http://127.0.0.1:9",
         "-o",
         "json",
-        "--no-rate-limit",
-        "--key-id",
-        "k",
     ])
-    .expect(2);
+    .expect(1)
+    .error();
+    assert_eq!(flagged["code"], "CONNECTION_FAILED");
+    // The default profile has no key: every missing setting is named, and nothing is sent.
+    let missing = only_profile(&["endpoint", "list", "-o", "json"])
+        .expect(2)
+        .error();
+    assert_eq!(missing["code"], "MISSING_SETTINGS");
+    assert!(
+        missing["message"]
+            .as_str()
+            .unwrap()
+            .contains("api_key_id in profile \"default\""),
+        "{missing}"
+    );
     let no_such = only_profile(&["endpoint", "list", "--profile", "prod", "-o", "json"])
         .expect(2)
         .error();
