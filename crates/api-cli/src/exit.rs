@@ -374,26 +374,33 @@ fn hint(error: &Error, context: &Context) -> Option<String> {
         format!("pipe {id} was created; `cloudctl pipe get {id}` shows it, `cloudctl pipe wait {id}` waits again")
     });
     if error.is_outcome_unknown() {
-        let name = context
-            .creating
-            .as_deref()
-            .map_or_else(String::new, |name| format!(" {name:?}"));
-        return Some(format!(
-            "the pipe{name} may or may not have been created, and the API cannot look a pipe up by name: \
-             check the service's pipes (in the console) for it before you create it again; running the \
-             same command again may create a second pipe"
-        ));
+        return Some(match &context.creating {
+            Some(name) => format!(
+                "the pipe {name:?} may or may not have been created, and the API cannot look a pipe up \
+                 by name: check the service's pipes (in the console) for it before you create it again; \
+                 running the same command again may create a second pipe"
+            ),
+            None => {
+                "the request may have taken effect without an answer saying so: check the result \
+                     (in the console) before you send it again"
+                    .to_string()
+            }
+        });
     }
     if let Error::Wait(wait) = error {
         let mut parts: Vec<String> = created.into_iter().collect();
         let pipe = context.pipe.filter(|_| context.created.is_none());
         match wait {
-            WaitError::ServiceTimedOut { .. } | WaitError::ServiceFailed { .. } => {
+            WaitError::ServiceTimedOut { .. } => {
                 let command = context.service_command.unwrap_or("start");
                 parts.push(format!(
-                    "`cloudctl service {command} --wait --timeout 20m` waits longer"
+                    "the service keeps going; `cloudctl service {command} --wait --timeout 20m` waits longer"
                 ));
             }
+            WaitError::ServiceFailed { .. } => parts.push(
+                "the service cannot get there from its state; look at it in the console"
+                    .to_string(),
+            ),
             WaitError::PipeTimedOut { .. } => {
                 if let Some(id) = pipe {
                     parts.push(format!(
@@ -444,6 +451,7 @@ fn hint(error: &Error, context: &Context) -> Option<String> {
             error.as_api().and_then(|api| api.retry_after),
             observability,
         )),
+        Some(404) if observability => Some("check the id".to_string()),
         Some(404) => Some(match context.pipe {
             Some(id) => format!(
                 "no pipe {id} on this service: check the id, and the organization and service \
@@ -519,6 +527,30 @@ mod tests {
             last_seen: None,
         });
         assert_eq!(exit(waited), Exit::TimedOut);
+    }
+
+    #[test]
+    fn an_unknown_outcome_says_what_to_check() {
+        let unknown = Error::from(ApiError::new("createPipe", 504).with_outcome_unknown(true));
+        let creating = Context {
+            creating: Some("orders".into()),
+            ..Context::api(Api::Management)
+        };
+        let hint = Failure::sdk(&unknown, &creating)
+            .hint
+            .clone()
+            .unwrap_or_default();
+        assert!(
+            hint.starts_with("the pipe \"orders\" may or may not have been created"),
+            "{hint}"
+        );
+        let other = Failure::sdk(&unknown, &Context::api(Api::Management));
+        let hint = other.hint.clone().unwrap_or_default();
+        assert!(
+            hint.starts_with("the request may have taken effect"),
+            "{hint}"
+        );
+        assert!(other.outcome_unknown && !other.retryable);
     }
 
     #[test]
