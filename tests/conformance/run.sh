@@ -33,3 +33,6 @@ echo "== schemathesis: management API at $url"
 "${st[@]}" spec/management.yaml --url "$url" --auth emulator-admin-key:emulator-admin-secret
 echo "== schemathesis: observability API at $url"
 "${st[@]}" spec/observability.yaml --url "$url" --header "Authorization: Bearer 0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6"
+
+echo "== the emulator as a test harness, over HTTP at $url"
+tests/conformance/harness.sh "$url"

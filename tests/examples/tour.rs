@@ -74,7 +74,7 @@ async fn target() -> Result<Target, Failure> {
     let stopped = emulator
         .service_id("stopped")
         .ok_or("the seed has no stopped service")?;
-    let service = mgmt.service(emulator.organization_id().into(), stopped.into());
+    let service = mgmt.service(emulator.organization_id(), stopped);
     let alert = "66a1f0c2d4e5f60718293a4b".parse()?;
     Ok(Target {
         obs,

@@ -92,7 +92,7 @@ async fn missing_resources_conflicts_and_dependencies() {
     assert!(unknown_pipe.delete().await.unwrap_err().is_not_found());
 
     let unknown_service = client.service(
-        emulator.organization_id().into(),
+        emulator.organization_id(),
         "00000000-0000-4000-8000-0000000000aa".parse().unwrap(),
     );
     assert!(unknown_service.start().await.unwrap_err().is_not_found());

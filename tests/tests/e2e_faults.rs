@@ -2,7 +2,7 @@
 
 mod support;
 
-use api_emulator::FaultAction;
+use api_emulator::Fault;
 use api_mgmt::{Error, PipeState};
 use support::emulated::{inject, kafka_pipe, mgmt, running_service, seen, start, status};
 
@@ -24,19 +24,9 @@ async fn a_get_survives_503s_a_gateway_page_a_dropped_connection_and_a_truncated
         (PipeState::Running, 3)
     );
 
-    let html = FaultAction {
-        html: true,
-        status: Some(502),
-        ..Default::default()
-    };
-    let dropped = FaultAction {
-        drop: true,
-        ..Default::default()
-    };
-    let truncated = FaultAction {
-        truncate: true,
-        ..Default::default()
-    };
+    let html = Fault::gateway_page(502);
+    let dropped = Fault::drop_connection();
+    let truncated = Fault::truncate();
     inject(&emulator, "GET", PIPE, vec![html, dropped, truncated]);
     let read = client
         .with_retry(
@@ -75,15 +65,7 @@ async fn a_create_is_not_retried_after_a_500() {
         "exactly one create reached the server"
     );
 
-    inject(
-        &emulator,
-        "POST",
-        PIPES,
-        vec![FaultAction {
-            drop: true,
-            ..Default::default()
-        }],
-    );
+    inject(&emulator, "POST", PIPES, vec![Fault::drop_connection()]);
     let err = service
         .pipes()
         .create(&kafka_pipe("lost"))
@@ -103,11 +85,7 @@ async fn a_create_is_retried_after_a_429() {
     let emulator = start().await;
     let client = mgmt(&emulator);
     let service = running_service(&emulator, &client);
-    let throttled = FaultAction {
-        status: Some(429),
-        headers: [("X-RateLimit-Reset".to_string(), "0".to_string())].into(),
-        ..Default::default()
-    };
+    let throttled = Fault::status(429).header("X-RateLimit-Reset", "0");
     inject(&emulator, "POST", PIPES, vec![throttled]);
     let pipe = service
         .pipes()
@@ -127,20 +105,14 @@ async fn a_malformed_success_body_is_a_decode_error_and_a_delay_hits_the_attempt
         &emulator,
         "GET",
         "/v1/organizations/*/services/*/pipesReversePrivateEndpoints",
-        vec![FaultAction {
-            malformed: true,
-            ..Default::default()
-        }],
+        vec![Fault::malformed()],
     );
     match service.reverse_private_endpoints().await.unwrap_err() {
         Error::Decode(e) => assert_eq!(e.operation, "listReversePrivateEndpoints"),
         other => panic!("expected a decode error, got {other}"),
     }
 
-    let slow = FaultAction {
-        delay_ms: Some(500),
-        ..Default::default()
-    };
+    let slow = Fault::delay(std::time::Duration::from_millis(500));
     inject(
         &emulator,
         "GET",

@@ -14,7 +14,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use api_emulator::FaultAction;
+use api_emulator::Fault;
 use api_mgmt::{Error, PipeId, RetryPolicy};
 use support::emulated::{inject, kafka_pipe, mgmt, running_service, start, status};
 
@@ -25,44 +25,21 @@ const PIPE: &str = "/v1/organizations/*/services/*/pipes/*";
 const STATE: &str = "/v1/organizations/*/services/*/state";
 
 /// One random fault, or a normal answer.
-fn action(rng: &mut fastrand::Rng, applies_on_create: bool) -> FaultAction {
+fn action(rng: &mut fastrand::Rng, applies_on_create: bool) -> Fault {
     let pick = rng.u8(0..12);
     match pick {
-        0 => FaultAction {
-            status: Some(429),
-            headers: [("X-RateLimit-Reset".to_string(), "0".to_string())].into(),
-            ..Default::default()
-        },
+        0 => Fault::status(429).header("X-RateLimit-Reset", "0"),
         1 => status(500),
         2 => status(503),
-        3 => FaultAction {
-            html: true,
-            status: Some([502, 504][rng.usize(0..2)]),
-            ..Default::default()
-        },
+        3 => Fault::gateway_page([502, 504][rng.usize(0..2)]),
         // On the create route only truncation (served, then cut): so every POST the handler served is
         // countable from the log. Elsewhere a dropped connection too.
-        4 if applies_on_create => FaultAction {
-            truncate: true,
-            ..Default::default()
-        },
-        4 => FaultAction {
-            drop: true,
-            ..Default::default()
-        },
-        5 => FaultAction {
-            truncate: true,
-            ..Default::default()
-        },
-        6 if !applies_on_create => FaultAction {
-            malformed: true,
-            ..Default::default()
-        },
-        7 => FaultAction {
-            delay_ms: Some(rng.u64(1..30)),
-            ..Default::default()
-        },
-        _ => FaultAction::default(),
+        4 if applies_on_create => Fault::truncate(),
+        4 => Fault::drop_connection(),
+        5 => Fault::truncate(),
+        6 if !applies_on_create => Fault::malformed(),
+        7 => Fault::delay(std::time::Duration::from_millis(rng.u64(1..30))),
+        _ => Fault::default(),
     }
 }
 

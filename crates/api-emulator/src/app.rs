@@ -1,17 +1,24 @@
 //! The shared state of a running emulator, its router, and the layer in front of every route
 //! (request ids, fault injection, the request log).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use axum::body::Body;
+use axum::extract::connect_info::ConnectInfo;
 use axum::extract::{Request, State};
-use axum::http::HeaderValue;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
-use serde::Serialize;
+use axum::response::{IntoResponse, Response};
+use serde_json::Value;
 
-use crate::faults::{self, Decision, FaultRule};
+use crate::clock::Clock;
+use crate::connection::Connection;
+use crate::faults::{self, Cut, Decision, FaultRule};
+use crate::operation::OperationId;
+use crate::redact::{REDACTED, SecretNames};
+use crate::request_log::LogEntry;
 use crate::schema::Schemas;
 use crate::seed::Seed;
 use crate::store::{Store, StoreError};
@@ -20,17 +27,6 @@ use crate::world::World;
 /// The request id of the request being served (also sent as `x-request-id`).
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
-
-/// One line of the request log.
-#[derive(Debug, Clone, Serialize)]
-pub struct LogEntry {
-    /// The method.
-    pub method: String,
-    /// The path.
-    pub path: String,
-    /// The status answered (0 when the connection was dropped on purpose).
-    pub status: u16,
-}
 
 /// The most requests the log keeps.
 const LOG_LIMIT: usize = 10_000;
@@ -48,10 +44,14 @@ pub struct App {
     pub faults: Mutex<Vec<FaultRule>>,
     /// The request log.
     pub log: Mutex<VecDeque<LogEntry>>,
-    /// Rate limit windows by key.
-    windows: Mutex<HashMap<String, (Instant, u32)>>,
+    /// Rate limit windows by key: start (time since the emulator started) and count.
+    windows: Mutex<HashMap<String, (Duration, u32)>>,
     /// Request validators.
     pub schemas: Schemas,
+    /// The member names whose values are secret.
+    pub secrets: SecretNames,
+    /// Time and generated ids.
+    pub clock: Clock,
 }
 
 /// Shared handle of the app.
@@ -67,9 +67,10 @@ pub enum Admission {
 
 impl App {
     /// Builds the app: the world comes from the store when it holds data, else from the seed.
-    pub fn new(seed: Seed, store: Option<(Store, bool)>) -> Result<Self, String> {
+    pub fn new(seed: Seed, store: Option<(Store, bool)>, clock: Clock) -> Result<Self, String> {
         let schemas = Schemas::load()?;
-        let now = chrono::Utc::now();
+        let secrets = schemas.secret_names();
+        let now = clock.now();
         let (world, store) = match store {
             Some((store, true)) => (store.load().map_err(|e| e.to_string())?, Some(store)),
             Some((store, false)) => {
@@ -88,6 +89,8 @@ impl App {
             log: Mutex::new(VecDeque::new()),
             windows: Mutex::new(HashMap::new()),
             schemas,
+            secrets,
+            clock,
         })
     }
 
@@ -117,13 +120,13 @@ impl App {
                 reset_secs: window.as_secs(),
             };
         }
-        let now = Instant::now();
+        let now = self.clock.elapsed();
         let mut windows = self.windows.lock().unwrap_or_else(|p| p.into_inner());
         let entry = windows.entry(key.to_string()).or_insert((now, 0));
-        if now.duration_since(entry.0) >= window {
+        if now.saturating_sub(entry.0) >= window {
             *entry = (now, 0);
         }
-        let left = window.saturating_sub(now.duration_since(entry.0));
+        let left = window.saturating_sub(now.saturating_sub(entry.0));
         let reset_secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
         if entry.1 >= max {
             return Admission::Refused { reset_secs };
@@ -144,31 +147,68 @@ impl App {
     }
 }
 
-/// The layer in front of the API routes: request id, faults, request log.
-pub async fn front(State(app): State<Shared>, mut request: Request, next: Next) -> Response {
+/// The largest request body read into the request log; larger ones are refused with 413 (the
+/// management API's limit, which is also the only API that takes bodies).
+const BODY_LIMIT: usize = crate::management::BODY_LIMIT;
+
+/// The layer in front of the API routes: clock, request id, request log, faults.
+pub async fn front(State(app): State<Shared>, request: Request, next: Next) -> Response {
     let path = request.uri().path().to_string();
     if path.starts_with("/_emulator") {
         return next.run(request).await;
     }
+    app.clock.tick();
+    let at = app.clock.now();
     let method = request.method().to_string();
-    let request_id = uuid::Uuid::new_v4().to_string();
+    let operation = OperationId::of_request(&method, &path);
+    let management = path.starts_with("/v1/");
+    let request_id = app.clock.new_id().to_string();
+    let headers = logged_headers(&app.secrets, request.headers());
+    let connection = request
+        .extensions()
+        .get::<ConnectInfo<Connection>>()
+        .map(|info| info.0.clone());
+    let (mut request, body) = match read_body(&app.secrets, request).await {
+        Ok(read) => read,
+        Err((status, text)) => {
+            let response = refusal(management, &request_id, status, &text);
+            app.record(LogEntry {
+                at,
+                method,
+                path,
+                operation_id: operation,
+                headers,
+                body: Some(Value::String(text)),
+                status: response.status().as_u16(),
+                request_id: request_id.clone(),
+                faulted: false,
+            });
+            return with_request_id(response, &request_id);
+        }
+    };
     request
         .extensions_mut()
         .insert(RequestId(request_id.clone()));
 
     let action = {
         let mut rules = app.faults.lock().unwrap_or_else(|p| p.into_inner());
-        faults::next_action(&mut rules, &method, &path)
+        faults::next_action(&mut rules, &method, &path, operation)
     };
-    let decision = action.map(|a| a.decide(path.starts_with("/v1/"), &request_id));
-    let (mut response, dropped) = match decision {
+    let faulted = action.is_some();
+    let decision = action.map(|a| a.decide(management, &request_id));
+    let (response, cut) = match decision {
         Some(Decision::Answer {
             delay,
             response,
-            dropped,
+            cut,
+            apply,
         }) => {
             tokio::time::sleep(delay).await;
-            (response, dropped)
+            if apply {
+                // The request takes effect; what it would have answered is thrown away.
+                let _ = next.run(request).await;
+            }
+            (response, cut)
         }
         Some(Decision::Serve {
             delay,
@@ -177,36 +217,132 @@ pub async fn front(State(app): State<Shared>, mut request: Request, next: Next) 
         }) => {
             tokio::time::sleep(delay).await;
             let mut response = next.run(request).await;
-            for (name, value) in &headers {
-                if let (Ok(name), Ok(value)) = (
-                    axum::http::HeaderName::from_bytes(name.as_bytes()),
-                    HeaderValue::from_str(value),
-                ) {
-                    response.headers_mut().insert(name, value);
-                }
-            }
+            insert_headers(&mut response, &headers);
             if truncate {
-                (faults::truncate(response).await, true)
+                (faults::truncate(response).await, Cut::AfterHeaders)
             } else {
-                (response, false)
+                (response, Cut::No)
             }
         }
-        None => (next.run(request).await, false),
+        None => (next.run(request).await, Cut::No),
     };
+    let status = match cut {
+        Cut::No => response.status().as_u16(),
+        Cut::AfterHeaders | Cut::BeforeAnything => 0,
+    };
+    app.record(LogEntry {
+        at,
+        method,
+        path,
+        operation_id: operation,
+        headers,
+        body,
+        status,
+        request_id: request_id.clone(),
+        faulted,
+    });
+    if cut == Cut::BeforeAnything {
+        match connection {
+            Some(connection) => connection.hang_up(),
+            None => tracing::warn!("a hangup fault on a connection that cannot be hung up"),
+        }
+    }
+    with_request_id(response, &request_id)
+}
+
+fn with_request_id(mut response: Response, request_id: &str) -> Response {
     if !response.headers().contains_key("x-request-id")
-        && let Ok(value) = HeaderValue::from_str(&request_id)
+        && let Ok(value) = HeaderValue::from_str(request_id)
     {
         response.headers_mut().insert("x-request-id", value);
     }
-    let status = if dropped {
-        0
-    } else {
-        response.status().as_u16()
-    };
-    app.record(LogEntry {
-        method,
-        path,
-        status,
-    });
     response
+}
+
+fn insert_headers(response: &mut Response, headers: &BTreeMap<String, String>) {
+    for (name, value) in headers {
+        if let (Ok(name), Ok(value)) = (
+            axum::http::HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+}
+
+/// The headers as the log shows them: credentials redacted, values that are not text described.
+fn logged_headers(secrets: &SecretNames, headers: &HeaderMap) -> BTreeMap<String, String> {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let name = name.as_str().to_string();
+            let credential = matches!(
+                name.as_str(),
+                "authorization" | "proxy-authorization" | "cookie" | "x-api-key"
+            ) || secrets.is_secret(&name);
+            let shown = if credential {
+                REDACTED.to_string()
+            } else {
+                value
+                    .to_str()
+                    .map(str::to_string)
+                    .unwrap_or_else(|_| format!("<{} bytes, not text>", value.len()))
+            };
+            (name, shown)
+        })
+        .collect()
+}
+
+/// Reads the body (up to the limit) for the log and puts it back for the handler. A body declared
+/// larger than the limit is not read: the route answers 413 itself (or 405 first).
+async fn read_body(
+    secrets: &SecretNames,
+    request: Request,
+) -> Result<(Request, Option<Value>), (StatusCode, String)> {
+    let declared = request
+        .headers()
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if let Some(length) = declared.filter(|n| *n > BODY_LIMIT as u64) {
+        let described = Value::String(format!("<{length} bytes, over the limit>"));
+        return Ok((request, Some(described)));
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, BODY_LIMIT).await.map_err(|e| {
+        let over_limit = std::error::Error::source(&e)
+            .is_some_and(|source| source.is::<http_body_util::LengthLimitError>());
+        if over_limit {
+            (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the request body is larger than {BODY_LIMIT} bytes"),
+            )
+        } else {
+            (
+                StatusCode::BAD_REQUEST,
+                "the request body could not be read".to_string(),
+            )
+        }
+    })?;
+    let logged = if bytes.is_empty() {
+        None
+    } else {
+        Some(match serde_json::from_slice::<Value>(&bytes) {
+            Ok(mut value) => {
+                secrets.redact(&mut value);
+                value
+            }
+            Err(_) => Value::String(format!("<{} bytes, not JSON>", bytes.len())),
+        })
+    };
+    Ok((Request::from_parts(parts, Body::from(bytes)), logged))
+}
+
+/// An answer the front layer gives itself, in the API's error shape.
+fn refusal(management: bool, request_id: &str, status: StatusCode, text: &str) -> Response {
+    if management {
+        crate::management::errors::error(request_id, status, text)
+    } else {
+        (status, axum::Json(serde_json::json!({ "message": text }))).into_response()
+    }
 }

@@ -1,7 +1,8 @@
-//! Control endpoints under `/_emulator`, for tests: fault injection, the request log, forced pipe
-//! states. They need `Authorization: Bearer <control token>`; `/_emulator/health` needs nothing.
+//! Control endpoints under `/_emulator`, for tests: fault injection, the request log, the services
+//! and pipes as they are now, forced states. They need `Authorization: Bearer <control token>`;
+//! `/_emulator/health` needs nothing.
 
-use api_raw::support::PipeState;
+use api_raw::support::{PipeState, ServiceState};
 use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -24,7 +25,13 @@ pub fn routes() -> Router<Shared> {
             "/_emulator/requests",
             get(list_requests).delete(clear_requests),
         )
+        .route("/_emulator/services", get(list_services))
+        .route("/_emulator/pipes", get(list_pipes))
         .route("/_emulator/pipes/{pipe_id}/state", put(force_pipe_state))
+        .route(
+            "/_emulator/services/{service_id}/state",
+            put(set_service_state),
+        )
 }
 
 fn refuse(status: StatusCode, text: impl Into<String>) -> Response {
@@ -71,8 +78,17 @@ async fn add_faults(
         Value::Array(_) => serde_json::from_value(value),
         other => serde_json::from_value(other).map(|rule| vec![rule]),
     };
+    let problem = rules.as_ref().ok().and_then(|rules| {
+        rules.iter().enumerate().find_map(|(i, rule)| {
+            let problem = rule.problem()?;
+            Some(format!("rule {i}: {problem}"))
+        })
+    });
+    if let Some(problem) = problem {
+        return refuse(StatusCode::BAD_REQUEST, problem);
+    }
     match rules {
-        Ok(rules) if rules.iter().all(|r| !r.actions.is_empty()) => {
+        Ok(rules) => {
             let count = rules.len();
             app.faults
                 .lock()
@@ -80,7 +96,6 @@ async fn add_faults(
                 .extend(rules);
             axum::Json(serde_json::json!({ "armed": count })).into_response()
         }
-        Ok(_) => refuse(StatusCode::BAD_REQUEST, "a rule needs at least one action"),
         Err(e) => refuse(StatusCode::BAD_REQUEST, format!("invalid fault rule: {e}")),
     }
 }
@@ -115,6 +130,38 @@ async fn clear_requests(State(app): State<Shared>, headers: HeaderMap) -> Respon
     StatusCode::NO_CONTENT.into_response()
 }
 
+async fn list_services(State(app): State<Shared>, headers: HeaderMap) -> Response {
+    if let Err(response) = authorized(&app, &headers) {
+        return response;
+    }
+    axum::Json(crate::views::services(&app)).into_response()
+}
+
+async fn list_pipes(State(app): State<Shared>, headers: HeaderMap) -> Response {
+    if let Err(response) = authorized(&app, &headers) {
+        return response;
+    }
+    axum::Json(crate::views::pipes(&app)).into_response()
+}
+
+/// The `state` member of a control body: a string, `null`, or absent (`None`).
+fn state_member(body: &[u8]) -> Result<Option<String>, Response> {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value) => match value.get("state") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(state)) => Ok(Some(state.clone())),
+            Some(_) => Err(refuse(
+                StatusCode::BAD_REQUEST,
+                "state must be a string or null",
+            )),
+        },
+        Err(e) => Err(refuse(
+            StatusCode::BAD_REQUEST,
+            format!("malformed JSON: {e}"),
+        )),
+    }
+}
+
 /// Forces a pipe into a state (`{"state": "Failed"}`), or back to its lifecycle (`{"state": null}`).
 async fn force_pipe_state(
     State(app): State<Shared>,
@@ -128,24 +175,38 @@ async fn force_pipe_state(
     let Ok(id) = uuid::Uuid::parse_str(&pipe_id) else {
         return refuse(StatusCode::BAD_REQUEST, "pipe id is not a UUID");
     };
-    let state: Option<PipeState> = match serde_json::from_slice::<Value>(&body) {
-        Ok(value) => value
-            .get("state")
-            .and_then(Value::as_str)
-            .map(PipeState::from),
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("malformed JSON: {e}")),
+    let state = match state_member(&body) {
+        Ok(state) => state.as_deref().map(PipeState::from),
+        Err(response) => return response,
     };
-    let mut world = app.world();
-    let Some(record) = world.pipes.get_mut(&id) else {
-        return refuse(StatusCode::NOT_FOUND, "no such pipe");
+    match crate::views::force_pipe_state(&app, id, state) {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => refuse(StatusCode::NOT_FOUND, "no such pipe"),
+        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+/// Puts a service in a state now (`{"state": "stopped"}`).
+async fn set_service_state(
+    State(app): State<Shared>,
+    Path(service_id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    if let Err(response) = authorized(&app, &headers) {
+        return response;
+    }
+    let Ok(id) = uuid::Uuid::parse_str(&service_id) else {
+        return refuse(StatusCode::BAD_REQUEST, "service id is not a UUID");
     };
-    let mut snapshot = record.clone();
-    snapshot.forced = state;
-    match app.persist(|store| store.save_pipe(id, &snapshot)) {
-        Ok(()) => {
-            *record = snapshot;
-            StatusCode::NO_CONTENT.into_response()
-        }
-        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    let state = match state_member(&body) {
+        Ok(Some(state)) => ServiceState::from(state.as_str()),
+        Ok(None) => return refuse(StatusCode::BAD_REQUEST, "state is required"),
+        Err(response) => return response,
+    };
+    match crate::views::set_service_state(&app, id, state) {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => refuse(StatusCode::NOT_FOUND, "no such service"),
+        Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, e),
     }
 }

@@ -15,18 +15,30 @@
 //!
 //! Both APIs share one listener: management paths begin with `/v1`, observability paths with
 //! `/api/v2`, and the control endpoints (fault injection, request log, forced states) with `/_emulator`.
+//!
+//! As a test harness: [`Emulator::requests`] is what the code under test sent (operation, body with
+//! secrets redacted, status, request id), [`Emulator::inject`] scripts answers with [`FaultRule`] and
+//! [`Fault`] (statuses, hangups, requests applied before the fault answers), [`Emulator::pipes`] and
+//! [`Emulator::services`] show the state with the SDK's typed ids, and
+//! [`EmulatorOptions::deterministic`] makes ids, request ids and times reproducible for snapshots.
 
 // Handlers return early with `Err(Response)`, axum's idiom; boxing every answer would only add noise.
 #![allow(clippy::result_large_err)]
 
 mod app;
+mod clock;
+mod connection;
 mod control;
 pub mod faults;
 mod management;
 mod observability;
+mod operation;
+mod redact;
+mod request_log;
 mod schema;
 pub mod seed;
 mod store;
+mod views;
 mod wire;
 mod world;
 
@@ -37,9 +49,16 @@ use std::sync::Arc;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-pub use app::LogEntry;
-pub use faults::{FaultAction, FaultRule};
+pub use api_core::{OrganizationId, PipeId, ServiceId};
+pub use api_raw::support::{PipeState, ServiceState};
+pub use axum::http::Method;
+pub use clock::DETERMINISTIC_STEP;
+pub use faults::{Fault, FaultRule, Then, Times};
+pub use operation::{OperationId, UnknownOperation};
+pub use redact::REDACTED;
+pub use request_log::{LogEntry, RequestLog};
 pub use seed::{DEFAULT_SEED, Limits, Seed, Timing};
+pub use views::{PipeView, ServiceView};
 
 /// How to run an emulator.
 #[derive(Debug, Clone)]
@@ -50,6 +69,8 @@ pub struct EmulatorOptions {
     pub seed: Seed,
     /// Where to keep state across restarts; in memory when `None`.
     pub data_dir: Option<PathBuf>,
+    /// The seed of deterministic mode; the wall clock and random ids when `None`.
+    pub deterministic: Option<u64>,
 }
 
 impl EmulatorOptions {
@@ -59,6 +80,7 @@ impl EmulatorOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             seed: Seed::builtin(),
             data_dir: None,
+            deterministic: None,
         }
     }
 
@@ -82,6 +104,23 @@ impl EmulatorOptions {
     /// Keep state in `dir`.
     pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.data_dir = Some(dir.into());
+        self
+    }
+
+    /// Deterministic mode, for snapshot tests: every generated id and request id comes from `seed`,
+    /// and time starts at 2026-01-01T00:00:00Z and moves [`DETERMINISTIC_STEP`] (one second) on each
+    /// API request, whatever the wall clock does. The same requests in the same order then get
+    /// byte-identical answers. State transitions and rate limit windows run on that clock too: with
+    /// the default timing a service starts after two more requests.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), api_emulator::EmulatorError> {
+    /// use api_emulator::{Emulator, EmulatorOptions};
+    /// let emulator = Emulator::start(EmulatorOptions::for_tests().deterministic(42)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn deterministic(mut self, seed: u64) -> Self {
+        self.deterministic = Some(seed);
         self
     }
 
@@ -134,7 +173,11 @@ impl Emulator {
             Some(dir) => Some(store::Store::open(dir).map_err(|e| EmulatorError(e.to_string()))?),
             None => None,
         };
-        let app = Arc::new(app::App::new(options.seed, store).map_err(EmulatorError)?);
+        let clock = match options.deterministic {
+            Some(seed) => clock::Clock::deterministic(seed),
+            None => clock::Clock::wall(),
+        };
+        let app = Arc::new(app::App::new(options.seed, store, clock).map_err(EmulatorError)?);
         let router = axum::Router::new()
             .merge(management::routes())
             .merge(observability::routes())
@@ -152,8 +195,10 @@ impl Emulator {
             .local_addr()
             .map_err(|e| EmulatorError(e.to_string()))?;
         let (stop, stopped) = oneshot::channel::<()>();
+        let listener = connection::HangupListener(listener);
+        let service = router.into_make_service_with_connect_info::<connection::Connection>();
         let task = tokio::spawn(async move {
-            let serve = axum::serve(listener, router).with_graceful_shutdown(async {
+            let serve = axum::serve(listener, service).with_graceful_shutdown(async {
                 let _ = stopped.await;
             });
             if let Err(e) = serve.await {
@@ -205,31 +250,60 @@ impl Emulator {
     }
 
     /// The organization of the first admin key.
-    pub fn organization_id(&self) -> uuid::Uuid {
+    pub fn organization_id(&self) -> OrganizationId {
         self.app
             .seed
             .api_keys
             .iter()
             .find(|k| k.role == seed::Role::Admin)
-            .map(|k| k.organization)
-            .unwrap_or_default()
+            .map(|k| OrganizationId::from(k.organization))
+            .unwrap_or_else(|| OrganizationId::from(uuid::Uuid::nil()))
     }
 
-    /// The first service of that organization in a given state (`running`, `stopped`, ...).
-    pub fn service_id(&self, state: &str) -> Option<uuid::Uuid> {
-        let organization = self.organization_id();
+    /// The first service of that organization that the seed puts in `state` (`"running"`,
+    /// `"stopped"`, or a [`ServiceState`]), whatever its state now.
+    pub fn service_id(&self, state: impl Into<ServiceState>) -> Option<ServiceId> {
+        let state = state.into();
+        let organization = *self.organization_id().as_uuid();
         self.app
             .seed
             .services
             .iter()
-            .find(|s| {
-                s.organization == organization
-                    && s.service
-                        .state
-                        .as_ref()
-                        .is_some_and(|st| st.as_str() == state)
-            })
+            .find(|s| s.organization == organization && s.service.state.as_ref() == Some(&state))
             .and_then(|s| s.service.id)
+            .map(ServiceId::from)
+    }
+
+    /// The services as they are now, with their organizations (as `GET /_emulator/services` shows).
+    pub fn services(&self) -> Vec<ServiceView> {
+        views::services(&self.app)
+    }
+
+    /// The pipes as they are now, deleted ones until they are gone (as `GET /_emulator/pipes`
+    /// shows), secrets redacted.
+    pub fn pipes(&self) -> Vec<PipeView> {
+        views::pipes(&self.app)
+    }
+
+    /// Forces a pipe into `state` until forced again; `None` gives it back to its lifecycle (as
+    /// `PUT /_emulator/pipes/{id}/state` does). False when there is no such pipe.
+    pub fn force_pipe_state(
+        &self,
+        pipe: PipeId,
+        state: Option<PipeState>,
+    ) -> Result<bool, EmulatorError> {
+        views::force_pipe_state(&self.app, *pipe.as_uuid(), state).map_err(EmulatorError)
+    }
+
+    /// Puts a service in `state` now (a transitional state such as `stopping` then finishes after
+    /// the seed's timing, as `PUT /_emulator/services/{id}/state` does). False when there is no such
+    /// service.
+    pub fn set_service_state(
+        &self,
+        service: ServiceId,
+        state: ServiceState,
+    ) -> Result<bool, EmulatorError> {
+        views::set_service_state(&self.app, *service.as_uuid(), state).map_err(EmulatorError)
     }
 
     /// The first observability token of the seed.
@@ -247,24 +321,50 @@ impl Emulator {
         &self.app.seed.control.token
     }
 
-    /// Arms a fault rule (as `POST /_emulator/faults` does).
-    pub fn inject(&self, rule: FaultRule) {
+    /// Arms a fault rule (as `POST /_emulator/faults` does); a rule that cannot work (no path and no
+    /// operation, no action, a status outside 100-599) is refused with the reason.
+    pub fn inject(&self, rule: FaultRule) -> Result<(), EmulatorError> {
+        if let Some(problem) = rule.problem() {
+            return Err(EmulatorError(format!("fault rule: {problem}")));
+        }
         self.app
             .faults
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push(rule);
+        Ok(())
     }
 
-    /// The requests served so far (as `GET /_emulator/requests` shows).
-    pub fn requests(&self) -> Vec<LogEntry> {
+    /// Disarms every fault rule.
+    pub fn clear_faults(&self) {
+        self.app
+            .faults
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
+    }
+
+    /// The requests received so far on the API paths, oldest first (as `GET /_emulator/requests`
+    /// shows): operation, redacted body and headers, status and request id of each.
+    pub fn requests(&self) -> RequestLog {
+        RequestLog::new(
+            self.app
+                .log
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// Empties the request log.
+    pub fn clear_requests(&self) {
         self.app
             .log
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .cloned()
-            .collect()
+            .clear();
     }
 
     /// Stops accepting connections and waits for the server to finish.

@@ -26,6 +26,11 @@ struct Args {
     /// Make every state transition immediate.
     #[arg(long)]
     instant: bool,
+    /// Deterministic mode: ids and request ids from this seed, a clock that starts at
+    /// 2026-01-01T00:00:00Z and moves one second per API request (byte-identical answers to the
+    /// same requests in the same order).
+    #[arg(long, value_name = "SEED")]
+    deterministic: Option<u64>,
     /// Print the built-in seed and exit.
     #[arg(long)]
     print_default_seed: bool,
@@ -54,6 +59,9 @@ async fn main() -> ExitCode {
     let mut options = EmulatorOptions::new().listen(args.listen).seed(seed);
     if let Some(dir) = args.data_dir {
         options = options.data_dir(dir);
+    }
+    if let Some(seed) = args.deterministic {
+        options = options.deterministic(seed);
     }
     if args.no_rate_limit {
         options = options.rate_limits(false);

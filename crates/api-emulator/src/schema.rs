@@ -3,14 +3,21 @@
 
 use serde_json::Value;
 
+use crate::redact::SecretNames;
+
 /// The management spec, compiled into the emulator.
 pub const MANAGEMENT_SPEC: &str = include_str!("../../../spec/management.yaml");
+
+/// The observability spec (its operations name the requests in the log).
+#[cfg(test)]
+pub const OBSERVABILITY_SPEC: &str = include_str!("../../../spec/observability.yaml");
 
 /// Validators of the request bodies.
 pub struct Schemas {
     pipe_create: jsonschema::Validator,
     service_state: jsonschema::Validator,
     private_endpoint: jsonschema::Validator,
+    secret_names: SecretNames,
 }
 
 impl std::fmt::Debug for Schemas {
@@ -49,7 +56,13 @@ impl Schemas {
             pipe_create: compile("PipeCreateRequest")?,
             service_state: compile("ServiceStateChangeRequest")?,
             private_endpoint: compile("PrivateEndpointCreateRequest")?,
+            secret_names: SecretNames::from_spec(&spec),
         })
+    }
+
+    /// The names of the members the spec types as `Secret`.
+    pub fn secret_names(&self) -> SecretNames {
+        self.secret_names.clone()
     }
 
     /// Every way `value` breaks the schema of `body`, each as `path: message`.

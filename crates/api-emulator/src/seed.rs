@@ -312,11 +312,10 @@ impl Seed {
                 return Err(fail(format!("service {id} appears twice")));
             }
         }
-        if let Some(rule) = self.faults.iter().find(|rule| rule.actions.is_empty()) {
-            return Err(fail(format!(
-                "the fault rule for {:?} has no actions",
-                rule.path
-            )));
+        for (i, rule) in self.faults.iter().enumerate() {
+            if let Some(problem) = rule.problem() {
+                return Err(fail(format!("faults[{i}]: {problem}")));
+            }
         }
         for (name, value) in [
             ("service_transition_ms", self.timing.service_transition_ms),
@@ -375,7 +374,11 @@ mod tests {
         assert!(err.to_string().contains("unknown organization"), "{err}");
         let empty_rule = "[[faults]]\npath = \"/api/v2/dashboards\"\nactions = []";
         let err = Seed::parse_toml(empty_rule, "test.toml").unwrap_err();
-        assert!(err.to_string().contains("has no actions"), "{err}");
+        assert!(
+            err.to_string()
+                .contains("faults[0]: a rule needs at least one action"),
+            "{err}"
+        );
         let err =
             Seed::parse_toml("[timing]\npipe_phase_ms = 999999999999", "test.toml").unwrap_err();
         assert!(err.to_string().contains("timing.pipe_phase_ms"), "{err}");

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use api_emulator::{Emulator, EmulatorOptions, FaultAction, FaultRule, Timing};
+use api_emulator::{Emulator, EmulatorOptions, Fault, FaultRule, Method, Timing};
 use api_mgmt::{
     Credentials, Destination, KafkaSource, NewPipe, RetryPolicy, ServiceHandle, WaitOptions,
 };
@@ -54,22 +54,16 @@ pub fn obs(emulator: &Emulator) -> api_obs::Client {
 /// The running service of the seed.
 pub fn running_service(emulator: &Emulator, client: &api_mgmt::Client) -> ServiceHandle {
     client.service(
-        emulator.organization_id().into(),
-        emulator
-            .service_id("running")
-            .expect("a running service")
-            .into(),
+        emulator.organization_id(),
+        emulator.service_id("running").expect("a running service"),
     )
 }
 
 /// The stopped service of the seed.
 pub fn stopped_service(emulator: &Emulator, client: &api_mgmt::Client) -> ServiceHandle {
     client.service(
-        emulator.organization_id().into(),
-        emulator
-            .service_id("stopped")
-            .expect("a stopped service")
-            .into(),
+        emulator.organization_id(),
+        emulator.service_id("stopped").expect("a stopped service"),
     )
 }
 
@@ -98,21 +92,18 @@ pub fn fast_wait() -> WaitOptions {
         .timeout(Duration::from_secs(10))
 }
 
-/// Arms a fault on `method path` with these actions.
-pub fn inject(emulator: &Emulator, method: &str, path: &str, actions: Vec<FaultAction>) {
-    emulator.inject(FaultRule {
-        method: Some(method.into()),
-        path: path.into(),
-        actions,
-    });
+/// Arms a fault on `method path` with these faults, in order.
+pub fn inject(emulator: &Emulator, method: &str, path: &str, faults: Vec<Fault>) {
+    let method = Method::from_bytes(method.as_bytes()).expect("an HTTP method");
+    let rule = faults
+        .into_iter()
+        .fold(FaultRule::on(method, path), FaultRule::then);
+    emulator.inject(rule).expect("a valid fault rule");
 }
 
-/// A status-only fault action.
-pub fn status(code: u16) -> FaultAction {
-    FaultAction {
-        status: Some(code),
-        ..Default::default()
-    }
+/// A status-only fault.
+pub fn status(code: u16) -> Fault {
+    Fault::status(code)
 }
 
 /// How many requests with `method` to a path starting with `prefix` the emulator has seen.

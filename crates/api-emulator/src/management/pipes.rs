@@ -6,7 +6,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
-use uuid::Uuid;
 
 use super::{Admitted, PipeCreate, ValidJson, errors, parse_uuid, storage_failed};
 use crate::app::Shared;
@@ -143,9 +142,9 @@ pub async fn create(
         return errors::error(rid, StatusCode::BAD_REQUEST, problems.join("; "));
     };
     let name = body["name"].as_str().unwrap_or_default().to_string();
-    let now = chrono::Utc::now();
+    let now = app.clock.now();
     let timing = app.seed.timing;
-    let id = Uuid::new_v4();
+    let id = app.clock.new_id();
     let mut response_body = json!({
         "id": id,
         "serviceId": admitted.service,
@@ -233,7 +232,7 @@ fn with_pipe<T>(
         "pipeId",
         admitted.pipe_id.as_deref().unwrap_or_default(),
     )?;
-    let now = chrono::Utc::now();
+    let now = app.clock.now();
     let not_found = || errors::error(rid, StatusCode::NOT_FOUND, format!("pipe {id} not found"));
     let mut world = app.world();
     let Some(record) = world.pipes.get_mut(&id) else {
@@ -256,7 +255,7 @@ fn with_pipe<T>(
 pub async fn get(State(app): State<Shared>, admitted: Admitted) -> Response {
     let timing = app.seed.timing;
     match with_pipe(&app, &admitted, |record, _| {
-        Ok(record.current(chrono::Utc::now(), &timing))
+        Ok(record.current(app.clock.now(), &timing))
     }) {
         Ok(pipe) => errors::ok(&admitted.request_id, pipe),
         Err(response) => response,
@@ -284,7 +283,7 @@ pub async fn delete(State(app): State<Shared>, admitted: Admitted) -> Response {
     let result = with_pipe(&app, &admitted, |record, app| {
         if record.deleted_at.is_none() {
             let mut updated = record.clone();
-            updated.deleted_at = Some(chrono::Utc::now());
+            updated.deleted_at = Some(app.clock.now());
             let id = updated.pipe.id.unwrap_or_default();
             app.persist(|store| store.save_pipe(id, &updated))
                 .map_err(|e| storage_failed(&rid, e))?;

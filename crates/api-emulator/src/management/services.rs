@@ -47,7 +47,7 @@ pub async fn update_state(
         Some("stop") => Some(Command::Stop),
         _ => None,
     };
-    let now = chrono::Utc::now();
+    let now = app.clock.now();
     let timing = app.seed.timing;
     let mut world = app.world();
     let Some(record) = world.services.get_mut(&admitted.service) else {

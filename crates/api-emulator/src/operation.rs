@@ -1,0 +1,195 @@
+//! The operations of both APIs, by `operationId`, and which one a request is.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::faults::path_matches;
+
+/// An operation of the management or observability API, named as the spec's `operationId`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OperationId {
+    /// `PATCH /v1/organizations/{organizationId}/services/{serviceId}/state`
+    UpdateServiceState,
+    /// `POST /v1/organizations/{organizationId}/services/{serviceId}/pipes`
+    CreatePipe,
+    /// `GET /v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}`
+    GetPipe,
+    /// `DELETE /v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}`
+    DeletePipe,
+    /// `GET /v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}/settings`
+    GetPipeSettings,
+    /// `GET /v1/organizations/{organizationId}/services/{serviceId}/pipesReversePrivateEndpoints`
+    ListReversePrivateEndpoints,
+    /// `POST /v1/organizations/{organizationId}/services/{serviceId}/privateEndpoint`
+    CreatePrivateEndpoint,
+    /// `GET /api/v2/alerts/{id}`
+    GetAlert,
+    /// `GET /api/v2/dashboards`
+    ListDashboards,
+}
+
+const SERVICE: &str = "/v1/organizations/*/services/*";
+
+impl OperationId {
+    /// Every operation.
+    pub const ALL: [OperationId; 9] = [
+        Self::UpdateServiceState,
+        Self::CreatePipe,
+        Self::GetPipe,
+        Self::DeletePipe,
+        Self::GetPipeSettings,
+        Self::ListReversePrivateEndpoints,
+        Self::CreatePrivateEndpoint,
+        Self::GetAlert,
+        Self::ListDashboards,
+    ];
+
+    /// The `operationId` of the spec, e.g. `createPipe`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::UpdateServiceState => "updateServiceState",
+            Self::CreatePipe => "createPipe",
+            Self::GetPipe => "getPipe",
+            Self::DeletePipe => "deletePipe",
+            Self::GetPipeSettings => "getPipeSettings",
+            Self::ListReversePrivateEndpoints => "listReversePrivateEndpoints",
+            Self::CreatePrivateEndpoint => "createPrivateEndpoint",
+            Self::GetAlert => "getAlert",
+            Self::ListDashboards => "listDashboards",
+        }
+    }
+
+    /// The HTTP method.
+    pub fn method(self) -> &'static str {
+        match self {
+            Self::UpdateServiceState => "PATCH",
+            Self::CreatePipe | Self::CreatePrivateEndpoint => "POST",
+            Self::DeletePipe => "DELETE",
+            _ => "GET",
+        }
+    }
+
+    /// The path pattern, `*` for each path parameter (the form fault rules use).
+    pub fn path_pattern(self) -> String {
+        match self {
+            Self::UpdateServiceState => format!("{SERVICE}/state"),
+            Self::CreatePipe => format!("{SERVICE}/pipes"),
+            Self::GetPipe | Self::DeletePipe => format!("{SERVICE}/pipes/*"),
+            Self::GetPipeSettings => format!("{SERVICE}/pipes/*/settings"),
+            Self::ListReversePrivateEndpoints => format!("{SERVICE}/pipesReversePrivateEndpoints"),
+            Self::CreatePrivateEndpoint => format!("{SERVICE}/privateEndpoint"),
+            Self::GetAlert => "/api/v2/alerts/*".to_string(),
+            Self::ListDashboards => "/api/v2/dashboards".to_string(),
+        }
+    }
+
+    /// The operation a request is, if any.
+    pub fn of_request(method: &str, path: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|op| {
+            op.method().eq_ignore_ascii_case(method) && path_matches(&op.path_pattern(), path)
+        })
+    }
+}
+
+impl fmt::Display for OperationId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An `operationId` that is not one of the APIs'.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown operationId {0:?}; known: updateServiceState, createPipe, getPipe, deletePipe, getPipeSettings, listReversePrivateEndpoints, createPrivateEndpoint, getAlert, listDashboards"
+)]
+pub struct UnknownOperation(String);
+
+impl FromStr for OperationId {
+    type Err = UnknownOperation;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|op| op.as_str() == text)
+            .ok_or_else(|| UnknownOperation(text.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The table above is the specs' own: every (method, path, operationId) of both, and no other.
+    #[test]
+    fn the_table_is_the_specs() {
+        let mut from_specs = Vec::new();
+        for text in [
+            crate::schema::MANAGEMENT_SPEC,
+            crate::schema::OBSERVABILITY_SPEC,
+        ] {
+            let spec: serde_json::Value = serde_norway::from_str(text).unwrap();
+            for (path, item) in spec["paths"].as_object().unwrap() {
+                for (method, operation) in item.as_object().unwrap() {
+                    let Some(id) = operation.get("operationId").and_then(|v| v.as_str()) else {
+                        continue;
+                    };
+                    let pattern: Vec<String> = path
+                        .split('/')
+                        .map(|s| {
+                            if s.starts_with('{') {
+                                "*".into()
+                            } else {
+                                s.into()
+                            }
+                        })
+                        .collect();
+                    from_specs.push((method.to_uppercase(), pattern.join("/"), id.to_string()));
+                }
+            }
+        }
+        from_specs.sort();
+        let mut ours: Vec<_> = OperationId::ALL
+            .iter()
+            .map(|op| {
+                (
+                    op.method().to_string(),
+                    op.path_pattern(),
+                    op.as_str().to_string(),
+                )
+            })
+            .collect();
+        ours.sort();
+        assert_eq!(ours, from_specs);
+        for op in OperationId::ALL {
+            assert_eq!(op.as_str().parse::<OperationId>(), Ok(op));
+            assert_eq!(
+                serde_json::to_value(op).unwrap(),
+                serde_json::json!(op.as_str())
+            );
+        }
+    }
+
+    #[test]
+    fn requests_are_matched_to_operations() {
+        let pipe = "/v1/organizations/o/services/s/pipes/p";
+        assert_eq!(
+            OperationId::of_request("GET", pipe),
+            Some(OperationId::GetPipe)
+        );
+        assert_eq!(
+            OperationId::of_request("delete", pipe),
+            Some(OperationId::DeletePipe)
+        );
+        assert_eq!(OperationId::of_request("PUT", pipe), None);
+        assert_eq!(
+            OperationId::of_request("GET", "/api/v2/alerts/a1"),
+            Some(OperationId::GetAlert)
+        );
+        assert_eq!(OperationId::of_request("GET", "/v1/nothing"), None);
+        let error = "creatPipe".parse::<OperationId>().unwrap_err().to_string();
+        assert!(error.contains("\"creatPipe\"") && error.contains("createPipe"));
+    }
+}
