@@ -1,10 +1,8 @@
 //! Errors: each exit code, the human line and the JSON object, with no secret anywhere.
 
-use std::collections::BTreeMap;
+use api_emulator::{Fault, FaultRule, Method};
 
-use api_emulator::FaultAction;
-
-use crate::support::{Cloud, KAFKA_PIPE, status};
+use crate::support::{Cloud, KAFKA_PIPE};
 
 const MISSING_PIPE: &str = "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c";
 const PIPES: &str = "/v1/organizations/*/services/*/pipes";
@@ -129,11 +127,10 @@ fn wrong_credentials_exit_4_and_name_the_variables() {
 #[test]
 fn rate_limited_after_retries_exits_5() {
     let cloud = Cloud::start();
-    let limited = FaultAction {
-        headers: BTreeMap::from([("Retry-After".to_string(), "0".to_string())]),
-        ..status(429)
-    };
-    cloud.inject("GET", &format!("{PIPES}/*"), vec![limited; 4]);
+    cloud.inject(
+        FaultRule::on(Method::GET, format!("{PIPES}/*"))
+            .then(Fault::status(429).header("Retry-After", "0").times(4)),
+    );
     let json = cloud
         .cloudctl(&["pipe", "get", MISSING_PIPE, "-o", "json", "--no-rate-limit"])
         .expect(5)
@@ -159,18 +156,12 @@ fn rate_limited_after_retries_exits_5() {
 fn a_create_whose_outcome_is_unknown_exits_7() {
     let cloud = Cloud::start();
     let file = cloud.file("pipe.yaml", KAFKA_PIPE);
+    // A gateway's 504 after the create was stored, then a connection closed before any answer.
     cloud.inject(
-        "POST",
-        PIPES,
-        vec![
-            status(504),
-            FaultAction {
-                drop: true,
-                ..FaultAction::default()
-            },
-        ],
+        FaultRule::on(Method::POST, PIPES)
+            .then(Fault::status(504).applied())
+            .then(Fault::hangup()),
     );
-
     let json = cloud
         .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
         .expect(7)

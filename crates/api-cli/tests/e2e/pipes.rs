@@ -1,6 +1,6 @@
 //! `cloudctl pipe create|get|settings|delete|wait` against the emulator.
 
-use api_emulator::{EmulatorOptions, FaultAction, Timing};
+use api_emulator::{EmulatorOptions, PipeState, Timing};
 
 use crate::support::{Cloud, KAFKA_PIPE};
 
@@ -308,20 +308,8 @@ fn a_failed_pipe_ends_the_wait_at_once_with_exit_1() {
         .expect(0)
         .json();
     let id = created["id"].as_str().unwrap().to_string();
-    // The next read answers the pipe in Failed.
-    let failed = serde_json::json!({
-        "status": 200,
-        "requestId": "5f0e2a43-2b9c-4d8e-9f1a-0c2b3d4e5f60",
-        "result": {"id": id, "serviceId": created["serviceId"], "name": "orders", "state": "Failed"},
-    });
-    cloud.inject(
-        "GET",
-        "/v1/organizations/*/services/*/pipes/*",
-        vec![FaultAction {
-            body: Some(failed.to_string()),
-            ..FaultAction::default()
-        }],
-    );
+    // The service reports the pipe as Failed from now on.
+    cloud.force_pipe_state(&id, PipeState::Failed);
     let error = cloud
         .cloudctl(&[
             "pipe",

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use api_emulator::{Emulator, EmulatorOptions, FaultAction, FaultRule, LogEntry};
+use api_emulator::{Emulator, EmulatorOptions, FaultRule, LogEntry, PipeId, PipeState};
 use tempfile::TempDir;
 
 /// The Kafka password of the test pipe files (given through the environment).
@@ -198,16 +198,22 @@ impl Cloud {
 
     /// The requests served so far.
     pub fn requests(&self) -> Vec<LogEntry> {
-        self.emulator().requests()
+        self.emulator().requests().into_entries()
     }
 
     /// Arms a fault rule.
-    pub fn inject(&self, method: &str, path: &str, actions: Vec<FaultAction>) {
-        self.emulator().inject(FaultRule {
-            method: Some(method.to_string()),
-            path: path.to_string(),
-            actions,
-        });
+    pub fn inject(&self, rule: FaultRule) {
+        self.emulator().inject(rule).expect("a valid fault rule");
+    }
+
+    /// Forces the pipe `id` into `state` (a failure a real service could report).
+    pub fn force_pipe_state(&self, id: &str, state: PipeState) {
+        let id: PipeId = id.parse().expect("a pipe id");
+        let forced = self
+            .emulator()
+            .force_pipe_state(id, Some(state))
+            .expect("the state is forced");
+        assert!(forced, "the pipe exists");
     }
 }
 
@@ -216,13 +222,5 @@ impl Drop for Cloud {
         if let Some(emulator) = self.emulator.take() {
             self.runtime.block_on(emulator.shutdown());
         }
-    }
-}
-
-/// A fault action answering `status`.
-pub fn status(status: u16) -> FaultAction {
-    FaultAction {
-        status: Some(status),
-        ..FaultAction::default()
     }
 }
