@@ -109,6 +109,49 @@ pub(crate) struct GlobalArgs {
     /// Send requests as fast as they come (default: paced at the API's documented limits)
     #[arg(long, global = true, help_heading = "Global options")]
     pub no_rate_limit: bool,
+    /// Refused: a key secret on the command line would show in the shell history and process list.
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        value_name = "SECRET",
+        alias = "api-key-secret"
+    )]
+    pub key_secret: Option<String>,
+    /// Refused: a token on the command line would show in the shell history and process list.
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        value_name = "TOKEN",
+        alias = "observability-token"
+    )]
+    pub token: Option<String>,
+}
+
+impl GlobalArgs {
+    /// Refuses a secret given as a flag, naming where it belongs (and never showing it).
+    pub fn refuse_secret_flags(&self) -> Result<(), crate::exit::Failure> {
+        let refused = match (&self.key_secret, &self.token) {
+            (Some(_), _) => Some(("--key-secret", "CLOUD_API_KEY_SECRET", "api_key_secret")),
+            (None, Some(_)) => Some((
+                "--token",
+                "CLOUD_OBSERVABILITY_TOKEN",
+                "observability_token",
+            )),
+            (None, None) => None,
+        };
+        match refused {
+            Some((flag, variable, name)) => Err(crate::exit::Failure::usage(format!(
+                "{flag} is not accepted: a secret on the command line shows in the shell history and \
+                 the process list"
+            ))
+            .with_hint(format!(
+                "set {variable}, or {name} in a profile of the config file"
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// How results and errors are written.

@@ -43,11 +43,14 @@ fn main() -> ExitCode {
             return report(out, &failure);
         }
     };
+    // A secret given as a flag is refused, and kept out of every message.
+    let flagged = [&cli.global.key_secret, &cli.global.token];
+    let secrets = flagged.into_iter().flatten().cloned().collect();
     let mut session = Session {
         out,
         env: &env,
         global: cli.global,
-        secrets: Vec::new(),
+        secrets,
     };
     match runtime.block_on(commands::run(cli.command, &mut session)) {
         Ok(()) => ExitCode::from(Exit::Success.code()),

@@ -46,6 +46,7 @@ impl Session<'_> {
 
 /// Runs `command`.
 pub(crate) async fn run(command: Command, session: &mut Session<'_>) -> Result<(), Failure> {
+    session.global.refuse_secret_flags()?;
     match command {
         Command::Service { command } => service::run(command, session).await,
         Command::Pipe { command } => pipe::run(command, session).await,

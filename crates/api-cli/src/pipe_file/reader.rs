@@ -9,7 +9,7 @@ use api_mgmt::Secret;
 use super::document::{Entry, Node, Value};
 
 /// A mistake in the file: its path in the API's create shape, the line, and what is wrong.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FileProblem {
     /// The path, e.g. `source.kafka.brokers` (`.` for the whole file).
     pub path: String,

@@ -269,3 +269,21 @@ fn missing_settings_and_bad_usage_exit_2() {
         "{unreachable}"
     );
 }
+
+#[test]
+fn a_secret_is_never_taken_from_a_flag() {
+    let cloud = Cloud::start();
+    for (flag, variable) in [
+        ("--key-secret", "CLOUD_API_KEY_SECRET"),
+        ("--api-key-secret", "CLOUD_API_KEY_SECRET"),
+        ("--token", "CLOUD_OBSERVABILITY_TOKEN"),
+    ] {
+        let run = cloud
+            .cloudctl(&["endpoint", "list", flag, "flag-secret-value", "-o", "human"])
+            .expect(2);
+        assert!(run.stderr.contains("is not accepted"), "{}", run.stderr);
+        assert!(run.stderr.contains(variable), "{}", run.stderr);
+        assert!(!run.stderr.contains("flag-secret-value"), "{}", run.stderr);
+    }
+    assert!(cloud.requests().is_empty(), "nothing was sent");
+}
