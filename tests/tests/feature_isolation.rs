@@ -12,7 +12,8 @@ fn raw_features_of(package: &str) -> Vec<String> {
             "-p",
             package,
             "-e",
-            "features",
+            // What a downstream crate builds: the facade's dev-dependencies (the emulator) are not.
+            "features,normal,build",
             "--prefix",
             "none",
         ])
