@@ -216,8 +216,7 @@ pub async fn front(State(app): State<Shared>, request: Request, next: Next) -> R
             headers,
         }) => {
             tokio::time::sleep(delay).await;
-            let mut response = next.run(request).await;
-            insert_headers(&mut response, &headers);
+            let response = faults::with_headers(next.run(request).await, &headers);
             if truncate {
                 (faults::truncate(response).await, Cut::AfterHeaders)
             } else {
@@ -257,17 +256,6 @@ fn with_request_id(mut response: Response, request_id: &str) -> Response {
         response.headers_mut().insert("x-request-id", value);
     }
     response
-}
-
-fn insert_headers(response: &mut Response, headers: &BTreeMap<String, String>) {
-    for (name, value) in headers {
-        if let (Ok(name), Ok(value)) = (
-            axum::http::HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
-        ) {
-            response.headers_mut().insert(name, value);
-        }
-    }
 }
 
 /// The headers as the log shows them: credentials redacted, values that are not text described.

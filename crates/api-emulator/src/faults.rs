@@ -524,7 +524,8 @@ fn gateway_page(status: StatusCode) -> Response {
     ([("content-type", "text/html")], page).into_response_with(status)
 }
 
-fn with_headers(mut response: Response, headers: &BTreeMap<String, String>) -> Response {
+/// `response` with these extra headers (names or values that are not valid HTTP are left out).
+pub(crate) fn with_headers(mut response: Response, headers: &BTreeMap<String, String>) -> Response {
     for (name, value) in headers {
         if let (Ok(name), Ok(value)) = (
             HeaderName::from_bytes(name.as_bytes()),
