@@ -1,0 +1,110 @@
+//! The tables, in Markdown: ratios against the floor of the same run, with the medians behind them.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use crate::clients::Variant;
+use crate::emulator::Figures;
+use crate::sdk::{Figure, Measure};
+
+/// The SDK table: one line per figure, one column per client, the facade's target last.
+pub fn sdk(figures: &[Figure]) -> String {
+    let mut out = String::new();
+    out.push_str("| figure | facade (api-mgmt/api-obs) | generated client alone | hand-written reqwest + serde (floor) | facade target |\n");
+    out.push_str("|---|---|---|---|---|\n");
+    for figure in figures {
+        let cells: Vec<String> = Variant::ALL
+            .iter()
+            .map(|&v| {
+                let value = figure.samples.median(v);
+                format!(
+                    "{:.2}x ({})",
+                    figure.samples.ratio(v),
+                    amount(figure.measure, value)
+                )
+            })
+            .collect();
+        let sign = match figure.measure {
+            Measure::PerCall => "<=",
+            Measure::Throughput => ">=",
+        };
+        let verdict = if figure.met() { "met" } else { "NOT met" };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {sign} {:.2}x: {verdict} |",
+            figure.name, cells[0], cells[1], cells[2], figure.target
+        );
+    }
+    out
+}
+
+/// The emulator table: in memory, with a data directory, and their ratio.
+pub fn emulator(memory: &Figures, data_dir: &Figures) -> String {
+    let mut out = String::new();
+    out.push_str("| emulator | in memory | with --data-dir | data-dir / memory |\n");
+    out.push_str("|---|---|---|---|\n");
+    let startup = |f: &Figures| f.startup.as_secs_f64();
+    let lines: [(&str, fn(&Figures) -> f64, fn(f64) -> String); 3] = [
+        ("start-up (to the first answer)", startup, |s| {
+            millis(Duration::from_secs_f64(s))
+        }),
+        (
+            "reads (getPipe), 32 callers",
+            |f| f.reads_per_second,
+            per_second,
+        ),
+        (
+            "creates (createPipe), 32 callers",
+            |f| f.creates_per_second,
+            per_second,
+        ),
+    ];
+    for (name, value, show) in lines {
+        let (m, d) = (value(memory), value(data_dir));
+        let _ = writeln!(
+            out,
+            "| {name} | {} | {} | {:.2}x |",
+            show(m),
+            show(d),
+            d / m
+        );
+    }
+    out
+}
+
+fn amount(measure: Measure, value: f64) -> String {
+    match measure {
+        Measure::PerCall => micros(value),
+        Measure::Throughput => per_second(value),
+    }
+}
+
+fn micros(seconds: f64) -> String {
+    let us = seconds * 1e6;
+    if us >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{us:.0} µs")
+    }
+}
+
+fn millis(duration: Duration) -> String {
+    format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
+}
+
+fn per_second(value: f64) -> String {
+    format!("{value:.0}/s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_read_as_a_person_writes_them() {
+        assert_eq!(micros(0.000_101_4), "101 µs");
+        assert_eq!(micros(0.004_2), "4.20 ms");
+        assert_eq!(per_second(15_234.6), "15235/s");
+        assert_eq!(millis(Duration::from_micros(12_340)), "12.3 ms");
+    }
+}
