@@ -195,7 +195,9 @@ async fn rate_limits_answer_429_with_the_documented_headers() {
     let err = observability.dashboards().list().await.unwrap_err();
     assert!(err.is_rate_limited());
     assert_eq!(err.as_api().unwrap().body, "Too Many Requests");
-    let raw = reqwest::Client::new()
+    let raw = api_mgmt::http_client_builder()
+        .build()
+        .unwrap()
         .get(format!("{}/api/v2/dashboards", emulator.base_url()))
         .bearer_auth(emulator.observability_token())
         .send()
@@ -224,7 +226,7 @@ async fn malformed_json_and_a_wrong_content_type_are_400_never_500() {
         emulator.organization_id(),
         emulator.service_id("running").unwrap()
     );
-    let http = reqwest::Client::new();
+    let http = api_mgmt::http_client_builder().build().unwrap();
     let cases = [
         ("application/json", "{"),
         ("text/plain", "{}"),
@@ -256,7 +258,7 @@ async fn malformed_json_and_a_wrong_content_type_are_400_never_500() {
 #[tokio::test]
 async fn the_control_endpoint_needs_its_token_and_arms_faults_over_http() {
     let emulator = start().await;
-    let http = reqwest::Client::new();
+    let http = api_mgmt::http_client_builder().build().unwrap();
     let faults = format!("{}/_emulator/faults", emulator.base_url());
     let rule = serde_json::json!({"method": "GET", "path": "/api/v2/dashboards", "actions": [{"status": 503}]});
 
@@ -332,7 +334,7 @@ async fn the_control_endpoint_needs_its_token_and_arms_faults_over_http() {
 async fn a_wrong_method_and_a_huge_body_are_answered_with_the_api_error_bodies() {
     let emulator = start().await;
     let (key_id, secret) = emulator.admin_key();
-    let http = reqwest::Client::new();
+    let http = api_mgmt::http_client_builder().build().unwrap();
     let service = format!(
         "{}/v1/organizations/{}/services/{}",
         emulator.base_url(),

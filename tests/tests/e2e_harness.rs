@@ -20,7 +20,9 @@ async fn control(
     path: &str,
     body: Option<Value>,
 ) -> (u16, Value) {
-    let mut request = reqwest::Client::new()
+    let mut request = api_mgmt::http_client_builder()
+        .build()
+        .unwrap()
         .request(method, format!("{}{path}", emulator.base_url()))
         .bearer_auth(emulator.control_token());
     if let Some(body) = body {
@@ -79,7 +81,11 @@ async fn the_request_log_shows_operation_redacted_body_status_and_request_id() {
     assert_eq!(first["requestId"], create.request_id.as_str());
 
     // A request no operation matches.
-    let unknown = reqwest::get(format!("{}/v1/nowhere", emulator.base_url()))
+    let unknown = api_mgmt::http_client_builder()
+        .build()
+        .unwrap()
+        .get(format!("{}/v1/nowhere", emulator.base_url()))
+        .send()
         .await
         .unwrap();
     assert_eq!(unknown.status(), 404);
@@ -320,7 +326,11 @@ async fn services_and_pipes_are_readable_and_settable_with_typed_ids() {
             .any(|s| s["id"] == running.to_string() && s["state"] == "stopped")
     );
 
-    let anonymous = reqwest::get(format!("{}/_emulator/pipes", emulator.base_url()))
+    let anonymous = api_mgmt::http_client_builder()
+        .build()
+        .unwrap()
+        .get(format!("{}/_emulator/pipes", emulator.base_url()))
+        .send()
         .await
         .unwrap();
     assert_eq!(anonymous.status(), 401, "the control token is needed");
@@ -333,7 +343,7 @@ async fn deterministic_session(seed: u64) -> Vec<String> {
     let (key_id, key_secret) = emulator.admin_key();
     let organization = emulator.organization_id();
     let service = emulator.service_id("running").unwrap();
-    let http = reqwest::Client::new();
+    let http = api_mgmt::http_client_builder().build().unwrap();
     let base = format!(
         "{}/v1/organizations/{organization}/services/{service}",
         emulator.base_url()

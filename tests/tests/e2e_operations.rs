@@ -64,7 +64,9 @@ async fn every_management_operation_round_trips() {
         service.id(),
         created.id
     );
-    let body = reqwest::Client::new()
+    let body = api_mgmt::http_client_builder()
+        .build()
+        .unwrap()
         .get(url)
         .basic_auth(key_id, Some(secret))
         .send()
@@ -275,7 +277,7 @@ async fn a_waiter_fails_fast_when_the_pipe_fails() {
     let created = service.pipes().create(&kinesis).await.unwrap();
     let id = created.id;
 
-    let control = reqwest::Client::new();
+    let control = api_mgmt::http_client_builder().build().unwrap();
     let forced = control
         .put(format!(
             "{}/_emulator/pipes/{id}/state",

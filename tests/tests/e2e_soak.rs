@@ -175,7 +175,9 @@ async fn concurrent_clients_under_random_faults_keep_the_invariants() {
 
     // Every acknowledged create is readable (or deleted by this run), once the faults are gone.
     let clean = mgmt(&emulator);
-    reqwest::Client::new()
+    api_mgmt::http_client_builder()
+        .build()
+        .unwrap()
         .delete(format!("{}/_emulator/faults", emulator.base_url()))
         .bearer_auth(emulator.control_token())
         .send()

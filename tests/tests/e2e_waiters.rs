@@ -117,7 +117,9 @@ async fn a_missing_pipe_reads_as_none_and_a_forced_failure_ends_a_wait() {
     let created = service.pipes().create(&kafka_pipe("doomed")).await.unwrap();
     let handle = service.pipe(created.id);
     assert!(handle.get_opt().await.unwrap().is_some());
-    let forced = reqwest::Client::new()
+    let forced = api_mgmt::http_client_builder()
+        .build()
+        .unwrap()
         .put(format!(
             "{}/_emulator/pipes/{}/state",
             emulator.base_url(),

@@ -21,7 +21,9 @@ pub fn generate(api: &Api, spec: &OpenAPI) -> Result<String> {
         .with_tag(TagStyle::Merged)
         // Keeps the answer's status and headers for the runtime: the generated code drops them when
         // it cannot decode a success body.
-        .with_post_hook(quote::quote!(crate::support::capture_answer));
+        .with_post_hook(quote::quote!(crate::support::capture_answer))
+        // Adds credentials and user agent to requests sent through a caller's own reqwest client.
+        .with_pre_hook(quote::quote!(crate::support::prepare_request));
     for (schema, ty) in replacements(spec) {
         settings.with_replacement(
             schema,

@@ -1,8 +1,11 @@
-//! [`Config`] and its builder: base URL, credentials, timeouts, retries, rate limit, user agent.
+//! [`Config`] and its builder: base URL, credentials, timeouts, retries, rate limit, user agent, and
+//! the transport (extra root certificates, a proxy, or a whole `reqwest::Client` of the caller's).
 
 use std::marker::PhantomData;
 use std::net::IpAddr;
 use std::time::Duration;
+
+use api_raw::support::Secret;
 
 use crate::credentials::Credentials;
 use crate::error::{ConfigError, Error};
@@ -20,6 +23,56 @@ pub struct Config {
     pub(crate) retry: RetryPolicy,
     pub(crate) rate_limit: Option<RateLimit>,
     pub(crate) user_agent: String,
+    pub(crate) transport: Transport,
+}
+
+/// A root certificate to trust (there are none without a TLS backend).
+#[cfg(any(
+    feature = "rustls-ring",
+    feature = "rustls-aws-lc",
+    feature = "native-tls"
+))]
+pub(crate) type RootCertificate = reqwest::Certificate;
+/// A root certificate to trust (there are none without a TLS backend).
+#[cfg(not(any(
+    feature = "rustls-ring",
+    feature = "rustls-aws-lc",
+    feature = "native-tls"
+)))]
+pub(crate) type RootCertificate = std::convert::Infallible;
+
+/// How requests travel: the HTTP client the runtime builds (with extra roots and a proxy), or one
+/// the caller built.
+#[derive(Clone, Default)]
+pub(crate) enum Transport {
+    /// The runtime builds the client.
+    #[default]
+    Built,
+    /// The runtime builds the client, trusting these extra roots and going through this proxy.
+    Configured {
+        root_certificates: Vec<RootCertificate>,
+        proxy: Option<Box<(reqwest::Proxy, Secret)>>,
+    },
+    /// The caller's own client; credentials and user agent are added to each request.
+    Caller(reqwest::Client),
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Built => f.write_str("Built"),
+            Self::Configured {
+                root_certificates,
+                proxy,
+            } => f
+                .debug_struct("Configured")
+                .field("root_certificates", &root_certificates.len())
+                // The proxy URL may carry a user and password: shown only redacted.
+                .field("proxy", &proxy.as_ref().map(|proxy| &proxy.1))
+                .finish(),
+            Self::Caller(_) => f.write_str("Caller(reqwest::Client)"),
+        }
+    }
 }
 
 impl Config {
@@ -73,6 +126,10 @@ pub struct ConfigBuilder<T = Config> {
     rate_limit: Option<RateLimit>,
     user_agent: String,
     allow_insecure_http: bool,
+    root_certificates: Vec<Vec<u8>>,
+    proxy: Option<Secret>,
+    http_client: Option<reqwest::Client>,
+    connect_timeout_set: bool,
     target: PhantomData<fn() -> T>,
 }
 
@@ -90,6 +147,10 @@ impl<T: FromConfig> ConfigBuilder<T> {
             rate_limit: None,
             user_agent: concat!("api-core/", env!("CARGO_PKG_VERSION")).to_string(),
             allow_insecure_http: false,
+            root_certificates: Vec::new(),
+            proxy: None,
+            http_client: None,
+            connect_timeout_set: false,
             target: PhantomData,
         }
     }
@@ -103,6 +164,7 @@ impl<T: FromConfig> ConfigBuilder<T> {
     /// How long to wait for a connection.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
+        self.connect_timeout_set = true;
         self
     }
 
@@ -144,6 +206,34 @@ impl<T: FromConfig> ConfigBuilder<T> {
         self
     }
 
+    /// Also trusts the certificates in `pem` (one or more PEM blocks), besides the platform's roots:
+    /// for a deployment behind a private CA. Needs a TLS feature (`rustls-ring`, the default,
+    /// `rustls-aws-lc` or `native-tls`); checked by [`build`](Self::build).
+    pub fn root_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Self {
+        self.root_certificates.push(pem.into());
+        self
+    }
+
+    /// Sends every request through this proxy (`http://`, `https://` or `socks5://` URL; it may carry
+    /// a user and password, which never appear in `Debug` or errors). Without it, no proxy is used.
+    pub fn proxy(mut self, url: impl Into<String>) -> Self {
+        self.proxy = Some(Secret::new(url.into()));
+        self
+    }
+
+    /// Sends through `client`, a `reqwest::Client` of your own (middleware, DNS, TLS or pool settings
+    /// this builder does not wrap); build it from [`http_client_builder`](crate::http_client_builder),
+    /// which selects the TLS backend of the enabled feature. The SDK still adds its credentials and user agent to each request
+    /// (headers the client sets itself win) and still applies its retries, rate limit and attempt and
+    /// operation timeouts; the client's own connect timeout, proxy and roots are used, so
+    /// [`proxy`](Self::proxy), [`root_certificate_pem`](Self::root_certificate_pem) and
+    /// [`connect_timeout`](Self::connect_timeout) cannot be combined with it. The generated client
+    /// behind `raw()` sends through it too, without credentials outside the SDK's calls.
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http_client = Some(client);
+        self
+    }
+
     /// Checks the configuration and makes the target (a [`Config`], or a client).
     pub fn build(self) -> Result<T, Error> {
         T::from_config(self.config()?)
@@ -165,6 +255,12 @@ impl<T: FromConfig> ConfigBuilder<T> {
                 return Err(ConfigError(format!("the {name} must be longer than zero")));
             }
         }
+        let transport = transport(
+            self.root_certificates,
+            self.proxy,
+            self.http_client,
+            self.connect_timeout_set,
+        )?;
         Ok(Config {
             base_url,
             credentials,
@@ -174,8 +270,108 @@ impl<T: FromConfig> ConfigBuilder<T> {
             retry: self.retry,
             rate_limit: self.rate_limit,
             user_agent: self.user_agent,
+            transport,
         })
     }
+}
+
+/// Whether a TLS backend is compiled in.
+const TLS: bool = cfg!(any(
+    feature = "rustls-ring",
+    feature = "rustls-aws-lc",
+    feature = "native-tls"
+));
+
+pub(crate) fn require_tls(what: &str) -> Result<(), ConfigError> {
+    if TLS {
+        Ok(())
+    } else {
+        Err(ConfigError(format!(
+            "{what} needs TLS, and no TLS feature is enabled: enable `rustls-ring` (the default), \
+             `rustls-aws-lc` or `native-tls`"
+        )))
+    }
+}
+
+fn transport(
+    root_certificates: Vec<Vec<u8>>,
+    proxy: Option<Secret>,
+    http_client: Option<reqwest::Client>,
+    connect_timeout_set: bool,
+) -> Result<Transport, ConfigError> {
+    if let Some(client) = http_client {
+        let conflicts: Vec<&str> = [
+            (!root_certificates.is_empty(), "root_certificate_pem"),
+            (proxy.is_some(), "proxy"),
+            (connect_timeout_set, "connect_timeout"),
+        ]
+        .into_iter()
+        .filter_map(|(set, name)| set.then_some(name))
+        .collect();
+        if !conflicts.is_empty() {
+            return Err(ConfigError(format!(
+                "{} cannot apply to a reqwest::Client given with http_client(...); configure it on that client",
+                conflicts.join(", ")
+            )));
+        }
+        return Ok(Transport::Caller(client));
+    }
+    if root_certificates.is_empty() && proxy.is_none() {
+        return Ok(Transport::Built);
+    }
+    let mut roots = Vec::new();
+    for (index, pem) in root_certificates.iter().enumerate() {
+        require_tls("root_certificate_pem")?;
+        roots.extend(certificates(index, pem)?);
+    }
+    let proxy = match proxy {
+        Some(url) => {
+            let parsed = url::Url::parse(url.expose().trim())
+                .map_err(|e| ConfigError(format!("the proxy is not a URL: {e}")))?;
+            if !matches!(parsed.scheme(), "http" | "https" | "socks5" | "socks5h") {
+                return Err(ConfigError(format!(
+                    "the proxy scheme must be http, https or socks5, not {:?}",
+                    parsed.scheme()
+                )));
+            }
+            let proxy = reqwest::Proxy::all(parsed.as_str())
+                .map_err(|_| ConfigError("the proxy URL is not usable".into()))?;
+            Some(Box::new((proxy, url)))
+        }
+        None => None,
+    };
+    Ok(Transport::Configured {
+        root_certificates: roots,
+        proxy,
+    })
+}
+
+#[cfg(any(
+    feature = "rustls-ring",
+    feature = "rustls-aws-lc",
+    feature = "native-tls"
+))]
+fn certificates(index: usize, pem: &[u8]) -> Result<Vec<RootCertificate>, ConfigError> {
+    let found = reqwest::Certificate::from_pem_bundle(pem).map_err(|e| {
+        ConfigError(format!(
+            "root certificate {index}: not a PEM certificate: {e}"
+        ))
+    })?;
+    if found.is_empty() {
+        return Err(ConfigError(format!(
+            "root certificate {index}: no PEM certificate block in it"
+        )));
+    }
+    Ok(found)
+}
+
+#[cfg(not(any(
+    feature = "rustls-ring",
+    feature = "rustls-aws-lc",
+    feature = "native-tls"
+)))]
+fn certificates(_index: usize, _pem: &[u8]) -> Result<Vec<RootCertificate>, ConfigError> {
+    Ok(Vec::new())
 }
 
 /// Validates a base URL and returns it without a trailing `/`.
@@ -231,6 +427,70 @@ mod tests {
         Config::builder(url)
             .credentials(Credentials::basic("id", "secret"))
             .build()
+    }
+
+    #[cfg(not(any(
+        feature = "rustls-ring",
+        feature = "rustls-aws-lc",
+        feature = "native-tls"
+    )))]
+    #[test]
+    fn without_a_tls_feature_https_and_roots_are_refused_by_name() {
+        let config = build("https://api.example.com").unwrap();
+        let err = crate::runtime::Runtime::new(config)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("no TLS feature is enabled") && err.contains("rustls-ring"),
+            "{err}"
+        );
+        let roots = Config::builder("http://127.0.0.1:8080")
+            .credentials(Credentials::basic("id", "secret"))
+            .root_certificate_pem("-----BEGIN CERTIFICATE-----")
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(roots.contains("root_certificate_pem needs TLS"), "{roots}");
+        let plain = build("http://127.0.0.1:8080").unwrap();
+        assert!(
+            crate::runtime::Runtime::new(plain).is_ok(),
+            "plain http to loopback needs no TLS"
+        );
+    }
+
+    #[test]
+    fn transport_settings_are_checked_and_the_proxy_stays_secret() {
+        let base = || {
+            Config::builder("http://127.0.0.1:8080").credentials(Credentials::basic("id", "secret"))
+        };
+        let config = base()
+            .proxy("http://me:hunter2@proxy.example:3128")
+            .build()
+            .unwrap();
+        let shown = format!("{config:?}");
+        assert!(
+            !shown.contains("hunter2") && shown.contains("Configured"),
+            "{shown}"
+        );
+        for (proxy, expected) in [
+            ("not a url", "the proxy is not a URL"),
+            ("ftp://proxy.example", "http, https or socks5"),
+        ] {
+            let err = base().proxy(proxy).build().unwrap_err().to_string();
+            assert!(err.contains(expected), "{proxy}: {err}");
+        }
+        let err = base()
+            .connect_timeout(Duration::from_secs(1))
+            .http_client(crate::http_client_builder().build().unwrap())
+            .build()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("connect_timeout cannot apply"), "{err}");
+        let own = base()
+            .http_client(crate::http_client_builder().build().unwrap())
+            .build()
+            .unwrap();
+        assert!(format!("{own:?}").contains("Caller"));
     }
 
     #[test]

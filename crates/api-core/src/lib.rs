@@ -26,6 +26,7 @@ mod rate_limit;
 mod response;
 mod retry;
 mod runtime;
+mod tls;
 
 #[cfg(feature = "management")]
 pub mod management;
@@ -50,8 +51,11 @@ pub use ids::{
 };
 pub use operation::{Idempotency, Operation, ResponseBody};
 pub use rate_limit::RateLimit;
+/// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
+pub use reqwest;
 pub use response::{Response, ResponseMeta};
 pub use retry::RetryPolicy;
 pub use runtime::Runtime;
+pub use tls::http_client_builder;
 /// UUIDs, as used by the typed ids.
 pub use uuid::Uuid;

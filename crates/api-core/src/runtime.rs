@@ -12,7 +12,7 @@ use progenitor_client::{Error as RawError, ResponseValue};
 use reqwest::header::{HeaderMap, HeaderValue};
 use tracing::Instrument;
 
-use crate::config::Config;
+use crate::config::{Config, Transport};
 use crate::error::{
     ConfigError, DecodeError, Error, MAX_ERROR_READ, Result, TransportError, TransportKind,
 };
@@ -27,6 +27,8 @@ use crate::retry::RetryPolicy;
 pub struct Runtime {
     config: Arc<Config>,
     http: reqwest::Client,
+    /// Credentials and user agent, added to each request when the client is the caller's.
+    add_headers: Option<Arc<HeaderMap>>,
 }
 
 impl fmt::Debug for Runtime {
@@ -47,7 +49,8 @@ struct Failure {
 }
 
 impl Runtime {
-    /// Builds the HTTP client (rustls, timeouts, user agent, sensitive `Authorization` header).
+    /// Builds the HTTP client (the TLS backend of the crate features, timeouts, user agent, sensitive
+    /// `Authorization` header, extra roots, proxy), or takes the caller's.
     pub fn new(config: Config) -> Result<Self, ConfigError> {
         let mut headers = HeaderMap::new();
         headers.insert(
@@ -57,15 +60,38 @@ impl Runtime {
         let user_agent = HeaderValue::from_str(&config.user_agent)
             .map_err(|_| ConfigError(format!("invalid user agent {:?}", config.user_agent)))?;
         headers.insert(reqwest::header::USER_AGENT, user_agent);
-        let http = reqwest::Client::builder()
-            .default_headers(headers)
-            .connect_timeout(config.connect_timeout)
-            .timeout(config.attempt_timeout)
-            .build()
-            .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
+        if config.base_url.starts_with("https:")
+            && !matches!(config.transport, Transport::Caller(_))
+        {
+            crate::config::require_tls("an https base URL")?;
+        }
+        let (http, add_headers) = match &config.transport {
+            Transport::Caller(client) => (client.clone(), Some(Arc::new(headers))),
+            transport => {
+                let mut builder = crate::tls::http_client_builder()
+                    .default_headers(headers)
+                    .connect_timeout(config.connect_timeout)
+                    .timeout(config.attempt_timeout);
+                if let Transport::Configured {
+                    root_certificates,
+                    proxy,
+                } = transport
+                {
+                    builder = crate::tls::with_roots(builder, root_certificates);
+                    if let Some(proxy) = proxy {
+                        builder = builder.proxy(proxy.0.clone());
+                    }
+                }
+                let http = builder
+                    .build()
+                    .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
+                (http, None)
+            }
+        };
         Ok(Self {
             config: Arc::new(config),
             http,
+            add_headers,
         })
     }
 
@@ -86,6 +112,7 @@ impl Runtime {
         Self {
             config: Arc::new(config),
             http: self.http.clone(),
+            add_headers: self.add_headers.clone(),
         }
     }
 
@@ -182,7 +209,7 @@ impl Runtime {
                 limit.acquire().await;
             }
             call.in_flight.store(true, Ordering::Relaxed);
-            let (sent, answer) = with_answer_headers(send()).await;
+            let (sent, answer) = with_answer_headers(self.add_headers.clone(), send()).await;
             let outcome = match sent {
                 Ok(value) => Ok(success(value, attempt, span)),
                 Err(raw) => self.classify(op, raw, answer, attempt, secrets, span).await,

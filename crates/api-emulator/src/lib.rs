@@ -37,6 +37,10 @@ mod redact;
 mod request_log;
 mod schema;
 pub mod seed;
+#[cfg(feature = "persistence")]
+mod store;
+#[cfg(not(feature = "persistence"))]
+#[path = "store_disabled.rs"]
 mod store;
 mod views;
 mod wire;
@@ -101,7 +105,8 @@ impl EmulatorOptions {
         self
     }
 
-    /// Keep state in `dir`.
+    /// Keep state in `dir` (needs the default `persistence` feature; without it,
+    /// [`Emulator::start`] says so).
     pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.data_dir = Some(dir.into());
         self

@@ -37,11 +37,24 @@ impl Client {
         ConfigBuilder::new(base_url).user_agent(user_agent())
     }
 
-    /// A client configured from `CLOUD_API_URL`, `CLOUD_API_KEY_ID` and `CLOUD_API_KEY_SECRET`.
+    /// A builder configured from `CLOUD_API_URL`, `CLOUD_API_KEY_ID` and `CLOUD_API_KEY_SECRET`, to add a rate
+    /// limit, timeouts or a transport before [`build`](ConfigBuilder::build).
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), api_mgmt::Error> {
+    /// let client = api_mgmt::Client::builder_from_env()?
+    ///     .rate_limit(api_mgmt::RateLimit::management())
+    ///     .operation_timeout(std::time::Duration::from_secs(60))
+    ///     .build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn builder_from_env() -> Result<ConfigBuilder<Client>, Error> {
+        Ok(ConfigBuilder::<Client>::management_from_env()?.user_agent(user_agent()))
+    }
+
+    /// A client configured from `CLOUD_API_URL`, `CLOUD_API_KEY_ID` and `CLOUD_API_KEY_SECRET` (see [`Client::builder_from_env`]).
     pub fn from_env() -> Result<Self, Error> {
-        ConfigBuilder::<Client>::management_from_env()?
-            .user_agent(user_agent())
-            .build()
+        Self::builder_from_env()?.build()
     }
 
     /// A client from a checked configuration.

@@ -49,6 +49,8 @@ mod client;
 mod pipes;
 mod service;
 
+/// A `reqwest` client builder with the SDK's TLS backend, for [`ConfigBuilder::http_client`].
+pub use api_core::http_client_builder;
 pub use api_core::management::{
     And, Compression, Condition, CpuMillicores, Destination, DestinationColumn, FieldMapping,
     IpAccessListEntry, KafkaSource, KinesisSource, MemoryGb, MskAuthentication, NewPipe,
@@ -60,6 +62,8 @@ pub use api_core::management::{
     WaitFor, WaitOptions, operations, raw_types, source, wait_for_pipe, wait_for_pipe_gone,
     wait_for_service,
 };
+/// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
+pub use api_core::reqwest;
 pub use api_core::{
     ApiError, Config, ConfigBuilder, Credentials, DecodeError, Error, ErrorCode, IdError,
     Idempotency, MAX_ERROR_BODY, MAX_ERROR_MESSAGE, Operation, OrganizationId, PipeId, Problem,

@@ -37,11 +37,24 @@ impl Client {
         ConfigBuilder::new(base_url).user_agent(user_agent())
     }
 
-    /// A client configured from `CLOUD_OBSERVABILITY_URL` and `CLOUD_OBSERVABILITY_TOKEN`.
+    /// A builder configured from `CLOUD_OBSERVABILITY_URL` and `CLOUD_OBSERVABILITY_TOKEN`, to add a rate
+    /// limit, timeouts or a transport before [`build`](ConfigBuilder::build).
+    ///
+    /// ```no_run
+    /// # fn run() -> Result<(), api_obs::Error> {
+    /// let client = api_obs::Client::builder_from_env()?
+    ///     .rate_limit(api_obs::RateLimit::observability())
+    ///     .operation_timeout(std::time::Duration::from_secs(60))
+    ///     .build()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn builder_from_env() -> Result<ConfigBuilder<Client>, Error> {
+        Ok(ConfigBuilder::<Client>::observability_from_env()?.user_agent(user_agent()))
+    }
+
+    /// A client configured from `CLOUD_OBSERVABILITY_URL` and `CLOUD_OBSERVABILITY_TOKEN` (see [`Client::builder_from_env`]).
     pub fn from_env() -> Result<Self, Error> {
-        ConfigBuilder::<Client>::observability_from_env()?
-            .user_agent(user_agent())
-            .build()
+        Self::builder_from_env()?.build()
     }
 
     /// A client from a checked configuration.

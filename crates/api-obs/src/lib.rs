@@ -25,11 +25,15 @@
 
 mod client;
 
+/// A `reqwest` client builder with the SDK's TLS backend, for [`ConfigBuilder::http_client`].
+pub use api_core::http_client_builder;
 pub use api_core::observability::{
     Alert, AlertChannel, AlertChannelType, AlertInterval, AlertSource, AlertState,
     AlertThresholdType, Dashboard, MetricDataType, Series, SeriesAggFn, SeriesDataSource,
     SeriesType, Tile, WhereLanguage, operations, raw_types,
 };
+/// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
+pub use api_core::reqwest;
 pub use api_core::{
     AlertId, ApiError, Config, ConfigBuilder, Credentials, DashboardId, DecodeError, Error,
     ErrorCode, IdError, Idempotency, Operation, RateLimit, Response, ResponseMeta, RetryPolicy,

@@ -1834,6 +1834,7 @@ Arguments:
         let info = OperationInfo {
             operation_id: "update_service_state",
         };
+        (crate::support::prepare_request)(&mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -1891,6 +1892,7 @@ Arguments:
         let info = OperationInfo {
             operation_id: "create_pipe",
         };
+        (crate::support::prepare_request)(&mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -1943,6 +1945,7 @@ Arguments:
         let info = OperationInfo {
             operation_id: "get_pipe",
         };
+        (crate::support::prepare_request)(&mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -1998,6 +2001,7 @@ Arguments:
         let info = OperationInfo {
             operation_id: "delete_pipe",
         };
+        (crate::support::prepare_request)(&mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -2050,6 +2054,7 @@ Arguments:
         let info = OperationInfo {
             operation_id: "get_pipe_settings",
         };
+        (crate::support::prepare_request)(&mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -2102,6 +2107,7 @@ Arguments:
         let info = OperationInfo {
             operation_id: "list_reverse_private_endpoints",
         };
+        (crate::support::prepare_request)(&mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -2157,6 +2163,7 @@ Arguments:
         let info = OperationInfo {
             operation_id: "create_private_endpoint",
         };
+        (crate::support::prepare_request)(&mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;

@@ -393,6 +393,7 @@ Arguments:
         let info = OperationInfo {
             operation_id: "get_alert",
         };
+        (crate::support::prepare_request)(&mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -436,6 +437,7 @@ Sends a `GET` request to `/api/v2/dashboards`
         let info = OperationInfo {
             operation_id: "list_dashboards",
         };
+        (crate::support::prepare_request)(&mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;

@@ -1,13 +1,35 @@
-//! The status and headers of the answer a generated operation received, kept for the caller even when
-//! the generated code cannot decode the body (which drops them).
+//! What the runtime needs around one exchange of a generated operation: headers to add to the
+//! request (credentials and user agent, when the caller supplied its own `reqwest::Client`), and the
+//! status and headers of the answer, kept for the caller even when the generated code cannot decode
+//! the body (which drops them).
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::sync::Arc;
 
 use reqwest::header::HeaderMap;
 
+struct Exchange {
+    add: Option<Arc<HeaderMap>>,
+    answer: Option<(u16, HeaderMap)>,
+}
+
 tokio::task_local! {
-    static ANSWER: RefCell<Option<(u16, HeaderMap)>>;
+    static EXCHANGE: RefCell<Exchange>;
+}
+
+/// The generated clients' pre hook: adds the headers given to [`with_answer_headers`] that the
+/// request does not carry yet; does nothing outside such a scope.
+pub fn prepare_request(request: &mut reqwest::Request) {
+    let _ = EXCHANGE.try_with(|slot| {
+        if let Some(add) = &slot.borrow().add {
+            for (name, value) in add.iter() {
+                if !request.headers().contains_key(name) {
+                    request.headers_mut().insert(name.clone(), value.clone());
+                }
+            }
+        }
+    });
 }
 
 /// The generated clients' post hook: called after every exchange, it keeps the answer's status and
@@ -15,19 +37,25 @@ tokio::task_local! {
 pub fn capture_answer(result: &reqwest::Result<reqwest::Response>) {
     if let Ok(response) = result {
         // Outside a `with_answer_headers` scope there is nowhere to keep them, which is fine.
-        let _ = ANSWER.try_with(|slot| {
-            *slot.borrow_mut() = Some((response.status().as_u16(), response.headers().clone()));
+        let _ = EXCHANGE.try_with(|slot| {
+            slot.borrow_mut().answer =
+                Some((response.status().as_u16(), response.headers().clone()));
         });
     }
 }
 
-/// Runs one generated operation and returns its result with the status and headers of the answer
-/// it received (`None` when no answer came).
-pub async fn with_answer_headers<F: Future>(operation: F) -> (F::Output, Option<(u16, HeaderMap)>) {
-    ANSWER
-        .scope(RefCell::new(None), async move {
+/// Runs one generated operation, adding `add` to its request (headers it already has win), and
+/// returns its result with the status and headers of the answer it received (`None` when no answer
+/// came).
+pub async fn with_answer_headers<F: Future>(
+    add: Option<Arc<HeaderMap>>,
+    operation: F,
+) -> (F::Output, Option<(u16, HeaderMap)>) {
+    let exchange = Exchange { add, answer: None };
+    EXCHANGE
+        .scope(RefCell::new(exchange), async move {
             let output = operation.await;
-            let answer = ANSWER.with(|slot| slot.borrow_mut().take());
+            let answer = EXCHANGE.with(|slot| slot.borrow_mut().answer.take());
             (output, answer)
         })
         .await

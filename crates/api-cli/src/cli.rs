@@ -1,0 +1,460 @@
+//! The command line: every command, flag and argument of `cloudctl`, as clap derive types.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use api_mgmt::{PipeId, PipeState};
+use api_obs::AlertId;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::duration::parse_duration;
+
+/// The exit codes, shown at the end of `cloudctl --help` (and in the README).
+const EXIT_CODES: &str = "\
+Settings (first found wins): flags, then environment (CLOUD_API_URL, CLOUD_API_KEY_ID,
+CLOUD_API_KEY_SECRET, CLOUD_ORGANIZATION_ID, CLOUD_SERVICE_ID, CLOUD_OBSERVABILITY_URL,
+CLOUD_OBSERVABILITY_TOKEN), then the profile in the config file. The key secret and the token are
+never taken from a flag. `cloudctl config show` tells where each setting came from.
+
+Exit codes:
+  0  success
+  1  any other error (e.g. the service is not running, a pipe failed, a server error)
+  2  usage error, missing settings, or a pipe file that fails validation (nothing was sent)
+  3  not found
+  4  authentication or permission (wrong key or token, read-only key, other organization)
+  5  rate limited, still after retries
+  6  timed out waiting (--wait, pipe wait)
+  7  outcome unknown: a create may or may not have happened; check before retrying";
+
+/// cloudctl: manage services, data pipes and private endpoints, and read alerts and dashboards.
+#[derive(Debug, Parser)]
+#[command(name = "cloudctl", version, after_help = EXIT_CODES)]
+pub(crate) struct Cli {
+    /// Settings and output, for every command.
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub(crate) struct GlobalArgs {
+    /// Output format [default: human on a terminal, json otherwise]
+    #[arg(
+        short,
+        long,
+        global = true,
+        value_enum,
+        help_heading = "Global options"
+    )]
+    pub output: Option<OutputFormat>,
+    /// Profile of the config file to read settings from [default: default]
+    #[arg(
+        long,
+        global = true,
+        value_name = "NAME",
+        help_heading = "Global options"
+    )]
+    pub profile: Option<String>,
+    /// Config file [default: cloudctl/config.toml in the config directory, e.g. ~/.config]
+    #[arg(
+        long,
+        global = true,
+        value_name = "FILE",
+        help_heading = "Global options"
+    )]
+    pub config: Option<PathBuf>,
+    /// Management API URL (else CLOUD_API_URL, else the profile's api_url)
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        help_heading = "Global options"
+    )]
+    pub api_url: Option<String>,
+    /// Management API key id (else CLOUD_API_KEY_ID, else api_key_id)
+    #[arg(
+        long,
+        global = true,
+        value_name = "ID",
+        help_heading = "Global options"
+    )]
+    pub key_id: Option<String>,
+    /// Organization id (else CLOUD_ORGANIZATION_ID, else organization_id)
+    #[arg(
+        long,
+        global = true,
+        value_name = "UUID",
+        help_heading = "Global options"
+    )]
+    pub organization: Option<String>,
+    /// Service id (else CLOUD_SERVICE_ID, else service_id)
+    #[arg(
+        long,
+        global = true,
+        value_name = "UUID",
+        help_heading = "Global options"
+    )]
+    pub service: Option<String>,
+    /// Observability API URL (else CLOUD_OBSERVABILITY_URL, else observability_url)
+    #[arg(
+        long,
+        global = true,
+        value_name = "URL",
+        help_heading = "Global options"
+    )]
+    pub observability_url: Option<String>,
+    /// Send requests as fast as they come (default: paced at the API's documented limits)
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub no_rate_limit: bool,
+    /// Refused: a key secret on the command line would show in the shell history and process list.
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        value_name = "SECRET",
+        alias = "api-key-secret"
+    )]
+    pub key_secret: Option<String>,
+    /// Refused: a token on the command line would show in the shell history and process list.
+    #[arg(
+        long,
+        global = true,
+        hide = true,
+        value_name = "TOKEN",
+        alias = "observability-token"
+    )]
+    pub token: Option<String>,
+}
+
+impl GlobalArgs {
+    /// Refuses a secret given as a flag, naming where it belongs (and never showing it).
+    pub fn refuse_secret_flags(&self) -> Result<(), crate::exit::Failure> {
+        let refused = match (&self.key_secret, &self.token) {
+            (Some(_), _) => Some(("--key-secret", "CLOUD_API_KEY_SECRET", "api_key_secret")),
+            (None, Some(_)) => Some((
+                "--token",
+                "CLOUD_OBSERVABILITY_TOKEN",
+                "observability_token",
+            )),
+            (None, None) => None,
+        };
+        match refused {
+            Some((flag, variable, name)) => Err(crate::exit::Failure::usage(format!(
+                "{flag} is not accepted: a secret on the command line shows in the shell history and \
+                 the process list"
+            ))
+            .with_hint(format!(
+                "set {variable}, or {name} in a profile of the config file"
+            ))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// How results and errors are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum OutputFormat {
+    /// Aligned tables and short lines, for people.
+    Human,
+    /// The API's domain values as JSON, for scripts.
+    Json,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Start or stop the service
+    Service {
+        /// What to do with the service.
+        #[command(subcommand)]
+        command: ServiceCommand,
+    },
+    /// Create, read, delete and wait for data pipes
+    Pipe {
+        /// What to do with pipes.
+        #[command(subcommand)]
+        command: PipeCommand,
+    },
+    /// List reverse private endpoints and register private endpoints
+    Endpoint {
+        /// What to do with endpoints.
+        #[command(subcommand)]
+        command: EndpointCommand,
+    },
+    /// Read alerts (observability API)
+    Alert {
+        /// What to do with alerts.
+        #[command(subcommand)]
+        command: AlertCommand,
+    },
+    /// List dashboards (observability API)
+    Dashboard {
+        /// What to do with dashboards.
+        #[command(subcommand)]
+        command: DashboardCommand,
+    },
+    /// Print a shell completion script
+    Completion {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Show the settings in use
+    Config {
+        /// What to show.
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
+}
+
+/// `cloudctl service ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum ServiceCommand {
+    /// Start the service (waits out a stop still under way with --wait)
+    Start(ServiceWaitArgs),
+    /// Stop the service
+    Stop(ServiceWaitArgs),
+}
+
+/// Waiting options of a service command.
+#[derive(Debug, Args)]
+pub(crate) struct ServiceWaitArgs {
+    /// Wait until the service is running (start) or stopped (stop)
+    #[arg(long)]
+    pub wait: bool,
+    /// Give up waiting after this long (e.g. 90s, 5m)
+    #[arg(long, value_name = "DURATION", requires = "wait", default_value = "10m", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+/// `cloudctl pipe ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum PipeCommand {
+    /// Create a pipe from a YAML or JSON file in the API's create shape
+    #[command(after_help = PIPE_FILE_HELP)]
+    Create(PipeCreateArgs),
+    /// Show a pipe
+    Get {
+        /// The pipe id.
+        #[arg(value_name = "PIPE_ID")]
+        id: PipeId,
+    },
+    /// Show the settings of a pipe
+    Settings {
+        /// The pipe id.
+        #[arg(value_name = "PIPE_ID")]
+        id: PipeId,
+    },
+    /// Delete a pipe
+    Delete(PipeDeleteArgs),
+    /// Wait until a pipe reaches a state, a steady state, or is gone
+    Wait(PipeWaitArgs),
+}
+
+const PIPE_FILE_HELP: &str = "\
+The file uses the member names of the API's create request (name, source, destination, fieldMappings,
+scaling, settings) and is checked with the SDK's rules before anything is sent; every problem is listed
+with its path and line. A secret (password, secretKey, connectionString) can be read from the
+environment instead of the file: `password: {env: KAFKA_PASSWORD}`.";
+
+/// `cloudctl pipe create`
+#[derive(Debug, Args)]
+pub(crate) struct PipeCreateArgs {
+    /// The pipe file (YAML or JSON; - reads standard input)
+    #[arg(short, long, value_name = "FILE")]
+    pub file: PathBuf,
+    /// Wait until the pipe reaches STATE
+    #[arg(long, value_name = "STATE", num_args = 0..=1, default_missing_value = "Running", value_parser = parse_pipe_state)]
+    pub wait: Option<PipeState>,
+    /// Give up waiting after this long (e.g. 90s, 5m)
+    #[arg(long, value_name = "DURATION", requires = "wait", default_value = "10m", value_parser = parse_duration)]
+    pub timeout: Duration,
+    /// Check the file and print the request that would be sent (secrets redacted); send nothing
+    #[arg(long, conflicts_with = "wait")]
+    pub dry_run: bool,
+}
+
+/// `cloudctl pipe delete`
+#[derive(Debug, Args)]
+pub(crate) struct PipeDeleteArgs {
+    /// The pipe id.
+    #[arg(value_name = "PIPE_ID")]
+    pub id: PipeId,
+    /// Succeed when the pipe does not exist
+    #[arg(long)]
+    pub if_exists: bool,
+    /// Wait until the pipe is gone
+    #[arg(long)]
+    pub wait: bool,
+    /// Give up waiting after this long (e.g. 90s, 5m)
+    #[arg(long, value_name = "DURATION", requires = "wait", default_value = "10m", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+/// `cloudctl pipe wait`
+#[derive(Debug, Args)]
+pub(crate) struct PipeWaitArgs {
+    /// The pipe id.
+    #[arg(value_name = "PIPE_ID")]
+    pub id: PipeId,
+    /// Wait for this state (fails at once in Failed or InternalError)
+    #[arg(long, value_name = "STATE", conflicts_with_all = ["steady", "gone"], value_parser = parse_pipe_state)]
+    pub state: Option<PipeState>,
+    /// Wait for a steady state: Running, Stopped, Paused or Completed (the default)
+    #[arg(long, conflicts_with = "gone")]
+    pub steady: bool,
+    /// Wait until the pipe is gone (after a delete)
+    #[arg(long)]
+    pub gone: bool,
+    /// Give up after this long (e.g. 90s, 5m)
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+/// `cloudctl endpoint ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum EndpointCommand {
+    /// List the reverse private endpoints of the service
+    List,
+    /// Register a private endpoint on the service
+    Register {
+        /// The cloud provider's endpoint id, e.g. vpce-0123456789abcdef0
+        #[arg(long, value_name = "ID")]
+        id: String,
+        /// What the endpoint is for
+        #[arg(long, value_name = "TEXT")]
+        description: String,
+    },
+}
+
+/// `cloudctl alert ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum AlertCommand {
+    /// Show an alert
+    Get {
+        /// The alert id (24 hexadecimal digits).
+        #[arg(value_name = "ALERT_ID")]
+        id: AlertId,
+    },
+}
+
+/// `cloudctl dashboard ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum DashboardCommand {
+    /// List the dashboards
+    List,
+}
+
+/// `cloudctl config ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum ConfigCommand {
+    /// Show each setting, where it came from, and the config file (secrets redacted)
+    Show,
+}
+
+/// A pipe state by name, in any letter case (`running` is `Running`); unknown names are refused.
+fn parse_pipe_state(text: &str) -> Result<PipeState, String> {
+    PipeState::KNOWN
+        .iter()
+        .find(|known| known.eq_ignore_ascii_case(text.trim()))
+        .map(|known| PipeState::from(*known))
+        .ok_or_else(|| {
+            format!(
+                "unknown pipe state; one of: {}",
+                PipeState::KNOWN.join(", ")
+            )
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn pipe_states_parse_in_any_case() {
+        assert_eq!(parse_pipe_state("running"), Ok(PipeState::Running));
+        assert_eq!(parse_pipe_state("Completed"), Ok(PipeState::Completed));
+        assert!(
+            parse_pipe_state("Runing")
+                .unwrap_err()
+                .contains("Provisioning")
+        );
+    }
+
+    #[test]
+    fn create_wait_takes_an_optional_state() {
+        let cli =
+            Cli::try_parse_from(["cloudctl", "pipe", "create", "-f", "p.yaml", "--wait"]).unwrap();
+        let Command::Pipe {
+            command: PipeCommand::Create(args),
+        } = cli.command
+        else {
+            panic!("pipe create")
+        };
+        assert_eq!(args.wait, Some(PipeState::Running));
+        let cli = Cli::try_parse_from([
+            "cloudctl",
+            "pipe",
+            "create",
+            "-f",
+            "p.yaml",
+            "--wait",
+            "completed",
+        ])
+        .unwrap();
+        let Command::Pipe {
+            command: PipeCommand::Create(args),
+        } = cli.command
+        else {
+            panic!("pipe create")
+        };
+        assert_eq!(args.wait, Some(PipeState::Completed));
+        assert!(
+            Cli::try_parse_from([
+                "cloudctl",
+                "pipe",
+                "create",
+                "-f",
+                "p",
+                "--wait",
+                "--dry-run"
+            ])
+            .is_err()
+        );
+        assert!(
+            Cli::try_parse_from([
+                "cloudctl",
+                "pipe",
+                "wait",
+                "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c",
+                "--steady",
+                "--gone"
+            ])
+            .is_err()
+        );
+        assert!(Cli::try_parse_from(["cloudctl", "service", "start", "--timeout", "5s"]).is_err());
+        let id = "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c";
+        for ok in [
+            vec!["cloudctl", "pipe", "wait", id],
+            vec!["cloudctl", "pipe", "wait", id, "--gone", "--timeout", "5s"],
+            vec!["cloudctl", "pipe", "wait", id, "--state", "running"],
+        ] {
+            assert!(Cli::try_parse_from(&ok).is_ok(), "{ok:?}");
+        }
+        assert!(
+            Cli::try_parse_from([
+                "cloudctl", "pipe", "wait", id, "--state", "Running", "--gone"
+            ])
+            .is_err()
+        );
+    }
+}

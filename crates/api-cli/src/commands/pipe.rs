@@ -1,0 +1,182 @@
+//! `cloudctl pipe create|get|settings|delete|wait`.
+
+use api_mgmt::{
+    Error, Pipe, PipeHandle, PipeId, Response, WaitFor, wait_for_pipe, wait_for_pipe_gone,
+};
+use serde::Serialize;
+
+use super::{Session, wait_options};
+use crate::cli::{PipeCommand, PipeCreateArgs, PipeDeleteArgs, PipeWaitArgs};
+use crate::exit::{Api, Context, Failure};
+use crate::pipe_file;
+use crate::progress::Progress;
+use crate::render;
+
+/// Runs a pipe command.
+pub(crate) async fn run(command: PipeCommand, session: &mut Session<'_>) -> Result<(), Failure> {
+    match command {
+        PipeCommand::Create(args) => create(args, session).await,
+        PipeCommand::Get { id } => {
+            let pipe = handle(session, id)?;
+            let read = pipe.get().await.map_err(|e| failure(&e, id))?.into_inner();
+            session.out.show(&read, render::pipe)
+        }
+        PipeCommand::Settings { id } => {
+            let pipe = handle(session, id)?;
+            let settings = pipe
+                .settings()
+                .await
+                .map_err(|e| failure(&e, id))?
+                .into_inner();
+            session.out.show(&settings, render::pipe_settings)
+        }
+        PipeCommand::Delete(args) => delete(args, session).await,
+        PipeCommand::Wait(args) => wait(args, session).await,
+    }
+}
+
+fn handle(session: &mut Session<'_>, id: PipeId) -> Result<PipeHandle, Failure> {
+    Ok(session.settings()?.service()?.pipe(id))
+}
+
+fn context(id: PipeId) -> Context {
+    Context {
+        pipe: Some(id),
+        ..Context::api(Api::Management)
+    }
+}
+
+fn failure(error: &Error, id: PipeId) -> Failure {
+    Failure::sdk(error, &context(id))
+}
+
+async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), Failure> {
+    let new_pipe = pipe_file::load(&args.file, session.env).map_err(Failure::file)?;
+    session.secrets.extend(
+        new_pipe
+            .secrets()
+            .into_iter()
+            .map(|secret| secret.expose().to_string()),
+    );
+    if args.dry_run {
+        let request = pipe_file::redacted_request(&new_pipe);
+        return session.out.show(&request, |request| {
+            format!(
+                "The file is valid; nothing was sent. The request would be (secrets redacted):\n{}",
+                serde_json::to_string_pretty(request).unwrap_or_default()
+            )
+        });
+    }
+    let service = session.settings()?.service()?;
+    let mut context = Context {
+        creating: Some(new_pipe.as_raw().name.to_string()),
+        ..Context::api(Api::Management)
+    };
+    let created = service
+        .pipes()
+        .create(&new_pipe)
+        .await
+        .map_err(|e| Failure::sdk(&e, &context))?
+        .into_inner();
+    let Some(state) = args.wait else {
+        return session.out.show(&created, render::pipe);
+    };
+    context.created = Some(created.id);
+    let target = WaitFor::pipe_state(state.clone());
+    let pipe = if target.is_done(&created) {
+        created
+    } else {
+        let handle = service.pipe(created.id);
+        let progress = Progress::start(format!("pipe {} to be {state}", created.name));
+        progress.state(created.state.as_str());
+        wait_for_pipe(
+            || polled(&handle, &progress),
+            &target,
+            Some(created),
+            &wait_options(args.timeout),
+        )
+        .await
+        .map_err(|e| Failure::sdk(&e, &context))?
+    };
+    session.out.show(&pipe, render::pipe)
+}
+
+/// What `pipe delete` and `pipe wait --gone` answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Deletion {
+    /// The pipe id.
+    id: PipeId,
+    /// Whether this command deleted it (`false`: it did not exist).
+    deleted: bool,
+    /// Whether it is known to be gone (after `--wait`).
+    gone: bool,
+}
+
+async fn delete(args: PipeDeleteArgs, session: &mut Session<'_>) -> Result<(), Failure> {
+    let id = args.id;
+    let pipe = handle(session, id)?;
+    let deleted = if args.if_exists {
+        pipe.delete_if_exists().await
+    } else {
+        pipe.delete().await.map(|_| true)
+    }
+    .map_err(|e| failure(&e, id))?;
+    let gone = if args.wait {
+        let progress = Progress::start(format!("pipe {id} to be gone"));
+        wait_for_pipe_gone(|| polled(&pipe, &progress), &wait_options(args.timeout))
+            .await
+            .map_err(|e| failure(&e, id))?;
+        true
+    } else {
+        !deleted
+    };
+    let result = Deletion { id, deleted, gone };
+    session.out.show(&result, |d| match (d.deleted, d.gone) {
+        (false, _) => format!("Pipe {} did not exist.", d.id),
+        (true, true) => format!("Deleted pipe {}; it is gone.", d.id),
+        (true, false) => format!(
+            "Deleted pipe {}; it goes away shortly (`cloudctl pipe wait {} --gone` waits for it).",
+            d.id, d.id
+        ),
+    })
+}
+
+async fn wait(args: PipeWaitArgs, session: &mut Session<'_>) -> Result<(), Failure> {
+    let id = args.id;
+    let pipe = handle(session, id)?;
+    let options = wait_options(args.timeout);
+    if args.gone {
+        let progress = Progress::start(format!("pipe {id} to be gone"));
+        wait_for_pipe_gone(|| polled(&pipe, &progress), &options)
+            .await
+            .map_err(|e| failure(&e, id))?;
+        let result = Deletion {
+            id,
+            deleted: false,
+            gone: true,
+        };
+        return session
+            .out
+            .show(&result, |d| format!("Pipe {} is gone.", d.id));
+    }
+    let target = match args.state {
+        Some(state) => WaitFor::pipe_state(state),
+        None => WaitFor::pipe_steady(),
+    };
+    let progress = Progress::start(format!("pipe {id} to be {target}"));
+    let reached = wait_for_pipe(|| polled(&pipe, &progress), &target, None, &options)
+        .await
+        .map_err(|e| failure(&e, id))?;
+    drop(progress);
+    session.out.show(&reached, render::pipe)
+}
+
+/// One read of a waiter, showing the state it saw.
+async fn polled(pipe: &PipeHandle, progress: &Progress) -> Result<Response<Pipe>, Error> {
+    let answer = pipe.get().await;
+    if let Ok(read) = &answer {
+        progress.state(read.state.as_str());
+    }
+    answer
+}

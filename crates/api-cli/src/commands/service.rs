@@ -1,0 +1,82 @@
+//! `cloudctl service start|stop [--wait]`.
+
+use std::time::Duration;
+
+use api_mgmt::{
+    Error, Response, Service, ServiceCommand, ServiceHandle, ServiceWait, WaitFor, wait_for_service,
+};
+
+use super::{Session, wait_options};
+use crate::cli;
+use crate::exit::{Api, Context, Failure};
+use crate::progress::Progress;
+use crate::render;
+
+/// Runs a service command.
+pub(crate) async fn run(
+    command: cli::ServiceCommand,
+    session: &mut Session<'_>,
+) -> Result<(), Failure> {
+    let (command, args) = match command {
+        cli::ServiceCommand::Start(args) => (ServiceCommand::Start, args),
+        cli::ServiceCommand::Stop(args) => (ServiceCommand::Stop, args),
+    };
+    let service = session.settings()?.service()?;
+    let context = Context {
+        service_command: Some(match command {
+            ServiceCommand::Start => "start",
+            ServiceCommand::Stop => "stop",
+        }),
+        ..Context::api(Api::Management)
+    };
+    let result = if args.wait {
+        wait(&service, command, args.timeout).await
+    } else {
+        service.command(command).await.map(Response::into_inner)
+    };
+    let value = result.map_err(|e| Failure::sdk(&e, &context))?;
+    session.out.show(&value, render::service)
+}
+
+/// Sends `command` until the service reaches the state it leads to, showing each state seen.
+async fn wait(
+    service: &ServiceHandle,
+    command: ServiceCommand,
+    timeout: Duration,
+) -> Result<Service, Error> {
+    let target = command.target();
+    let progress = Progress::start(format!("the service to be {target}"));
+    let probe = Probe {
+        service,
+        command,
+        progress: &progress,
+    };
+    let options = wait_options(timeout);
+    wait_for_service(&probe, &WaitFor::service_state(target), &options).await
+}
+
+/// The two calls of a service waiter (the command, and a read), reporting each state seen.
+struct Probe<'a> {
+    service: &'a ServiceHandle,
+    command: ServiceCommand,
+    progress: &'a Progress,
+}
+
+impl Probe<'_> {
+    fn seen(&self, answer: Result<Response<Service>, Error>) -> Result<Response<Service>, Error> {
+        if let Ok(service) = &answer {
+            self.progress.state(service.state_name());
+        }
+        answer
+    }
+}
+
+impl ServiceWait for Probe<'_> {
+    async fn send(&self) -> Result<Response<Service>, Error> {
+        self.seen(self.service.command(self.command).await)
+    }
+
+    async fn observe(&self) -> Result<Response<Service>, Error> {
+        self.seen(self.service.get().await)
+    }
+}

@@ -1,0 +1,128 @@
+//! `cloudctl`: a command-line client of the analytics cloud's management and observability APIs,
+//! built on the SDK's facades (`api-mgmt`, `api-obs`).
+//!
+//! Results go to stdout (aligned text on a terminal, the domain values as JSON otherwise or with
+//! `-o json`); errors go to stderr (one line, or `{"error": {...}}` in JSON mode), and the exit code
+//! tells scripts what happened (see `cloudctl --help`).
+
+mod cli;
+mod commands;
+mod duration;
+mod exit;
+mod output;
+mod pipe_file;
+mod progress;
+mod render;
+mod settings;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::Parser;
+use clap::error::ErrorKind;
+
+use crate::cli::{Cli, OutputFormat};
+use crate::commands::Session;
+use crate::exit::{Exit, Failure};
+use crate::output::{Output, write_stderr};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return usage_error(&error),
+    };
+    let out = Output::resolve(cli.global.output);
+    let env = |name: &str| std::env::var(name).ok();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            let failure = Failure::other("RUNTIME_ERROR", format!("cannot start: {e}"));
+            return report(out, &failure);
+        }
+    };
+    // A secret given as a flag is refused, and kept out of every message.
+    let flagged = [&cli.global.key_secret, &cli.global.token];
+    let secrets = flagged.into_iter().flatten().cloned().collect();
+    let mut session = Session {
+        out,
+        env: &env,
+        global: cli.global,
+        secrets,
+    };
+    match runtime.block_on(commands::run(cli.command, &mut session)) {
+        Ok(()) => ExitCode::from(Exit::Success.code()),
+        Err(mut failure) => {
+            failure.redact(&session.secrets);
+            report(out, &failure)
+        }
+    }
+}
+
+/// Writes the failure to stderr, as one JSON object or as text, and returns its exit code.
+fn report(out: Output, failure: &Failure) -> ExitCode {
+    if out.is_json() {
+        write_stderr(&failure.json().to_string());
+    } else {
+        write_stderr(&failure.human());
+    }
+    ExitCode::from(failure.exit.code())
+}
+
+/// Help and version go to stdout (exit 0); a usage error goes to stderr with exit 2, as JSON when the
+/// output is JSON.
+fn usage_error(error: &clap::Error) -> ExitCode {
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion
+    ) {
+        let _ = error.print();
+        return ExitCode::from(Exit::Success.code());
+    }
+    if !json_requested() {
+        let _ = error.print();
+        return ExitCode::from(Exit::Usage.code());
+    }
+    let message = if error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        "a command is missing".to_string()
+    } else {
+        let rendered = error.render().to_string();
+        rendered
+            .lines()
+            .next()
+            .unwrap_or("invalid command line")
+            .trim_start_matches("error: ")
+            .to_string()
+    };
+    let failure =
+        Failure::usage(message).with_hint("`cloudctl --help` lists the commands and options");
+    report(
+        Output {
+            format: OutputFormat::Json,
+        },
+        &failure,
+    )
+}
+
+/// Whether the command line asks for JSON (or leaves the format to stdout, which is not a terminal);
+/// read from the raw arguments, since they did not parse.
+fn json_requested() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut requested = None;
+    for (i, arg) in args.iter().enumerate() {
+        let value = match arg.as_str() {
+            "-o" | "--output" => args.get(i + 1).map(String::as_str),
+            other => other
+                .strip_prefix("--output=")
+                .or_else(|| other.strip_prefix("-o").filter(|v| !v.is_empty())),
+        };
+        match value {
+            Some("json") => requested = Some(true),
+            Some("human") => requested = Some(false),
+            _ => {}
+        }
+    }
+    requested.unwrap_or_else(|| !std::io::stdout().is_terminal())
+}

@@ -1,0 +1,118 @@
+//! The pipe file of `cloudctl pipe create`: YAML or JSON in the API's create shape, checked by the
+//! SDK's `NewPipe` builder before anything is sent, with every problem reported by path and line.
+
+mod convert;
+mod document;
+mod reader;
+
+use std::io::Read;
+use std::path::Path;
+
+use api_mgmt::NewPipe;
+
+pub(crate) use reader::{FileProblem, Lookup};
+
+/// The largest pipe file read (the API takes request bodies up to 2 MiB).
+const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Member names whose values are secrets in the create shape.
+const SECRET_MEMBERS: [&str; 3] = ["password", "secretKey", "connectionString"];
+
+/// A pipe file that failed: where it came from and every problem.
+#[derive(Debug, Clone)]
+pub(crate) struct FileError {
+    /// The file name as given (`<stdin>` for `-`).
+    pub name: String,
+    /// Every problem, in file order.
+    pub problems: Vec<FileProblem>,
+}
+
+/// Reads and checks the pipe file at `path` (`-` for standard input).
+pub(crate) fn load(path: &Path, env: Lookup<'_>) -> Result<NewPipe, FileError> {
+    let name = if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    };
+    let text = read(path).map_err(|message| FileError {
+        name: name.clone(),
+        problems: vec![FileProblem {
+            path: ".".into(),
+            line: None,
+            message,
+        }],
+    })?;
+    check(&text, env).map_err(|problems| FileError { name, problems })
+}
+
+/// Checks the text of a pipe file and builds the request.
+pub(crate) fn check(text: &str, env: Lookup<'_>) -> Result<NewPipe, Vec<FileProblem>> {
+    let document = document::parse(text).map_err(|e| {
+        vec![FileProblem {
+            path: ".".into(),
+            line: e.line,
+            message: format!("not valid YAML or JSON: {}", e.message),
+        }]
+    })?;
+    convert::new_pipe(&document, env).map_err(|mut problems| {
+        problems.sort_by_key(|p| p.line.unwrap_or(usize::MAX));
+        problems
+    })
+}
+
+fn read(path: &Path) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    let result = if path.as_os_str() == "-" {
+        std::io::stdin()
+            .lock()
+            .take(MAX_FILE_BYTES + 1)
+            .read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(path)
+            .and_then(|file| file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+    };
+    result.map_err(|e| format!("cannot read the file: {e}"))?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(format!(
+            "the file is larger than {} MiB; a pipe request is far smaller",
+            MAX_FILE_BYTES / 1024 / 1024
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "the file is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// The request as it would be sent, with every secret replaced by `[REDACTED]`.
+pub(crate) fn redacted_request(pipe: &NewPipe) -> serde_json::Value {
+    let secrets: Vec<&str> = pipe.secrets().into_iter().map(|s| s.expose()).collect();
+    let mut json = serde_json::to_value(pipe.as_raw()).unwrap_or(serde_json::Value::Null);
+    redact(&mut json, &secrets);
+    json
+}
+
+fn redact(json: &mut serde_json::Value, secrets: &[&str]) {
+    use serde_json::Value;
+    match json {
+        Value::Object(members) => {
+            for (name, value) in members.iter_mut() {
+                if SECRET_MEMBERS.contains(&name.as_str()) && value.is_string() {
+                    *value = Value::String("[REDACTED]".into());
+                } else {
+                    redact(value, secrets);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| redact(item, secrets)),
+        Value::String(text) if secrets.iter().any(|s| !s.is_empty() && text == s) => {
+            *text = "[REDACTED]".into();
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,249 @@
+//! The pipe file: every source kind converts to the request the SDK would build, and every mistake is
+//! reported with its path and line.
+
+use super::*;
+
+const KAFKA: &str = "\
+name: orders
+source:
+  kafka:
+    brokers: b-1.kafka.example:9098
+    topics: orders
+    consumerGroup: pipe-orders
+    offset: {timestamp: 2026-03-01T00:00}
+    reversePrivateEndpointIds: [c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f]
+    credentials:
+      username: reader
+      password: {env: KAFKA_PASSWORD}
+destination:
+  database: default
+  table: orders
+  managedTable: true
+  tableDefinition:
+    sortingKey: [id]
+    engine: {versionColumnId: version}
+  columns:
+    - {name: id, type: UInt64}
+    - {name: amount, type: \"Decimal(18, 2)\"}
+fieldMappings:
+  - {sourceField: id, destinationField: id}
+  - {sourceField: amount, destinationField: amount}
+scaling: {replicas: 2, replicaCpuMillicores: 500, replicaMemoryGb: 0.5}
+settings:
+  db_max_threads: 8
+  kafka_max_poll_records: 500
+";
+
+fn env(name: &str) -> Option<String> {
+    (name == "KAFKA_PASSWORD").then(|| "kafka-pa55word".to_string())
+}
+
+fn problems(text: &str) -> Vec<String> {
+    check(text, &env)
+        .expect_err("the file has problems")
+        .into_iter()
+        .map(|p| {
+            format!(
+                "{}:{}: {}",
+                p.line.map_or("-".into(), |l| l.to_string()),
+                p.path,
+                p.message
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn a_kafka_file_becomes_the_request_the_builder_makes() {
+    let pipe = check(KAFKA, &env).expect("a valid file");
+    let wire = serde_json::to_value(pipe.as_raw()).unwrap();
+    assert_eq!(wire["name"], "orders");
+    let kafka = &wire["source"]["kafka"];
+    assert_eq!(kafka["brokers"], "b-1.kafka.example:9098");
+    assert_eq!(kafka["offset"]["timestamp"], "2026-03-01T00:00");
+    assert_eq!(
+        kafka["credentials"]["password"], "kafka-pa55word",
+        "read from the environment"
+    );
+    assert_eq!(
+        kafka["reversePrivateEndpointIds"][0],
+        "c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f"
+    );
+    assert_eq!(wire["destination"]["columns"][1]["type"], "Decimal(18, 2)");
+    assert_eq!(
+        wire["destination"]["tableDefinition"]["engine"]["versionColumnId"],
+        "version"
+    );
+    assert_eq!(wire["scaling"]["replicas"], 2);
+    assert_eq!(wire["scaling"]["replicaMemoryGb"], 0.5);
+    assert_eq!(wire["settings"]["db_max_threads"], 8);
+    assert_eq!(
+        wire["settings"]["kafka_max_poll_records"], 500,
+        "unknown settings pass through"
+    );
+
+    let shown = redacted_request(&pipe);
+    assert_eq!(
+        shown["source"]["kafka"]["credentials"]["password"],
+        "[REDACTED]"
+    );
+    assert!(!shown.to_string().contains("kafka-pa55word"));
+}
+
+#[test]
+fn the_same_request_in_json_reads_the_same() {
+    let yaml = check(KAFKA, &env).unwrap();
+    let as_json = {
+        // Write the YAML's own request back as JSON, with the env reference, and read it again.
+        let mut wire = serde_json::to_value(yaml.as_raw()).unwrap();
+        wire["source"]["kafka"]["credentials"]["password"] =
+            serde_json::json!({"env": "KAFKA_PASSWORD"});
+        serde_json::to_string_pretty(&wire).unwrap()
+    };
+    let json = check(&as_json, &env).expect("the JSON form is valid");
+    assert_eq!(
+        serde_json::to_value(json.as_raw()).unwrap(),
+        serde_json::to_value(yaml.as_raw()).unwrap()
+    );
+}
+
+#[test]
+fn every_mistake_is_listed_with_path_and_line() {
+    let text = "\
+name: orders
+source:
+  kafka:
+    brokers: \"\"
+    topics: 42
+    credentials: {username: reader, password: {env: MISSING_PASSWORD}}
+    colour: blue
+destination:
+  database: default
+  table: orders
+  columns:
+    - {name: id, type: UInt64}
+fieldMappings:
+  - {sourceField: id, destinationField: idd}
+scaling:
+  replicas: 50
+  replicaCpuMillicores: lots
+settings:
+  db_max_threads: 65
+";
+    assert_eq!(
+        problems(text),
+        [
+            "4:source.kafka.brokers: required; must not be empty",
+            "5:source.kafka.topics: expected a string, got a number; quote it to make it text",
+            "6:source.kafka.credentials.password: the environment variable MISSING_PASSWORD is not set",
+            "7:source.kafka.colour: unknown member; expected one of: brokers, topics, consumerGroup, iamRole, offset, schemaRegistry, caCertificate, reversePrivateEndpointIds, credentials",
+            "8:destination.managedTable: required for this source kind",
+            "13:fieldMappings: every destination column must be mapped; not mapped: id",
+            "14:fieldMappings[0].destinationField: \"idd\" is not a destination column",
+            "16:scaling.replicas: must be between 1 and 40, got 50",
+            "17:scaling.replicaCpuMillicores: expected a whole number, got a string",
+            "19:settings.db_max_threads: must be between 0 and 64, got 65",
+        ]
+    );
+}
+
+#[test]
+fn the_source_needs_exactly_one_kind() {
+    assert_eq!(
+        problems("name: x\nsource: {}\ndestination: {database: d}\n"),
+        ["2:source: required: choose a kafka, objectStorage, kinesis or postgres source"]
+    );
+    let two = problems(
+        "name: x\nsource:\n  kinesis: {streamName: s, region: r}\n  kafka: {brokers: b, topics: t}\ndestination: {database: d, table: t, managedTable: true, columns: [{name: c, type: String}]}\nfieldMappings: [{sourceField: c, destinationField: c}]\n",
+    );
+    assert_eq!(
+        two,
+        [
+            "2:source: exactly one source kind is allowed (kafka, objectStorage, kinesis, postgres), got kafka and kinesis"
+        ]
+    );
+}
+
+#[test]
+fn postgres_and_object_storage_files_convert() {
+    let postgres = "\
+name: crm
+source:
+  postgres:
+    host: crm-db.internal.example
+    port: 5432
+    database: crm
+    credentials: {username: replicator, password: pg-secret}
+    settings: {syncIntervalSeconds: 30, snapshotNumRowsPerPartition: 100000}
+    tableMappings:
+      - {sourceSchemaName: public, sourceTable: customers, targetTable: crm_customers, excludedColumns: [ssn], sortingKeys: [id]}
+destination: {database: crm}
+";
+    let pipe = check(postgres, &env).expect("a valid postgres file");
+    let wire = serde_json::to_value(pipe.as_raw()).unwrap();
+    assert_eq!(wire["source"]["postgres"]["port"], 5432);
+    assert_eq!(
+        wire["source"]["postgres"]["tableMappings"][0]["useCustomSortingKey"],
+        true
+    );
+    assert_eq!(
+        wire["source"]["postgres"]["settings"]["syncIntervalSeconds"],
+        30
+    );
+    assert_eq!(
+        redacted_request(&pipe)["source"]["postgres"]["credentials"]["password"],
+        "[REDACTED]"
+    );
+
+    assert_eq!(
+        problems(
+            "name: crm\nsource:\n  postgres: {host: h, database: d, port: 70000, tableMappings: []}\ndestination: {database: crm}\n"
+        ),
+        [
+            "3:source.postgres.port: 70000 is too large",
+            "3:source.postgres.credentials: required: username and password",
+            "3:source.postgres.tableMappings: at least one table mapping is required",
+        ]
+    );
+
+    let azure = "\
+name: blobs
+source:
+  objectStorage:
+    connectionString: {env: KAFKA_PASSWORD}
+    azureContainerName: events
+    path: 'year=*/*.parquet'
+    isContinuous: false
+    compression: zstd
+destination: {database: d, table: t, managedTable: false, columns: [{name: c, type: String}]}
+fieldMappings: [{sourceField: c, destinationField: c}]
+";
+    let pipe = check(azure, &env).expect("a valid azure file");
+    let shown = redacted_request(&pipe);
+    assert_eq!(
+        shown["source"]["objectStorage"]["connectionString"],
+        "[REDACTED]"
+    );
+    assert_eq!(shown["source"]["objectStorage"]["compression"], "zstd");
+    assert_eq!(
+        problems(
+            "name: b\nsource:\n  objectStorage: {url: 'https://x/*.csv', path: p}\ndestination: {database: d, table: t, managedTable: false, columns: [{name: c, type: String}]}\nfieldMappings: [{sourceField: c, destinationField: c}]\n"
+        ),
+        ["3:source.objectStorage.path: used only with connectionString"]
+    );
+}
+
+#[test]
+fn broken_and_empty_files_say_so() {
+    let broken = problems("name: x\nsource: [\n");
+    assert_eq!(broken.len(), 1);
+    assert!(
+        broken[0].starts_with("3:.: not valid YAML or JSON: "),
+        "{broken:?}"
+    );
+    assert_eq!(
+        problems(""),
+        ["1:.: the file is empty; expected a pipe create request"]
+    );
+    assert_eq!(problems("- a\n"), ["1:.: expected a mapping, got a list"]);
+}

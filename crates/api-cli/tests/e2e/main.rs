@@ -1,0 +1,13 @@
+//! End to end: the `cloudctl` binary, run as a process, against the emulator started in each test.
+//! Every command in both output modes, every exit code, the pipe file's checks, the request log, real
+//! service transitions, and no secret in any output (checked on every run by `support`).
+
+mod endpoints;
+mod errors;
+mod help;
+mod observability;
+mod pipe_file;
+mod pipes;
+mod service;
+mod settings;
+mod support;

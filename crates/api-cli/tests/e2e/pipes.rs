@@ -1,0 +1,333 @@
+//! `cloudctl pipe create|get|settings|delete|wait` against the emulator.
+
+use api_emulator::{EmulatorOptions, PipeState, Timing};
+
+use crate::support::{Cloud, KAFKA_PIPE};
+
+#[test]
+fn a_pipe_goes_through_its_life_in_both_output_modes() {
+    let cloud = Cloud::start();
+    let file = cloud.file("pipe.yaml", KAFKA_PIPE);
+
+    let created = cloud
+        .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
+        .expect(0)
+        .json();
+    let id = created["id"].as_str().expect("an id").to_string();
+    assert_eq!(created["name"], "orders");
+    assert_eq!(created["serviceId"], cloud.service("running"));
+    assert_eq!(
+        created["source"]["kafka"]["brokers"],
+        "b-1.kafka.emulator.local:9098"
+    );
+    assert_eq!(created["destination"]["columns"][1]["name"], "amount");
+    assert_eq!(created["scaling"]["replicas"], 2);
+    assert!(created["state"].is_string());
+
+    let got = cloud
+        .cloudctl(&["pipe", "get", &id, "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(got["id"], id.as_str());
+    assert_eq!(got["fieldMappings"][0]["sourceField"], "id");
+    let shown = cloud
+        .cloudctl(&["pipe", "get", &id, "-o", "human"])
+        .expect(0)
+        .stdout;
+    for expected in [
+        format!("ID           {id}"),
+        "Name         orders".to_string(),
+        "Source       kafka: topics orders from b-1.kafka.emulator.local:9098".to_string(),
+        "Destination  default.orders (managed table)".to_string(),
+        "Mappings     id -> id, amount -> amount".to_string(),
+    ] {
+        assert!(shown.contains(&expected), "{expected:?} in\n{shown}");
+    }
+    assert!(
+        !shown.contains("Some(") && !shown.contains("None"),
+        "{shown}"
+    );
+
+    let settings = cloud
+        .cloudctl(&["pipe", "settings", &id, "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(settings["db_max_threads"], 8);
+    let settings = cloud
+        .cloudctl(&["pipe", "settings", &id, "-o", "human"])
+        .expect(0)
+        .stdout;
+    assert!(settings.starts_with("SETTING"), "{settings}");
+    assert!(settings.contains("db_max_threads"), "{settings}");
+
+    let waited = cloud
+        .cloudctl(&["pipe", "wait", &id, "--state", "running", "-o", "human"])
+        .expect(0)
+        .stdout;
+    assert!(waited.contains("State        Running"), "{waited}");
+    let steady = cloud
+        .cloudctl(&["pipe", "wait", &id, "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(steady["state"], "Running");
+
+    let deleted = cloud
+        .cloudctl(&[
+            "pipe",
+            "delete",
+            &id,
+            "--wait",
+            "-o",
+            "json",
+            "--no-rate-limit",
+        ])
+        .expect(0)
+        .json();
+    assert_eq!(
+        deleted,
+        serde_json::json!({"id": id, "deleted": true, "gone": true})
+    );
+    let gone = cloud
+        .cloudctl(&["pipe", "wait", &id, "--gone", "-o", "human"])
+        .expect(0);
+    assert_eq!(gone.stdout, format!("Pipe {id} is gone.\n"));
+    let again = cloud
+        .cloudctl(&["pipe", "delete", &id, "--if-exists", "-o", "human"])
+        .expect(0);
+    assert_eq!(again.stdout, format!("Pipe {id} did not exist.\n"));
+    let again = cloud
+        .cloudctl(&["pipe", "delete", &id, "--if-exists", "-o", "json"])
+        .expect(0);
+    assert_eq!(again.json()["deleted"], false);
+}
+
+#[test]
+fn create_and_wait_shows_the_running_pipe() {
+    let cloud = Cloud::start();
+    let events = |name: &str| {
+        serde_json::to_string(&serde_json::json!({
+            "name": name,
+            "source": {"kinesis": {"streamName": "clickstream", "region": "eu-west-1"}},
+            "destination": {"database": "default", "table": "events", "managedTable": true,
+                            "columns": [{"name": "id", "type": "String"}]},
+            "fieldMappings": [{"sourceField": "id", "destinationField": "id"}]
+        }))
+        .unwrap()
+    };
+    let file = cloud.file("pipe.json", &events("events"));
+    let human = cloud
+        .cloudctl(&[
+            "pipe",
+            "create",
+            "--file",
+            &file,
+            "--wait",
+            "-o",
+            "human",
+            "--no-rate-limit",
+        ])
+        .expect(0)
+        .stdout;
+    assert!(human.contains("State        Running"), "{human}");
+    assert!(
+        human.contains("Source       kinesis: stream clickstream in eu-west-1"),
+        "{human}"
+    );
+
+    // A second pipe needs its own name (the emulator refuses a duplicate with 409).
+    let file = cloud.file("pipe.json", &events("events-2"));
+    let json = cloud
+        .cloudctl(&[
+            "pipe",
+            "create",
+            "--file",
+            &file,
+            "--wait",
+            "Running",
+            "-o",
+            "json",
+            "--no-rate-limit",
+        ])
+        .expect(0)
+        .json();
+    assert_eq!(json["state"], "Running");
+    assert_eq!(json["source"]["kinesis"]["streamName"], "clickstream");
+}
+
+#[test]
+fn a_connection_string_read_back_is_never_shown() {
+    let cloud = Cloud::start();
+    let file = cloud.file(
+        "blobs.yaml",
+        "name: blobs\nsource:\n  objectStorage:\n    connectionString: {env: AZURE_CONNECTION_STRING}\n    azureContainerName: events\n    path: '*.parquet'\ndestination: {database: default, table: blobs, managedTable: true, columns: [{name: c, type: String}]}\nfieldMappings: [{sourceField: c, destinationField: c}]\n",
+    );
+    let created = cloud
+        .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(
+        created["source"]["objectStorage"]["connectionString"],
+        "[REDACTED]"
+    );
+    let id = created["id"].as_str().unwrap();
+    // Both modes of the read; `Cloud::run` fails the test if the connection string shows anywhere.
+    cloud.cloudctl(&["pipe", "get", id, "-o", "json"]).expect(0);
+    let human = cloud
+        .cloudctl(&["pipe", "get", id, "-o", "human"])
+        .expect(0)
+        .stdout;
+    assert!(
+        human.contains("objectStorage: container events, *.parquet"),
+        "{human}"
+    );
+}
+
+#[test]
+fn create_wait_on_a_stopped_service_fails_with_the_fix() {
+    let cloud = Cloud::start();
+    let file = cloud.file("pipe.yaml", KAFKA_PIPE);
+    let stopped = cloud.service("stopped");
+    let human = cloud
+        .run(
+            cloud
+                .command()
+                .env("CLOUD_SERVICE_ID", &stopped)
+                .args(["pipe", "create", "--file", &file, "--wait", "-o", "human"]),
+        )
+        .expect(1);
+    assert!(human.stdout.is_empty());
+    let line = human.stderr.trim_end();
+    assert!(!line.contains('\n'), "one line: {line}");
+    assert!(
+        line.starts_with("error: FAILED_DEPENDENCY (HTTP 424): createPipe: "),
+        "{line}"
+    );
+    assert!(line.contains("[request id "), "{line}");
+    assert!(
+        line.contains("start it with `cloudctl service start --wait`"),
+        "{line}"
+    );
+
+    let json = cloud
+        .run(
+            cloud
+                .command()
+                .env("CLOUD_SERVICE_ID", &stopped)
+                .args(["pipe", "create", "--file", &file, "--wait", "-o", "json"]),
+        )
+        .expect(1)
+        .error();
+    assert_eq!(json["code"], "FAILED_DEPENDENCY");
+    assert_eq!(json["status"], 424);
+    assert_eq!(json["retryable"], false);
+    assert_eq!(json["outcomeUnknown"], false);
+    assert!(
+        json["requestId"].as_str().is_some_and(|id| id.len() == 36),
+        "{json}"
+    );
+    assert!(
+        json["message"].as_str().unwrap().contains("stopped"),
+        "{json}"
+    );
+    assert!(
+        json["hint"]
+            .as_str()
+            .unwrap()
+            .contains("cloudctl service start --wait"),
+        "{json}"
+    );
+}
+
+#[test]
+fn a_wait_that_runs_out_of_time_exits_6_with_the_pipe() {
+    let slow = Timing {
+        pipe_provisioning_ms: 600_000,
+        ..Timing::INSTANT
+    };
+    let cloud = Cloud::with(EmulatorOptions::for_tests().timing(slow));
+    let file = cloud.file("pipe.yaml", KAFKA_PIPE);
+    let error = cloud
+        .cloudctl(&[
+            "pipe",
+            "create",
+            "-f",
+            &file,
+            "--wait",
+            "--timeout",
+            "1s",
+            "-o",
+            "json",
+            "--no-rate-limit",
+        ])
+        .expect(6)
+        .error();
+    assert_eq!(error["code"], "WAIT_TIMEOUT");
+    assert_eq!(error["lastSeen"]["state"], "Provisioning");
+    let id = error["lastSeen"]["id"]
+        .as_str()
+        .expect("the created pipe's id")
+        .to_string();
+    let hint = error["hint"].as_str().unwrap();
+    assert!(hint.contains(&format!("pipe {id} was created")), "{hint}");
+
+    let human = cloud
+        .cloudctl(&[
+            "pipe",
+            "wait",
+            &id,
+            "--state",
+            "Running",
+            "--timeout",
+            "1s",
+            "-o",
+            "human",
+            "--no-rate-limit",
+        ])
+        .expect(6);
+    let line = human.stderr.trim_end();
+    assert!(
+        line.starts_with("error: WAIT_TIMEOUT: gave up waiting for Running after "),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("pipe {id} was last seen Provisioning")),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!("cloudctl pipe wait {id} --timeout 20m")),
+        "{line}"
+    );
+}
+
+#[test]
+fn a_failed_pipe_ends_the_wait_at_once_with_exit_1() {
+    let cloud = Cloud::start();
+    let file = cloud.file("pipe.yaml", KAFKA_PIPE);
+    let created = cloud
+        .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
+        .expect(0)
+        .json();
+    let id = created["id"].as_str().unwrap().to_string();
+    // The service reports the pipe as Failed from now on.
+    cloud.force_pipe_state(&id, PipeState::Failed);
+    let error = cloud
+        .cloudctl(&[
+            "pipe",
+            "wait",
+            &id,
+            "--state",
+            "Running",
+            "--timeout",
+            "60s",
+            "-o",
+            "json",
+        ])
+        .expect(1)
+        .error();
+    assert_eq!(error["code"], "PIPE_FAILED");
+    assert_eq!(error["lastSeen"]["state"], "Failed");
+    assert_eq!(
+        error["hint"],
+        format!("`cloudctl pipe get {id}` shows the pipe")
+    );
+}

@@ -1,0 +1,101 @@
+//! `cloudctl service start|stop`, with the emulator's real 2 s transitions and with instant ones.
+
+use std::time::{Duration, Instant};
+
+use api_emulator::EmulatorOptions;
+
+use crate::support::Cloud;
+
+#[test]
+fn stop_then_start_and_wait_with_real_transitions() {
+    // The emulator's default timing: every service transition takes 2 s.
+    let cloud = Cloud::with(EmulatorOptions::new().rate_limits(false));
+
+    let stopping = cloud
+        .cloudctl(&["service", "stop", "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(stopping["state"], "stopping");
+    assert_eq!(stopping["id"], cloud.service("running"));
+
+    // Too short a wait times out (exit 6) and says what it saw.
+    let short = cloud
+        .cloudctl(&[
+            "service",
+            "start",
+            "--wait",
+            "--timeout",
+            "300ms",
+            "-o",
+            "json",
+        ])
+        .expect(6)
+        .error();
+    assert_eq!(short["code"], "WAIT_TIMEOUT");
+    assert!(
+        short["hint"]
+            .as_str()
+            .unwrap()
+            .contains("cloudctl service start --wait --timeout"),
+        "{short}"
+    );
+
+    let started = Instant::now();
+    let running = cloud
+        .cloudctl(&["service", "start", "--wait", "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(running["state"], "running");
+    assert!(
+        started.elapsed() >= Duration::from_millis(500),
+        "the start waited for the stop to finish, then for the start: {:?}",
+        started.elapsed()
+    );
+
+    let state_calls: Vec<u16> = cloud
+        .requests()
+        .iter()
+        .filter(|r| r.method == "PATCH" && r.path.ends_with("/state"))
+        .map(|r| r.status)
+        .collect();
+    assert!(
+        state_calls.contains(&409),
+        "the start met the stopping service and waited it out: {state_calls:?}"
+    );
+    assert_eq!(state_calls.last(), Some(&200));
+}
+
+#[test]
+fn service_commands_in_both_output_modes() {
+    let cloud = Cloud::start();
+    let stopped = cloud
+        .cloudctl(&["service", "stop", "--wait", "-o", "human"])
+        .expect(0);
+    assert!(
+        stopped.stdout.contains("State         stopped"),
+        "{}",
+        stopped.stdout
+    );
+    assert!(
+        stopped.stdout.contains("analytics-prod"),
+        "{}",
+        stopped.stdout
+    );
+    assert!(!stopped.stdout.contains("Some(") && !stopped.stdout.contains("None"));
+
+    let started = cloud
+        .cloudctl(&["service", "start", "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(started["name"], "analytics-prod");
+    assert!(
+        started["endpoints"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty()),
+        "{started}"
+    );
+
+    // Without -o, a pipe (not a terminal) gets JSON.
+    let default = cloud.cloudctl(&["service", "start"]).expect(0).json();
+    assert_eq!(default["state"], "running");
+}

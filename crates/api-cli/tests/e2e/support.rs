@@ -1,0 +1,226 @@
+//! An emulator started in-process for each test, and `cloudctl` run as a process against it with the
+//! settings in its environment. Every run is checked for leaked secrets.
+
+use std::path::Path;
+
+use api_emulator::{Emulator, EmulatorOptions, FaultRule, LogEntry, PipeId, PipeState};
+use tempfile::TempDir;
+
+/// The Kafka password of the test pipe files (given through the environment).
+pub const KAFKA_PASSWORD: &str = "kafka-pa55word-e2e";
+/// The object storage connection string of the test pipe files.
+pub const CONNECTION_STRING: &str =
+    "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=c29tZS1henVyZS1rZXk=";
+
+/// A valid Kafka pipe file; the password comes from `KAFKA_PASSWORD`.
+pub const KAFKA_PIPE: &str = "\
+name: orders
+source:
+  kafka:
+    brokers: b-1.kafka.emulator.local:9098
+    topics: orders
+    credentials:
+      username: reader
+      password: {env: KAFKA_PASSWORD}
+destination:
+  database: default
+  table: orders
+  managedTable: true
+  columns:
+    - {name: id, type: UInt64}
+    - {name: amount, type: Float64}
+fieldMappings:
+  - {sourceField: id, destinationField: id}
+  - {sourceField: amount, destinationField: amount}
+scaling: {replicas: 2}
+settings: {db_max_threads: 8}
+";
+
+/// The emulator of one test, with the runtime that serves it and a home directory without a config
+/// file.
+pub struct Cloud {
+    emulator: Option<Emulator>,
+    runtime: tokio::runtime::Runtime,
+    home: TempDir,
+}
+
+/// What one run of `cloudctl` did.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code.
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    /// Asserts the exit code, showing both streams when it differs.
+    #[track_caller]
+    pub fn expect(self, code: i32) -> Self {
+        assert_eq!(
+            self.code, code,
+            "exit code; stdout:\n{}\nstderr:\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Stdout as JSON.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+    }
+
+    /// The `error` object of a JSON-mode failure on stderr (which holds nothing else).
+    #[track_caller]
+    pub fn error(&self) -> serde_json::Value {
+        let value: serde_json::Value = serde_json::from_str(self.stderr.trim())
+            .unwrap_or_else(|e| panic!("stderr is not one JSON object ({e}):\n{}", self.stderr));
+        assert!(self.stdout.is_empty(), "nothing on stdout: {}", self.stdout);
+        value["error"].clone()
+    }
+}
+
+impl Cloud {
+    /// An emulator with instant transitions and no rate limits.
+    pub fn start() -> Self {
+        Self::with(EmulatorOptions::for_tests())
+    }
+
+    /// An emulator with these options.
+    pub fn with(options: EmulatorOptions) -> Self {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime");
+        let emulator = runtime
+            .block_on(Emulator::start(options))
+            .expect("the emulator starts");
+        Self {
+            emulator: Some(emulator),
+            runtime,
+            home: TempDir::new().expect("a home directory"),
+        }
+    }
+
+    fn emulator(&self) -> &Emulator {
+        self.emulator.as_ref().expect("running")
+    }
+
+    /// The organization of the admin key.
+    pub fn organization(&self) -> String {
+        self.emulator().organization_id().to_string()
+    }
+
+    /// The first service in `state` (`running`, `stopped`).
+    pub fn service(&self, state: &str) -> String {
+        self.emulator()
+            .service_id(state)
+            .expect("a service in that state")
+            .to_string()
+    }
+
+    /// The home directory of the runs (its config directory holds no file unless a test writes one).
+    pub fn home(&self) -> &Path {
+        self.home.path()
+    }
+
+    /// Every secret of the emulator's seed and of the test files: none may ever be printed.
+    pub fn secrets(&self) -> Vec<String> {
+        let seed = self.emulator().seed();
+        let mut secrets: Vec<String> = seed.api_keys.iter().map(|k| k.secret.clone()).collect();
+        secrets.extend(seed.observability_tokens.iter().map(|t| t.token.clone()));
+        secrets.push(KAFKA_PASSWORD.to_string());
+        secrets.push(CONNECTION_STRING.to_string());
+        secrets.push("c29tZS1henVyZS1rZXk=".to_string());
+        secrets
+    }
+
+    /// A `cloudctl` command with every setting in the environment (the running service) and
+    /// nothing else from this process's environment.
+    pub fn command(&self) -> assert_cmd::Command {
+        let emulator = self.emulator();
+        let (key_id, key_secret) = emulator.admin_key();
+        let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_cloudctl"));
+        command
+            .env_clear()
+            .env("HOME", self.home())
+            .env("XDG_CONFIG_HOME", self.home().join(".config"))
+            .env("CLOUD_API_URL", emulator.base_url())
+            .env("CLOUD_API_KEY_ID", key_id)
+            .env("CLOUD_API_KEY_SECRET", key_secret)
+            .env("CLOUD_ORGANIZATION_ID", self.organization())
+            .env("CLOUD_SERVICE_ID", self.service("running"))
+            .env("CLOUD_OBSERVABILITY_URL", emulator.base_url())
+            .env("CLOUD_OBSERVABILITY_TOKEN", emulator.observability_token())
+            .env("KAFKA_PASSWORD", KAFKA_PASSWORD)
+            .env("AZURE_CONNECTION_STRING", CONNECTION_STRING);
+        command
+    }
+
+    /// Runs `cloudctl args`.
+    pub fn cloudctl(&self, args: &[&str]) -> Run {
+        self.run(self.command().args(args))
+    }
+
+    /// Runs a prepared command, and checks that neither stream shows a secret.
+    pub fn run(&self, command: &mut assert_cmd::Command) -> Run {
+        let output = command.output().expect("cloudctl runs");
+        let run = Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        for secret in self.secrets() {
+            assert!(
+                !run.stdout.contains(&secret) && !run.stderr.contains(&secret),
+                "a secret was printed:\nstdout:\n{}\nstderr:\n{}",
+                run.stdout,
+                run.stderr
+            );
+        }
+        run
+    }
+
+    /// Writes a file in the home directory and returns its path.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        let path = self.home().join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("a directory");
+        }
+        std::fs::write(&path, text).expect("the file is written");
+        path.to_string_lossy().into_owned()
+    }
+
+    /// The requests served so far.
+    pub fn requests(&self) -> Vec<LogEntry> {
+        self.emulator().requests().into_entries()
+    }
+
+    /// Arms a fault rule.
+    pub fn inject(&self, rule: FaultRule) {
+        self.emulator().inject(rule).expect("a valid fault rule");
+    }
+
+    /// Forces the pipe `id` into `state` (a failure a real service could report).
+    pub fn force_pipe_state(&self, id: &str, state: PipeState) {
+        let id: PipeId = id.parse().expect("a pipe id");
+        let forced = self
+            .emulator()
+            .force_pipe_state(id, Some(state))
+            .expect("the state is forced");
+        assert!(forced, "the pipe exists");
+    }
+}
+
+impl Drop for Cloud {
+    fn drop(&mut self) {
+        if let Some(emulator) = self.emulator.take() {
+            self.runtime.block_on(emulator.shutdown());
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! The TLS backend, chosen by the crate features: `rustls-ring` (rustls on the ring provider, the
+//! facades' default: certificates checked against the platform's roots, no C build),
+//! `rustls-aws-lc` (rustls on aws-lc-rs) or `native-tls` (the platform's TLS library). With more than
+//! one enabled, `native-tls` wins over `rustls-aws-lc`, which wins over `rustls-ring`.
+
+use crate::config::RootCertificate;
+
+/// A `reqwest` client builder with the TLS backend of the enabled feature, to build your own client
+/// for [`ConfigBuilder::http_client`](crate::ConfigBuilder::http_client). Start from it rather than
+/// `reqwest::Client::builder()`: with `rustls-ring`, reqwest needs a process-wide crypto provider,
+/// which this installs (unless the application installed one, which then wins).
+///
+/// ```
+/// let own = api_core::http_client_builder()
+///     .pool_max_idle_per_host(4)
+///     .build()
+///     .expect("a client");
+/// # let _ = own;
+/// ```
+pub fn http_client_builder() -> reqwest::ClientBuilder {
+    let builder = reqwest::Client::builder();
+
+    #[cfg(feature = "native-tls")]
+    return builder.tls_backend_native();
+
+    #[cfg(all(feature = "rustls-aws-lc", not(feature = "native-tls")))]
+    return builder.tls_backend_rustls();
+
+    #[cfg(all(
+        feature = "rustls-ring",
+        not(feature = "rustls-aws-lc"),
+        not(feature = "native-tls")
+    ))]
+    {
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Fails only when another thread installed one just now, which is as good.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+        }
+        builder.tls_backend_rustls()
+    }
+
+    #[cfg(not(any(
+        feature = "rustls-ring",
+        feature = "rustls-aws-lc",
+        feature = "native-tls"
+    )))]
+    builder
+}
+
+/// Adds extra roots to trust besides the platform's.
+pub(crate) fn with_roots(
+    builder: reqwest::ClientBuilder,
+    roots: &[RootCertificate],
+) -> reqwest::ClientBuilder {
+    #[cfg(any(
+        feature = "rustls-ring",
+        feature = "rustls-aws-lc",
+        feature = "native-tls"
+    ))]
+    {
+        roots
+            .iter()
+            .cloned()
+            .fold(builder, reqwest::ClientBuilder::add_root_certificate)
+    }
+    #[cfg(not(any(
+        feature = "rustls-ring",
+        feature = "rustls-aws-lc",
+        feature = "native-tls"
+    )))]
+    {
+        let _ = roots;
+        builder
+    }
+}
