@@ -78,6 +78,8 @@ impl Clients {
             api_mgmt::ServiceId::from(service_id),
         );
         let pipe = service.pipe(api_mgmt::PipeId::from(pipe_id));
+        // After the SDK's clients: they install the process-wide crypto provider that reqwest needs
+        // with the workspace's TLS features (the canned server is plain HTTP all the same).
         Ok(Self {
             floor_management: Floor::new(base_url, Auth::Basic(KEY.0, KEY.1))?,
             floor_observability: Floor::new(base_url, Auth::Bearer(TOKEN))?,

@@ -8,6 +8,7 @@
 
 mod canned;
 mod clients;
+mod cpu;
 mod emulator;
 mod fixtures;
 mod floor;
@@ -137,6 +138,7 @@ fn run(args: &Args) -> Result<(), Failure> {
             plan.rounds
         );
         println!("{}", report::sdk(&figures));
+        println!("{}", report::sdk_cpu(&figures));
     }
     if args.emulator {
         let plan = if args.quick {

@@ -38,6 +38,36 @@ pub fn sdk(figures: &[Figure]) -> String {
     out
 }
 
+/// The CPU table: CPU time of the whole process (client and canned server) per call, as ratios to the
+/// floor; the same figures as [`sdk`], less sensitive to other work on the machine. Empty when the
+/// platform does not report it.
+pub fn sdk_cpu(figures: &[Figure]) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "| CPU time per call (whole process) | facade | generated client alone | floor |\n",
+    );
+    out.push_str("|---|---|---|---|\n");
+    for figure in figures {
+        let cells: Option<Vec<String>> = Variant::ALL
+            .iter()
+            .map(|&v| {
+                let ratio = figure.samples.cpu_ratio(v)?;
+                let value = figure.samples.cpu_median(v)?;
+                Some(format!("{ratio:.2}x ({})", micros(value)))
+            })
+            .collect();
+        let Some(cells) = cells else {
+            return String::new();
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            figure.name, cells[0], cells[1], cells[2]
+        );
+    }
+    out
+}
+
 /// The emulator table: in memory, with a data directory, and their ratio.
 pub fn emulator(memory: &Figures, data_dir: &Figures) -> String {
     let mut out = String::new();

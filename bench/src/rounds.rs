@@ -1,17 +1,21 @@
 //! Interleaved rounds: each round runs every variant once, in an order that rotates from round to
 //! round, so drift of the machine (other load, frequency, caches) falls on all variants alike. A figure
-//! is the median over rounds; a ratio is the median of the per-round ratios against the floor.
+//! is the median over rounds; a ratio is the median of the per-round ratios against the floor. Each
+//! round also records the CPU time of the process per call (client and server threads).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clients::{Call, Clients, Failure, Variant};
+use crate::cpu::process_cpu;
 
 /// One sample per round and variant.
 #[derive(Debug, Default)]
 pub struct Samples {
     /// `per_variant[v][round]`: seconds per call (sequential) or calls per second (concurrent).
     pub per_variant: [Vec<f64>; 3],
+    /// `cpu[v][round]`: CPU seconds of the whole process per call (empty without `/proc`).
+    pub cpu: [Vec<f64>; 3],
 }
 
 impl Samples {
@@ -22,18 +26,43 @@ impl Samples {
 
     /// The median over rounds of `v`'s sample divided by the floor's in the same round.
     pub fn ratio(&self, v: Variant) -> f64 {
-        let floor = &self.per_variant[Variant::Floor.index()];
-        let ratios = self.per_variant[v.index()]
-            .iter()
-            .zip(floor)
-            .map(|(x, f)| x / f)
-            .collect();
-        median(ratios)
+        ratio_of(&self.per_variant, v)
     }
 
-    fn push(&mut self, v: Variant, sample: f64) {
-        self.per_variant[v.index()].push(sample);
+    /// The median CPU time per call of `v`, when measured.
+    pub fn cpu_median(&self, v: Variant) -> Option<f64> {
+        let cpu = &self.cpu[v.index()];
+        (!cpu.is_empty()).then(|| median(cpu.clone()))
     }
+
+    /// Like [`ratio`](Self::ratio), of the CPU time per call.
+    pub fn cpu_ratio(&self, v: Variant) -> Option<f64> {
+        (!self.cpu[v.index()].is_empty()).then(|| ratio_of(&self.cpu, v))
+    }
+
+    fn push(&mut self, v: Variant, sample: f64, cpu: Option<f64>) {
+        self.per_variant[v.index()].push(sample);
+        if let Some(cpu) = cpu {
+            self.cpu[v.index()].push(cpu);
+        }
+    }
+}
+
+/// The median over rounds of `v`'s sample divided by the floor's in the same round.
+fn ratio_of(samples: &[Vec<f64>; 3], v: Variant) -> f64 {
+    let floor = &samples[Variant::Floor.index()];
+    let ratios = samples[v.index()]
+        .iter()
+        .zip(floor)
+        .map(|(x, f)| x / f)
+        .collect();
+    median(ratios)
+}
+
+/// CPU seconds per call between two readings of [`process_cpu`].
+fn cpu_per_call(before: Option<Duration>, calls: usize) -> Option<f64> {
+    let spent = process_cpu()?.checked_sub(before?)?;
+    Some(spent.as_secs_f64() / calls as f64)
 }
 
 /// The order of the variants in round `round`.
@@ -67,12 +96,15 @@ pub async fn sequential(
     let mut samples = Samples::default();
     for round in 0..=rounds {
         for v in order(round) {
+            let cpu = process_cpu();
             let started = Instant::now();
             for _ in 0..calls {
                 clients.call(call, v).await?;
             }
+            let elapsed = started.elapsed();
             if round > 0 {
-                samples.push(v, started.elapsed().as_secs_f64() / calls as f64);
+                let cpu = cpu_per_call(cpu, calls);
+                samples.push(v, elapsed.as_secs_f64() / calls as f64, cpu);
             }
         }
     }
@@ -91,9 +123,11 @@ pub async fn concurrent(
     let mut samples = Samples::default();
     for round in 0..=rounds {
         for v in order(round) {
+            let cpu = process_cpu();
             let elapsed = burst(clients, call, v, callers, calls).await?;
             if round > 0 {
-                samples.push(v, (callers * calls) as f64 / elapsed.as_secs_f64());
+                let cpu = cpu_per_call(cpu, callers * calls);
+                samples.push(v, (callers * calls) as f64 / elapsed.as_secs_f64(), cpu);
             }
         }
     }
@@ -151,8 +185,11 @@ mod tests {
                 vec![1.0, 2.0, 3.0],
                 vec![1.0, 2.0, 3.0],
             ],
+            cpu: [vec![3.0], vec![], vec![2.0]],
         };
         assert_eq!(samples.ratio(Variant::Facade), 2.0);
         assert_eq!(samples.ratio(Variant::Floor), 1.0);
+        assert_eq!(samples.cpu_ratio(Variant::Facade), Some(1.5));
+        assert_eq!(samples.cpu_ratio(Variant::Generated), None);
     }
 }
