@@ -93,7 +93,7 @@ fn reverse_private_endpoint(i: usize) -> Value {
             "vpcResourceConfigurationId": null,
             "vpcResourceShareArn": null,
             "mskClusterArn": format!("arn:aws:kafka:eu-west-1:123456789012:cluster/orders-{i}/{}-1", uuid(i + 90_000)),
-            "mskAuthentication": if i % 2 == 0 { "SASL_IAM" } else { "SASL_SCRAM" },
+            "mskAuthentication": if i.is_multiple_of(2) { "SASL_IAM" } else { "SASL_SCRAM" },
             "dnsNames": [format!("b-1.orders-{i}.kafka.example"), format!("b-2.orders-{i}.kafka.example")],
             "privateDnsNames": null,
         }),
@@ -128,14 +128,14 @@ fn tile(dashboard: usize, t: usize) -> Value {
         "id": object_id(0x77b2_0000, n),
         "name": names[t % names.len()],
         "x": (t % 2) * 6, "y": (t / 2) * 3, "w": 6, "h": 3,
-        "asRatio": t % 3 == 0,
+        "asRatio": t.is_multiple_of(3),
         "series": series,
     })
 }
 
 fn series(n: usize, s: usize) -> Value {
     let agg_fn = ["count", "avg", "max", "sum"][(n + s) % 4];
-    if (n + s) % 2 == 0 {
+    if (n + s).is_multiple_of(2) {
         json!({
             "type": "time",
             "dataSource": "events",

@@ -1,7 +1,6 @@
 //! The tables, in Markdown: ratios against the floor of the same run, with the medians behind them.
 
 use std::fmt::Write;
-use std::time::Duration;
 
 use crate::clients::Variant;
 use crate::emulator::Figures;
@@ -73,31 +72,30 @@ pub fn emulator(memory: &Figures, data_dir: &Figures) -> String {
     let mut out = String::new();
     out.push_str("| emulator | in memory | with --data-dir | data-dir / memory |\n");
     out.push_str("|---|---|---|---|\n");
-    let startup = |f: &Figures| f.startup.as_secs_f64();
-    let lines: [(&str, fn(&Figures) -> f64, fn(f64) -> String); 3] = [
-        ("start-up (to the first answer)", startup, |s| {
-            millis(Duration::from_secs_f64(s))
-        }),
+    let (m, d) = (memory, data_dir);
+    let (m_start, d_start) = (m.startup.as_secs_f64(), d.startup.as_secs_f64());
+    let lines = [
+        (
+            "start-up (to the first answer)",
+            millis(m_start),
+            millis(d_start),
+            d_start / m_start,
+        ),
         (
             "reads (getPipe), 32 callers",
-            |f| f.reads_per_second,
-            per_second,
+            per_second(m.reads_per_second),
+            per_second(d.reads_per_second),
+            d.reads_per_second / m.reads_per_second,
         ),
         (
             "creates (createPipe), 32 callers",
-            |f| f.creates_per_second,
-            per_second,
+            per_second(m.creates_per_second),
+            per_second(d.creates_per_second),
+            d.creates_per_second / m.creates_per_second,
         ),
     ];
-    for (name, value, show) in lines {
-        let (m, d) = (value(memory), value(data_dir));
-        let _ = writeln!(
-            out,
-            "| {name} | {} | {} | {:.2}x |",
-            show(m),
-            show(d),
-            d / m
-        );
+    for (name, in_memory, with_dir, ratio) in lines {
+        let _ = writeln!(out, "| {name} | {in_memory} | {with_dir} | {ratio:.2}x |");
     }
     out
 }
@@ -118,8 +116,8 @@ fn micros(seconds: f64) -> String {
     }
 }
 
-fn millis(duration: Duration) -> String {
-    format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
+fn millis(seconds: f64) -> String {
+    format!("{:.1} ms", seconds * 1000.0)
 }
 
 fn per_second(value: f64) -> String {
@@ -135,6 +133,29 @@ mod tests {
         assert_eq!(micros(0.000_101_4), "101 µs");
         assert_eq!(micros(0.004_2), "4.20 ms");
         assert_eq!(per_second(15_234.6), "15235/s");
-        assert_eq!(millis(Duration::from_micros(12_340)), "12.3 ms");
+        assert_eq!(millis(0.012_34), "12.3 ms");
+    }
+
+    #[test]
+    fn the_emulator_table_compares_the_data_directory_with_memory() {
+        let memory = Figures {
+            startup: std::time::Duration::from_millis(10),
+            reads_per_second: 20_000.0,
+            creates_per_second: 5_000.0,
+        };
+        let data_dir = Figures {
+            startup: std::time::Duration::from_millis(15),
+            reads_per_second: 20_000.0,
+            creates_per_second: 1_000.0,
+        };
+        let table = emulator(&memory, &data_dir);
+        assert!(
+            table.contains("| start-up (to the first answer) | 10.0 ms | 15.0 ms | 1.50x |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| creates (createPipe), 32 callers | 5000/s | 1000/s | 0.20x |"),
+            "{table}"
+        );
     }
 }
