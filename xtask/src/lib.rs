@@ -4,9 +4,13 @@
 //! and writes it, formatted with prettyplease, under `crates/api-raw/src/generated/`.
 //! `cargo xtask codegen --check` regenerates in memory and fails with a diff when the committed files
 //! differ. `cargo xtask surface` prints the reviewable surface that the snapshot tests keep.
+//! `cargo xtask compile-time` measures cold builds of throwaway downstream crates against the peer
+//! crate's (see [`compile_time`]).
 
 pub mod apis;
 pub mod codegen;
+pub mod compile_time;
+pub mod downstream;
 pub mod generate;
 pub mod spec;
 pub mod surface;

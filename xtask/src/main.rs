@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use xtask::apis::{APIS, workspace_root};
-use xtask::{codegen, spec, surface};
+use xtask::{codegen, compile_time, spec, surface};
 
 const USAGE: &str = "\
 usage: cargo xtask <task>
@@ -12,6 +12,13 @@ tasks:
   codegen           regenerate crates/api-raw/src/generated/ from spec/
   codegen --check   fail (exit 1) with a diff when the committed generated files are stale
   surface           print the public surface of the generated clients
+  compile-time [--dry-run] [--only CRATE]... [--dir DIR] [--keep]
+                    cold debug builds of throwaway downstream crates (one operation each) in fresh
+                    target dirs, dependencies fetched first, timed against the peer crate
+                    clickhouse-cloud-api (newest in the registry); several minutes, not in CI.
+                    --dry-run writes and fetches only; --only builds the named crates (peer-clickhouse-
+                    cloud-api, only-api-obs, only-api-mgmt, api-mgmt-and-api-obs,
+                    api-mgmt-with-emulator-tests); --dir writes there and keeps it
   help              show this text";
 
 fn main() -> ExitCode {
@@ -21,6 +28,13 @@ fn main() -> ExitCode {
         ["codegen"] => run_codegen(),
         ["codegen", "--check"] => run_check(),
         ["surface"] => run_surface(),
+        ["compile-time", rest @ ..] => match compile_time_options(rest) {
+            Ok(options) => run_compile_time(&options),
+            Err(e) => {
+                eprintln!("error: {e}\n\n{USAGE}");
+                return ExitCode::from(2);
+            }
+        },
         ["help"] | ["--help"] | ["-h"] => {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
@@ -67,6 +81,48 @@ fn run_check() -> anyhow::Result<ExitCode> {
         drifts.len()
     );
     Ok(ExitCode::FAILURE)
+}
+
+fn compile_time_options(args: &[&str]) -> Result<compile_time::Options, String> {
+    let mut options = compile_time::Options::default();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match *arg {
+            "--dry-run" => options.dry_run = true,
+            "--keep" => options.keep = true,
+            "--only" => options
+                .only
+                .push(args.next().ok_or("--only takes a crate name")?.to_string()),
+            "--dir" => options.dir = Some(args.next().ok_or("--dir takes a directory")?.into()),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(options)
+}
+
+fn run_compile_time(options: &compile_time::Options) -> anyhow::Result<ExitCode> {
+    let root = workspace_root();
+    let measurement = compile_time::run(&root, options)?;
+    let rustc = std::process::Command::new("rustc")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!(
+        "workspace at {}; {rustc}; {cores} cores; clickhouse-cloud-api {}",
+        compile_time::workspace_commit(&root),
+        measurement
+            .peer_version
+            .as_deref()
+            .unwrap_or("not measured")
+    );
+    if options.dry_run {
+        println!("dry run: the crates are written and their dependencies fetched; nothing built");
+    } else {
+        println!("\n{}", compile_time::report(&measurement.timings));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_surface() -> anyhow::Result<ExitCode> {

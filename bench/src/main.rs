@@ -1,0 +1,205 @@
+//! `cargo run --release -p api-bench [-- --quick] [-- --only sdk|emulator]`: the SDK's benchmarks.
+//!
+//! In one run, against one canned local server (fixed bytes per path, on a runtime of its own), the
+//! facade (`api_mgmt::Client`, `api_obs::Client`), the generated client alone (`client.raw()`) and a
+//! hand-written reqwest + serde floor make the same calls in interleaved rounds; the table shows each
+//! one's median and its ratio to the floor of the same run. Then the emulator: start-up, reads and
+//! creates, in memory and with a data directory. Not a test: nothing here runs in CI.
+
+mod canned;
+mod clients;
+mod cpu;
+mod emulator;
+mod fixtures;
+mod floor;
+mod report;
+mod rounds;
+mod sdk;
+
+use std::process::ExitCode;
+
+use clients::{Call, Failure, Variant};
+use emulator::Storage;
+
+const USAGE: &str = "\
+usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator] [--server-threads N]
+       cargo run --release -p api-bench -- --repeat facade|generated|floor pipe|endpoints|dashboards N
+
+  --quick             a few seconds, to check that everything runs (figures not to be trusted)
+  --only sdk          only the facade / generated client / floor table
+  --only emulator     only the emulator table
+  --server-threads N  worker threads of the canned server's own runtime (default 1)
+  --repeat V C N      only N sequential calls C by variant V, for a profiler (perf, callgrind)";
+
+/// What to run.
+struct Args {
+    quick: bool,
+    sdk: bool,
+    emulator: bool,
+    server_threads: usize,
+    repeat: Option<(Variant, Call, usize)>,
+}
+
+fn parse(args: &[String]) -> Result<Args, String> {
+    let mut parsed = Args {
+        quick: false,
+        sdk: true,
+        emulator: true,
+        server_threads: 1,
+        repeat: None,
+    };
+    let mut args = args.iter().map(String::as_str);
+    while let Some(arg) = args.next() {
+        if arg == "--repeat" {
+            let (v, c, n) = (args.next(), args.next(), args.next());
+            parsed.repeat =
+                Some(repeat(v, c, n).ok_or("--repeat takes a variant, a call and a count")?);
+            continue;
+        }
+        match (arg, args.clone().next()) {
+            ("--quick", _) => parsed.quick = true,
+            ("--only", Some("sdk")) => parsed.emulator = false,
+            ("--only", Some("emulator")) => parsed.sdk = false,
+            ("--server-threads", Some(n)) => {
+                parsed.server_threads = n.parse().ok().filter(|&n| n > 0).ok_or(format!(
+                    "--server-threads takes a positive number, not {n:?}"
+                ))?;
+            }
+            _ => return Err(format!("unknown argument {arg:?}")),
+        }
+        if matches!(arg, "--only" | "--server-threads") {
+            args.next();
+        }
+    }
+    Ok(parsed)
+}
+
+/// The variant, call and count of `--repeat`.
+fn repeat(v: Option<&str>, c: Option<&str>, n: Option<&str>) -> Option<(Variant, Call, usize)> {
+    let variant = match v? {
+        "facade" => Variant::Facade,
+        "generated" => Variant::Generated,
+        "floor" => Variant::Floor,
+        _ => return None,
+    };
+    let call = match c? {
+        "pipe" => Call::GetPipe,
+        "endpoints" => Call::ListEndpoints,
+        "dashboards" => Call::ListDashboards,
+        _ => return None,
+    };
+    Some((variant, call, n?.parse().ok()?))
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}");
+        return ExitCode::SUCCESS;
+    }
+    let args = match parse(&args) {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<(), Failure> {
+    if cfg!(debug_assertions) {
+        eprintln!("warning: a debug build; run with --release for figures worth reading");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    if let Some((variant, call, calls)) = args.repeat {
+        return runtime.block_on(sdk::repeat(variant, call, calls, args.server_threads));
+    }
+    println!("{}\n", machine());
+    let started = std::time::Instant::now();
+    if args.sdk {
+        let plan = if args.quick {
+            sdk::Plan::QUICK
+        } else {
+            sdk::Plan::FULL
+        };
+        let figures = runtime.block_on(sdk::run(plan, args.server_threads))?;
+        println!(
+            "Ratios against the floor of the same run (median of {} interleaved rounds; per call: lower \
+             is better, throughput: higher is better)\n",
+            plan.rounds
+        );
+        println!("{}", report::sdk(&figures));
+        println!("{}", report::sdk_cpu(&figures));
+    }
+    if args.emulator {
+        let plan = if args.quick {
+            emulator::Plan::QUICK
+        } else {
+            emulator::Plan::FULL
+        };
+        eprintln!("measuring: the emulator in memory");
+        let memory = runtime.block_on(emulator::run(plan, Storage::Memory))?;
+        eprintln!("measuring: the emulator with a data directory");
+        let data_dir = runtime.block_on(emulator::run(plan, Storage::DataDir))?;
+        println!("{}", report::emulator(&memory, &data_dir));
+    }
+    println!("(measured in {:.0} s)", started.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// The machine, as the tables' caption: cores and CPU model.
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".to_string());
+    format!(
+        "api-bench on {cores} cores ({model}), {} {}",
+        std::env::consts::OS,
+        std::env::consts::ARCH
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(text: &str) -> Result<Args, String> {
+        parse(
+            &text
+                .split_whitespace()
+                .map(String::from)
+                .collect::<Vec<_>>(),
+        )
+    }
+
+    #[test]
+    fn arguments_select_the_parts_and_the_size() {
+        let all = args("").unwrap();
+        assert!(all.sdk && all.emulator && !all.quick && all.server_threads == 1);
+        let quick_sdk = args("--quick --only sdk --server-threads 2").unwrap();
+        assert!(quick_sdk.quick && quick_sdk.sdk && !quick_sdk.emulator);
+        assert_eq!(quick_sdk.server_threads, 2);
+        assert!(!args("--only emulator").unwrap().sdk);
+        assert!(args("--only nothing").is_err());
+        assert!(args("--server-threads 0").is_err());
+        let repeat = args("--repeat facade dashboards 20").unwrap().repeat;
+        assert_eq!(repeat, Some((Variant::Facade, Call::ListDashboards, 20)));
+        assert!(args("--repeat facade dashboards").is_err());
+    }
+}

@@ -1,0 +1,161 @@
+//! The tables, in Markdown: ratios against the floor of the same run, with the medians behind them.
+
+use std::fmt::Write;
+
+use crate::clients::Variant;
+use crate::emulator::Figures;
+use crate::sdk::{Figure, Measure};
+
+/// The SDK table: one line per figure, one column per client, the facade's target last.
+pub fn sdk(figures: &[Figure]) -> String {
+    let mut out = String::new();
+    out.push_str("| figure | facade (api-mgmt/api-obs) | generated client alone | hand-written reqwest + serde (floor) | facade target |\n");
+    out.push_str("|---|---|---|---|---|\n");
+    for figure in figures {
+        let cells: Vec<String> = Variant::ALL
+            .iter()
+            .map(|&v| {
+                let value = figure.samples.median(v);
+                format!(
+                    "{:.2}x ({})",
+                    figure.samples.ratio(v),
+                    amount(figure.measure, value)
+                )
+            })
+            .collect();
+        let sign = match figure.measure {
+            Measure::PerCall => "<=",
+            Measure::Throughput => ">=",
+        };
+        let verdict = if figure.met() { "met" } else { "NOT met" };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {sign} {:.2}x: {verdict} |",
+            figure.name, cells[0], cells[1], cells[2], figure.target
+        );
+    }
+    out
+}
+
+/// The CPU table: CPU time of the whole process (client and canned server) per call, as ratios to the
+/// floor; the same figures as [`sdk`], less sensitive to other work on the machine. Empty when the
+/// platform does not report it.
+pub fn sdk_cpu(figures: &[Figure]) -> String {
+    let mut out = String::new();
+    out.push_str(
+        "| CPU time per call (whole process) | facade | generated client alone | floor |\n",
+    );
+    out.push_str("|---|---|---|---|\n");
+    for figure in figures {
+        let cells: Option<Vec<String>> = Variant::ALL
+            .iter()
+            .map(|&v| {
+                let ratio = figure.samples.cpu_ratio(v)?;
+                let value = figure.samples.cpu_median(v)?;
+                Some(format!("{ratio:.2}x ({})", micros(value)))
+            })
+            .collect();
+        let Some(cells) = cells else {
+            return String::new();
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            figure.name, cells[0], cells[1], cells[2]
+        );
+    }
+    out
+}
+
+/// The emulator table: in memory, with a data directory, and their ratio.
+pub fn emulator(memory: &Figures, data_dir: &Figures) -> String {
+    let mut out = String::new();
+    out.push_str("| emulator | in memory | with --data-dir | data-dir / memory |\n");
+    out.push_str("|---|---|---|---|\n");
+    let (m, d) = (memory, data_dir);
+    let (m_start, d_start) = (m.startup.as_secs_f64(), d.startup.as_secs_f64());
+    let lines = [
+        (
+            "start-up (to the first answer)",
+            millis(m_start),
+            millis(d_start),
+            d_start / m_start,
+        ),
+        (
+            "reads (getPipe), 32 callers",
+            per_second(m.reads_per_second),
+            per_second(d.reads_per_second),
+            d.reads_per_second / m.reads_per_second,
+        ),
+        (
+            "creates (createPipe), 32 callers",
+            per_second(m.creates_per_second),
+            per_second(d.creates_per_second),
+            d.creates_per_second / m.creates_per_second,
+        ),
+    ];
+    for (name, in_memory, with_dir, ratio) in lines {
+        let _ = writeln!(out, "| {name} | {in_memory} | {with_dir} | {ratio:.2}x |");
+    }
+    out
+}
+
+fn amount(measure: Measure, value: f64) -> String {
+    match measure {
+        Measure::PerCall => micros(value),
+        Measure::Throughput => per_second(value),
+    }
+}
+
+fn micros(seconds: f64) -> String {
+    let us = seconds * 1e6;
+    if us >= 1000.0 {
+        format!("{:.2} ms", us / 1000.0)
+    } else {
+        format!("{us:.0} µs")
+    }
+}
+
+fn millis(seconds: f64) -> String {
+    format!("{:.1} ms", seconds * 1000.0)
+}
+
+fn per_second(value: f64) -> String {
+    format!("{value:.0}/s")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn amounts_read_as_a_person_writes_them() {
+        assert_eq!(micros(0.000_101_4), "101 µs");
+        assert_eq!(micros(0.004_2), "4.20 ms");
+        assert_eq!(per_second(15_234.6), "15235/s");
+        assert_eq!(millis(0.012_34), "12.3 ms");
+    }
+
+    #[test]
+    fn the_emulator_table_compares_the_data_directory_with_memory() {
+        let memory = Figures {
+            startup: std::time::Duration::from_millis(10),
+            reads_per_second: 20_000.0,
+            creates_per_second: 5_000.0,
+        };
+        let data_dir = Figures {
+            startup: std::time::Duration::from_millis(15),
+            reads_per_second: 20_000.0,
+            creates_per_second: 1_000.0,
+        };
+        let table = emulator(&memory, &data_dir);
+        assert!(
+            table.contains("| start-up (to the first answer) | 10.0 ms | 15.0 ms | 1.50x |"),
+            "{table}"
+        );
+        assert!(
+            table.contains("| creates (createPipe), 32 callers | 5000/s | 1000/s | 0.20x |"),
+            "{table}"
+        );
+    }
+}
