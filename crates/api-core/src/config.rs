@@ -223,12 +223,12 @@ impl<T: FromConfig> ConfigBuilder<T> {
 
     /// Sends through `client`, a `reqwest::Client` of your own (middleware, DNS, TLS or pool settings
     /// this builder does not wrap); build it from [`http_client_builder`](crate::http_client_builder),
-    /// which selects the TLS backend of the enabled feature. The SDK still adds its credentials and user agent to each request
-    /// (headers the client sets itself win) and still applies its retries, rate limit and attempt and
+    /// which selects the TLS backend of the enabled feature. The SDK still adds its credentials and
+    /// user agent to each request (headers the client sets itself win) and still applies its retries, rate limit and attempt and
     /// operation timeouts; the client's own connect timeout, proxy and roots are used, so
     /// [`proxy`](Self::proxy), [`root_certificate_pem`](Self::root_certificate_pem) and
     /// [`connect_timeout`](Self::connect_timeout) cannot be combined with it. The generated client
-    /// behind `raw()` sends through it too, without credentials outside the SDK's calls.
+    /// (a facade's `raw()`) sends through it too, without credentials outside the SDK's calls.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
         self

@@ -134,44 +134,6 @@ pub(crate) fn redacted<S: serde::Serializer, T>(
     }
 }
 
-/// `raw()` and `into_raw()` of a domain type that keeps its generated value in a `raw: Raw<_>` field.
-macro_rules! raw_accessors {
-    ($domain:ty => $raw:ty) => {
-        impl $domain {
-            /// The generated value this was decoded from, every member as the server sent it. It is the
-            /// wire form: serialising it writes secrets as they came.
-            pub fn raw(&self) -> &$raw {
-                &self.raw.0
-            }
-
-            /// The generated value, by value.
-            pub fn into_raw(self) -> $raw {
-                self.raw.0
-            }
-        }
-    };
-}
-pub(crate) use raw_accessors;
-
-/// The generated value behind a domain value: reachable, but no part of its equality, `Debug` or
-/// serde output (the domain fields say the same, typed).
-#[derive(Clone, Default)]
-pub(crate) struct Raw<T>(pub(crate) T);
-
-impl<T> PartialEq for Raw<T> {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-
-impl<T> Eq for Raw<T> {}
-
-impl<T> fmt::Debug for Raw<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("..")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

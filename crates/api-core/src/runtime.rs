@@ -155,7 +155,7 @@ impl Runtime {
         // The first permit of the client-side limiter is taken before the operation's clock starts:
         // queueing behind other calls is not this call being slow, and a long batch must not time out.
         if let Some(limiter) = &self.config.rate_limit {
-            limiter.acquire().instrument(span.clone()).await;
+            Box::pin(limiter.acquire()).instrument(span.clone()).await;
         }
         let started = Instant::now();
         let call = Call::default();
@@ -206,14 +206,21 @@ impl Runtime {
             if attempt > 1
                 && let Some(limit) = &self.config.rate_limit
             {
-                limit.acquire().await;
+                Box::pin(limit.acquire()).await;
             }
             call.in_flight.store(true, Ordering::Relaxed);
             let (sent, answer) = with_answer_headers(self.add_headers.clone(), send()).await;
-            let outcome = match sent {
-                Ok(value) => Ok(success(value, attempt, span)),
-                Err(raw) => self.classify(op, raw, answer, attempt, secrets, span).await,
+            // A success returns at once: no generated value lives across an await below (the state
+            // machine would hold room for it).
+            let raw = match sent {
+                Ok(value) => {
+                    call.in_flight.store(false, Ordering::Relaxed);
+                    return Ok(success(value, answer, attempt, span));
+                }
+                Err(raw) => raw,
             };
+            // Boxed: the error path's futures stay out of the success path's state machine.
+            let outcome = Box::pin(self.classify(op, raw, answer, attempt, secrets, span)).await;
             call.in_flight.store(false, Ordering::Relaxed);
             let mut failure = match outcome {
                 Ok(response) => return Ok(response),
@@ -244,7 +251,7 @@ impl Runtime {
             if let Ok(mut last) = call.last_error.lock() {
                 *last = Some(failure.error);
             }
-            tokio::time::sleep(delay).await;
+            Box::pin(tokio::time::sleep(delay)).await;
         }
     }
 
@@ -417,11 +424,16 @@ fn request_id_of<T: ResponseBody>(headers: &HeaderMap, value: &T) -> Option<Stri
 
 fn success<T: ResponseBody>(
     value: ResponseValue<T>,
+    answer: Option<(u16, HeaderMap)>,
     attempt: u32,
     span: &tracing::Span,
 ) -> Response<T> {
     let status = value.status().as_u16();
-    let headers = value.headers().clone();
+    // The post hook kept a copy of the headers already: take it rather than clone them again.
+    let headers = match answer {
+        Some((_, headers)) => headers,
+        None => value.headers().clone(),
+    };
     let value = value.into_inner();
     finish(value, status, headers, attempt, span)
 }

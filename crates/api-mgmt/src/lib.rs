@@ -18,7 +18,7 @@
 //! What the calls return are domain values read without unwrapping: a [`Pipe`] has its `id`,
 //! `name`, `state`, [`PipeSource`], [`Destination`], [`Scaling`] and [`PipeSettings`]; a [`Service`]
 //! its `id`, `state` and endpoints. Every id, state and quantity prints as a person writes it
-//! (`Running`, `kafka`, `500m`, `2 GB`). The generated value stays reachable through `raw()`.
+//! (`Running`, `kafka`, `500m`, `2 GB`). The generated client and its values are `Client::raw()`.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), api_mgmt::Error> {

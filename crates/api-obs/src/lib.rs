@@ -7,7 +7,7 @@
 //!
 //! What the calls return are domain values read without unwrapping: an [`Alert`] has its `id`,
 //! `name`, `state` and [`AlertChannel`]; a [`Dashboard`] its `id`, `name`, [`Tile`]s and their
-//! [`Series`]. The generated value stays reachable through `raw()`.
+//! [`Series`]. The generated client and its values are `Client::raw()`.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), api_obs::Error> {

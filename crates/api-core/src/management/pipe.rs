@@ -8,10 +8,8 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::{Destination, PipeSettings, PipeSource, Scaling};
-use crate::decode::{Invalid, Path, Raw, raw_accessors, required};
+use crate::decode::{Invalid, Path, required};
 use crate::ids::{PipeId, ServiceId};
-
-raw_accessors!(Pipe => raw::Pipe);
 
 /// The kind of source a pipe reads. `Display` writes the API's member name (`kafka`, `objectStorage`,
 /// `kinesis`, `postgres`).
@@ -90,8 +88,6 @@ pub struct Pipe {
     pub created_at: Option<DateTime<Utc>>,
     /// When the pipe last changed; absent when the server omitted it.
     pub updated_at: Option<DateTime<Utc>>,
-    #[serde(skip)]
-    raw: Raw<raw::Pipe>,
 }
 
 impl Pipe {
@@ -106,16 +102,15 @@ impl Pipe {
         }
     }
 
-    pub(crate) fn decode(raw: raw::Pipe, at: Path<'_>) -> Result<Self, Invalid> {
-        let copy = raw.clone();
+    pub(crate) fn decode(pipe: raw::Pipe, at: Path<'_>) -> Result<Self, Invalid> {
         Ok(Self {
-            id: required(raw.id, at.field("id"))?.into(),
-            service_id: required(raw.service_id, at.field("serviceId"))?.into(),
-            name: copy.name.unwrap_or_default(),
-            state: copy.state.unwrap_or(PipeState::Unknown),
-            source: PipeSource::decode(copy.source, at.field("source"))?,
-            destination: Destination::decode(copy.destination),
-            field_mappings: copy
+            id: required(pipe.id, at.field("id"))?.into(),
+            service_id: required(pipe.service_id, at.field("serviceId"))?.into(),
+            name: pipe.name.unwrap_or_default(),
+            state: pipe.state.unwrap_or(PipeState::Unknown),
+            source: PipeSource::decode(pipe.source, at.field("source"))?,
+            destination: Destination::decode(pipe.destination),
+            field_mappings: pipe
                 .field_mappings
                 .into_iter()
                 .flatten()
@@ -124,14 +119,13 @@ impl Pipe {
                     destination_field: m.destination_field.unwrap_or_default(),
                 })
                 .collect(),
-            scaling: Scaling::decode(copy.scaling, at.field("scaling"))?,
-            settings: match copy.settings {
+            scaling: Scaling::decode(pipe.scaling, at.field("scaling"))?,
+            settings: match pipe.settings {
                 Some(settings) => PipeSettings::decode(settings, at.field("settings"))?,
                 None => PipeSettings::default(),
             },
-            created_at: copy.created_at,
-            updated_at: copy.updated_at,
-            raw: Raw(raw),
+            created_at: pipe.created_at,
+            updated_at: pipe.updated_at,
         })
     }
 }

@@ -6,11 +6,8 @@ use api_raw::support::{
 };
 use serde::Serialize;
 
-use crate::decode::{Invalid, Path, Raw, raw_accessors, required};
+use crate::decode::{Invalid, Path, required};
 use crate::ids::{ReversePrivateEndpointId, ServiceId};
-
-raw_accessors!(ReversePrivateEndpoint => raw::ReversePrivateEndpoint);
-raw_accessors!(PrivateEndpoint => raw::PrivateEndpoint);
 
 /// A reverse private endpoint of a service: how pipes reach sources in the customer's network.
 ///
@@ -48,13 +45,10 @@ pub struct ReversePrivateEndpoint {
     pub dns_names: Vec<String>,
     /// Private DNS names.
     pub private_dns_names: Vec<String>,
-    #[serde(skip)]
-    raw: Raw<raw::ReversePrivateEndpoint>,
 }
 
 impl ReversePrivateEndpoint {
-    pub(crate) fn decode(raw: raw::ReversePrivateEndpoint, at: Path<'_>) -> Result<Self, Invalid> {
-        let e = raw.clone();
+    pub(crate) fn decode(e: raw::ReversePrivateEndpoint, at: Path<'_>) -> Result<Self, Invalid> {
         Ok(Self {
             id: required(e.id, at.field("id"))?.into(),
             service_id: required(e.service_id, at.field("serviceId"))?.into(),
@@ -69,7 +63,6 @@ impl ReversePrivateEndpoint {
             endpoint_id: e.endpoint_id,
             dns_names: e.dns_names.unwrap_or_default(),
             private_dns_names: e.private_dns_names.unwrap_or_default(),
-            raw: Raw(raw),
         })
     }
 }
@@ -82,20 +75,17 @@ pub struct PrivateEndpoint {
     pub id: String,
     /// What it is for; empty when none was given.
     pub description: String,
-    #[serde(skip)]
-    raw: Raw<raw::PrivateEndpoint>,
 }
 
 impl PrivateEndpoint {
     pub(crate) fn decode(raw: raw::PrivateEndpoint, at: Path<'_>) -> Result<Self, Invalid> {
-        let id = required(raw.id.clone(), at.field("id"))?;
+        let id = required(raw.id, at.field("id"))?;
         if id.trim().is_empty() {
             return Err(at.field("id").error("must not be empty"));
         }
         Ok(Self {
             id,
-            description: raw.description.clone().unwrap_or_default(),
-            raw: Raw(raw),
+            description: raw.description.unwrap_or_default(),
         })
     }
 }

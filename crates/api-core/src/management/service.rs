@@ -7,10 +7,8 @@ use api_raw::support::{MemoryGb, ServiceEndpointProtocol, ServiceState};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::decode::{Invalid, Path, Raw, fit, gigabytes, raw_accessors, required, whole};
+use crate::decode::{Invalid, Path, fit, gigabytes, required, whole};
 use crate::ids::ServiceId;
-
-raw_accessors!(Service => raw::Service);
 
 /// The command of the service state endpoint. `Display` writes the wire form (`start`, `stop`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -111,8 +109,6 @@ pub struct Service {
     pub transparent_data_encryption_key_id: Option<String>,
     /// Role of the encryption, when one is used.
     pub encryption_role_id: Option<String>,
-    #[serde(skip)]
-    raw: Raw<raw::Service>,
 }
 
 /// An endpoint of a service. `Display` writes `protocol://host:port`.
@@ -158,8 +154,7 @@ impl Service {
         self.state.as_ref().map_or("unknown", ServiceState::as_str)
     }
 
-    pub(crate) fn decode(raw: raw::Service, at: Path<'_>) -> Result<Self, Invalid> {
-        let s = raw.clone();
+    pub(crate) fn decode(s: raw::Service, at: Path<'_>) -> Result<Self, Invalid> {
         let endpoints_at = at.field("endpoints");
         let endpoints = s
             .endpoints
@@ -216,7 +211,6 @@ impl Service {
             has_transparent_data_encryption: s.has_transparent_data_encryption,
             transparent_data_encryption_key_id: s.transparent_data_encryption_key_id,
             encryption_role_id: s.encryption_role_id,
-            raw: Raw(raw),
         })
     }
 }

@@ -7,10 +7,8 @@ use api_raw::support::{
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::decode::{Invalid, Path, Raw, parse_id, raw_accessors, required};
+use crate::decode::{Invalid, Path, parse_id, required};
 use crate::ids::{AlertId, DashboardId};
-
-raw_accessors!(Alert => raw::Alert);
 
 /// An alert.
 ///
@@ -50,8 +48,6 @@ pub struct Alert {
     pub created_at: Option<DateTime<Utc>>,
     /// When it last changed, when reported.
     pub updated_at: Option<DateTime<Utc>>,
-    #[serde(skip)]
-    raw: Raw<raw::Alert>,
 }
 
 /// Where an alert's notifications go.
@@ -72,8 +68,7 @@ impl Alert {
         self.state.as_ref().map_or("unknown", AlertState::as_str)
     }
 
-    pub(crate) fn decode(raw: raw::Alert, at: Path<'_>) -> Result<Self, Invalid> {
-        let a = raw.clone();
+    pub(crate) fn decode(a: raw::Alert, at: Path<'_>) -> Result<Self, Invalid> {
         let id_at = at.field("id");
         let id = parse_id(&required(a.id, id_at)?, id_at)?;
         let dashboard = a
@@ -98,7 +93,6 @@ impl Alert {
             dashboard,
             created_at: a.created_at,
             updated_at: a.updated_at,
-            raw: Raw(raw),
         })
     }
 }

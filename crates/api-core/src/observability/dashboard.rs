@@ -4,10 +4,8 @@ use api_raw::observability::types as raw;
 use api_raw::support::{MetricDataType, SeriesAggFn, SeriesDataSource, SeriesType, WhereLanguage};
 use serde::Serialize;
 
-use crate::decode::{Invalid, Path, Raw, fit, parse_id, raw_accessors, required};
+use crate::decode::{Invalid, Path, fit, parse_id, required};
 use crate::ids::DashboardId;
-
-raw_accessors!(Dashboard => raw::Dashboard);
 
 /// A dashboard with its tiles. Its [`id`](Self::id) is always there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -21,8 +19,6 @@ pub struct Dashboard {
     pub tiles: Vec<Tile>,
     /// The tags.
     pub tags: Vec<String>,
-    #[serde(skip)]
-    raw: Raw<raw::Dashboard>,
 }
 
 /// A tile of a dashboard: its place on the grid and the series it shows. Its [`id`](Self::id) is
@@ -81,8 +77,7 @@ pub struct Series {
 }
 
 impl Dashboard {
-    pub(crate) fn decode(raw: raw::Dashboard, at: Path<'_>) -> Result<Self, Invalid> {
-        let d = raw.clone();
+    pub(crate) fn decode(d: raw::Dashboard, at: Path<'_>) -> Result<Self, Invalid> {
         let id_at = at.field("id");
         let id = parse_id(&required(d.id, id_at)?, id_at)?;
         let tiles_at = at.field("tiles");
@@ -98,7 +93,6 @@ impl Dashboard {
             name: d.name.unwrap_or_default(),
             tiles,
             tags: d.tags.unwrap_or_default(),
-            raw: Raw(raw),
         })
     }
 }

@@ -47,16 +47,17 @@ pub fn capture_answer(result: &reqwest::Result<reqwest::Response>) {
 /// Runs one generated operation, adding `add` to its request (headers it already has win), and
 /// returns its result with the status and headers of the answer it received (`None` when no answer
 /// came).
-pub async fn with_answer_headers<F: Future>(
+pub fn with_answer_headers<F: Future>(
     add: Option<Arc<HeaderMap>>,
     operation: F,
-) -> (F::Output, Option<(u16, HeaderMap)>) {
+) -> impl Future<Output = (F::Output, Option<(u16, HeaderMap)>)> {
     let exchange = Exchange { add, answer: None };
-    EXCHANGE
-        .scope(RefCell::new(exchange), async move {
-            let output = operation.await;
-            let answer = EXCHANGE.with(|slot| slot.borrow_mut().answer.take());
-            (output, answer)
-        })
-        .await
+    // On the heap: a generated operation's future is large, and the caller's future would otherwise
+    // hold it (and move it) whole.
+    let operation = Box::pin(operation);
+    EXCHANGE.scope(RefCell::new(exchange), async move {
+        let output = operation.await;
+        let answer = EXCHANGE.with(|slot| slot.borrow_mut().answer.take());
+        (output, answer)
+    })
 }
