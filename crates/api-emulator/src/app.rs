@@ -326,8 +326,13 @@ async fn read_body(
     Ok((Request::from_parts(parts, Body::from(bytes)), logged))
 }
 
-/// An answer the front layer gives itself, in the API's error shape.
-fn refusal(management: bool, request_id: &str, status: StatusCode, text: &str) -> Response {
+/// An answer the emulator gives itself, in the error shape of the API of the path.
+pub(crate) fn refusal(
+    management: bool,
+    request_id: &str,
+    status: StatusCode,
+    text: &str,
+) -> Response {
     if management {
         crate::management::errors::error(request_id, status, text)
     } else {

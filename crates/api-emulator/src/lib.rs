@@ -395,17 +395,11 @@ async fn not_found(
     request_id: Option<axum::Extension<app::RequestId>>,
     uri: axum::http::Uri,
 ) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let text = format!("no route for {}", uri.path());
-    if uri.path().starts_with("/v1/") {
-        let request_id = request_id.map(|id| id.0.0).unwrap_or_default();
-        let body = serde_json::json!({ "status": 404, "error": format!("NOT_FOUND: {text}"), "requestId": request_id });
-        (axum::http::StatusCode::NOT_FOUND, axum::Json(body)).into_response()
-    } else {
-        (
-            axum::http::StatusCode::NOT_FOUND,
-            axum::Json(serde_json::json!({ "message": text })),
-        )
-            .into_response()
-    }
+    let request_id = request_id.map(|id| id.0.0).unwrap_or_default();
+    app::refusal(
+        uri.path().starts_with("/v1/"),
+        &request_id,
+        axum::http::StatusCode::NOT_FOUND,
+        &format!("no route for {}", uri.path()),
+    )
 }

@@ -31,8 +31,6 @@ pub enum OperationId {
     ListDashboards,
 }
 
-const SERVICE: &str = "/v1/organizations/*/services/*";
-
 impl OperationId {
     /// Every operation.
     pub const ALL: [OperationId; 9] = [
@@ -73,23 +71,25 @@ impl OperationId {
     }
 
     /// The path pattern, `*` for each path parameter (the form fault rules use).
-    pub fn path_pattern(self) -> String {
+    pub fn path_pattern(self) -> &'static str {
         match self {
-            Self::UpdateServiceState => format!("{SERVICE}/state"),
-            Self::CreatePipe => format!("{SERVICE}/pipes"),
-            Self::GetPipe | Self::DeletePipe => format!("{SERVICE}/pipes/*"),
-            Self::GetPipeSettings => format!("{SERVICE}/pipes/*/settings"),
-            Self::ListReversePrivateEndpoints => format!("{SERVICE}/pipesReversePrivateEndpoints"),
-            Self::CreatePrivateEndpoint => format!("{SERVICE}/privateEndpoint"),
-            Self::GetAlert => "/api/v2/alerts/*".to_string(),
-            Self::ListDashboards => "/api/v2/dashboards".to_string(),
+            Self::UpdateServiceState => "/v1/organizations/*/services/*/state",
+            Self::CreatePipe => "/v1/organizations/*/services/*/pipes",
+            Self::GetPipe | Self::DeletePipe => "/v1/organizations/*/services/*/pipes/*",
+            Self::GetPipeSettings => "/v1/organizations/*/services/*/pipes/*/settings",
+            Self::ListReversePrivateEndpoints => {
+                "/v1/organizations/*/services/*/pipesReversePrivateEndpoints"
+            }
+            Self::CreatePrivateEndpoint => "/v1/organizations/*/services/*/privateEndpoint",
+            Self::GetAlert => "/api/v2/alerts/*",
+            Self::ListDashboards => "/api/v2/dashboards",
         }
     }
 
     /// The operation a request is, if any.
     pub fn of_request(method: &str, path: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|op| {
-            op.method().eq_ignore_ascii_case(method) && path_matches(&op.path_pattern(), path)
+            op.method().eq_ignore_ascii_case(method) && path_matches(op.path_pattern(), path)
         })
     }
 }
@@ -156,7 +156,7 @@ mod tests {
             .map(|op| {
                 (
                     op.method().to_string(),
-                    op.path_pattern(),
+                    op.path_pattern().to_string(),
                     op.as_str().to_string(),
                 )
             })
