@@ -33,6 +33,9 @@ pipe='{"name": "harness", "source": {"kafka": {"brokers": "b:9092", "topics": "t
   "destination": {"database": "default", "table": "t", "managedTable": true, "columns": [{"name": "id", "type": "UInt64"}]},
   "fieldMappings": [{"sourceField": "id", "destinationField": "id"}]}'
 
+# Schemathesis ran before and may have left the service stopped (it sends stop commands too).
+body=$(curl -s "${control[@]}" -X PUT -d '{"state": "running"}' -w '\n%{http_code}' "$url/_emulator/services/$service/state")
+check "the service is put back to running" "status == 204" "${body##*$'\n'}" "${body%$'\n'*}"
 curl -s "${control[@]}" -X DELETE "$url/_emulator/requests" >/dev/null
 body=$(curl -s "${key[@]}" -H 'Content-Type: application/json' -d "$pipe" -w '\n%{http_code}' "$base/pipes")
 check "createPipe answers 200" "status == 200 and doc['result']['name'] == 'harness'" "${body##*$'\n'}" "${body%$'\n'*}"

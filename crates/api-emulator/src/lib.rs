@@ -30,6 +30,7 @@ mod clock;
 mod connection;
 mod control;
 pub mod faults;
+pub mod json_schema;
 mod management;
 mod observability;
 mod operation;

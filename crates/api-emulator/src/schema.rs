@@ -3,20 +3,18 @@
 
 use serde_json::Value;
 
+use crate::json_schema::SchemaSet;
 use crate::redact::SecretNames;
 
 /// The management spec, compiled into the emulator.
 pub const MANAGEMENT_SPEC: &str = include_str!("../../../spec/management.yaml");
 
-/// The observability spec (its operations name the requests in the log).
-#[cfg(test)]
+/// The observability spec.
 pub const OBSERVABILITY_SPEC: &str = include_str!("../../../spec/observability.yaml");
 
-/// Validators of the request bodies.
+/// The spec's schemas, to validate request bodies.
 pub struct Schemas {
-    pipe_create: jsonschema::Validator,
-    service_state: jsonschema::Validator,
-    private_endpoint: jsonschema::Validator,
+    set: SchemaSet,
     secret_names: SecretNames,
 }
 
@@ -38,24 +36,21 @@ pub enum Body {
 }
 
 impl Schemas {
-    /// Compiles the request schemas of the spec.
+    /// Reads the schemas of the spec, refusing one the validator would not wholly enforce.
     pub fn load() -> Result<Self, String> {
         let spec: Value = serde_norway::from_str(MANAGEMENT_SPEC)
             .map_err(|e| format!("spec/management.yaml: {e}"))?;
-        let compile = |name: &str| -> Result<jsonschema::Validator, String> {
-            let mut root = serde_json::json!({ "$ref": format!("#/components/schemas/{name}") });
-            root["components"] = spec["components"].clone();
-            nullable_to_type_arrays(&mut root);
-            jsonschema::options()
-                .with_draft(jsonschema::Draft::Draft202012)
-                .should_validate_formats(true)
-                .build(&root)
-                .map_err(|e| format!("schema {name}: {e}"))
-        };
+        let set = SchemaSet::new(&spec).map_err(|e| format!("spec/management.yaml: {e}"))?;
+        for body in [Body::PipeCreate, Body::ServiceState, Body::PrivateEndpoint] {
+            if !set.contains(body.schema()) {
+                return Err(format!(
+                    "spec/management.yaml has no schema {}",
+                    body.schema()
+                ));
+            }
+        }
         Ok(Self {
-            pipe_create: compile("PipeCreateRequest")?,
-            service_state: compile("ServiceStateChangeRequest")?,
-            private_endpoint: compile("PrivateEndpointCreateRequest")?,
+            set,
             secret_names: SecretNames::from_spec(&spec),
         })
     }
@@ -65,62 +60,24 @@ impl Schemas {
         self.secret_names.clone()
     }
 
-    /// Every way `value` breaks the schema of `body`, each as `path: message`.
+    /// Every way `value` breaks the schema of `body`, each as `path: message`; a message names the
+    /// rule, never the value (a mistyped password must not come back in an answer).
     pub fn problems(&self, body: Body, value: &Value) -> Vec<String> {
-        let validator = match body {
-            Body::PipeCreate => &self.pipe_create,
-            Body::ServiceState => &self.service_state,
-            Body::PrivateEndpoint => &self.private_endpoint,
-        };
-        validator
-            .iter_errors(value)
-            .map(|error| {
-                // Name the rule, never the value: a mistyped password must not come back in an answer.
-                let shown = serde_json::to_string(error.instance().as_ref()).unwrap_or_default();
-                let message = error.to_string().replacen(&shown, "the value", 1);
-                format!(
-                    "{}: {message}",
-                    field_path(&error.instance_path().to_string())
-                )
-            })
+        self.set
+            .violations(body.schema(), value)
+            .iter()
+            .map(ToString::to_string)
             .collect()
     }
 }
 
-/// OpenAPI 3.0 says `nullable: true`; JSON Schema says `type: [X, "null"]`.
-fn nullable_to_type_arrays(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            if map.get("nullable") == Some(&Value::Bool(true))
-                && let Some(Value::String(ty)) = map.get("type").cloned()
-            {
-                map.insert("type".into(), serde_json::json!([ty, "null"]));
-            }
-            map.values_mut().for_each(nullable_to_type_arrays);
+impl Body {
+    fn schema(self) -> &'static str {
+        match self {
+            Body::PipeCreate => "PipeCreateRequest",
+            Body::ServiceState => "ServiceStateChangeRequest",
+            Body::PrivateEndpoint => "PrivateEndpointCreateRequest",
         }
-        Value::Array(items) => items.iter_mut().for_each(nullable_to_type_arrays),
-        _ => {}
-    }
-}
-
-/// `/source/kafka/reversePrivateEndpointIds/0` -> `source.kafka.reversePrivateEndpointIds[0]`.
-pub fn field_path(pointer: &str) -> String {
-    let mut out = String::new();
-    for segment in pointer.split('/').filter(|s| !s.is_empty()) {
-        let segment = segment.replace("~1", "/").replace("~0", "~");
-        if segment.bytes().all(|b| b.is_ascii_digit()) {
-            out.push_str(&format!("[{segment}]"));
-        } else {
-            if !out.is_empty() {
-                out.push('.');
-            }
-            out.push_str(&segment);
-        }
-    }
-    if out.is_empty() {
-        "body".to_string()
-    } else {
-        out
     }
 }
 
@@ -167,9 +124,7 @@ mod tests {
         );
         let missing = schemas.problems(Body::PipeCreate, &serde_json::json!({}));
         assert!(
-            missing
-                .iter()
-                .any(|p| p.contains("\"name\" is a required property")),
+            missing.iter().any(|p| p == "name: is required"),
             "{missing:?}"
         );
         assert!(
@@ -186,14 +141,5 @@ mod tests {
             schemas.problems(Body::PipeCreate, &nulls).is_empty(),
             "nullable fields accept null"
         );
-    }
-
-    #[test]
-    fn pointers_become_field_paths() {
-        assert_eq!(
-            field_path("/source/kafka/reversePrivateEndpointIds/0"),
-            "source.kafka.reversePrivateEndpointIds[0]"
-        );
-        assert_eq!(field_path(""), "body");
     }
 }
