@@ -139,12 +139,13 @@ impl AlertHandle {
     /// # Ok(()) }
     /// ```
     pub async fn get(&self) -> Result<Response<Alert>, Error> {
-        let id =
-            raw::types::AlertId::try_from(self.id.as_str()).map_err(|_| api_core::IdError {
+        let id = api_core::raw::support::AlertId::try_from(self.id.as_str()).map_err(|_| {
+            api_core::IdError {
                 kind: "alert id",
                 input: self.id.to_string(),
                 expected: "24 hexadecimal digits",
-            })?;
+            }
+        })?;
         let (runtime, raw) = (
             self.client.connection.runtime(),
             self.client.connection.raw(),

@@ -4,6 +4,8 @@ mod capture;
 #[cfg(any(feature = "management", feature = "observability"))]
 #[macro_use]
 mod open_enum;
+#[cfg(any(feature = "management", feature = "observability"))]
+mod patterned;
 mod secret;
 
 #[cfg(feature = "management")]
@@ -26,6 +28,12 @@ pub use observability_enums::{
 };
 #[cfg(any(feature = "management", feature = "observability"))]
 pub use open_enum::UnknownValue;
+#[cfg(feature = "observability")]
+pub use patterned::AlertId;
+#[cfg(any(feature = "management", feature = "observability"))]
+pub use patterned::PatternError;
+#[cfg(feature = "management")]
+pub use patterned::{Arn, OffsetTimestamp};
 #[cfg(feature = "management")]
 pub use quantity::{CpuMillicores, MemoryGb, QuantityError};
 pub use secret::Secret;

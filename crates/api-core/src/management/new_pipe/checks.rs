@@ -3,8 +3,6 @@
 
 use std::num::{NonZeroU16, NonZeroU64};
 
-use api_raw::management::types as raw;
-
 use crate::error::Problems;
 
 /// `arn:<partition>:<service>:<region>:<account>:<resource>`; region and account may be empty (IAM).
@@ -18,10 +16,14 @@ pub(crate) fn is_arn(text: &str) -> bool {
 }
 
 /// An optional ARN field.
-pub(crate) fn arn(p: &mut Problems, path: &str, value: &Option<String>) -> Option<raw::Arn> {
+pub(crate) fn arn(
+    p: &mut Problems,
+    path: &str,
+    value: &Option<String>,
+) -> Option<api_raw::support::Arn> {
     let text = value.as_deref()?;
     let converted = is_arn(text)
-        .then(|| raw::Arn::try_from(text).ok())
+        .then(|| api_raw::support::Arn::try_from(text).ok())
         .flatten();
     if converted.is_none() {
         p.add(path, format!("must be an ARN (arn:<partition>:<service>:<region>:<account>:<resource>), got {text:?}"));

@@ -130,7 +130,7 @@ impl KafkaSource {
         non_empty(p, &format!("{at}.topics"), &self.topics);
         let timestamp = self.offset.and_then(|time| {
             let text = time.format("%Y-%m-%dT%H:%M").to_string();
-            let converted = raw::KafkaOffsetRequestTimestamp::try_from(text.as_str()).ok();
+            let converted = api_raw::support::OffsetTimestamp::try_from(text.as_str()).ok();
             p.check(
                 converted.is_some(),
                 format!("{at}.offset.timestamp"),

@@ -1,0 +1,190 @@
+//! Strings the spec constrains with a `pattern`, checked by hand-written code instead of a regular
+//! expression engine: [`Arn`], [`OffsetTimestamp`], [`AlertId`].
+//!
+//! The generated code would compile each pattern with `regress`, which was about 5 s of every
+//! downstream crate's cold build, on its critical path, for three short patterns. The tests of this
+//! module read each pattern from `spec/` and check that the hand-written rule accepts exactly what the
+//! pattern accepts.
+
+use std::fmt;
+
+/// A string that does not match the pattern of its type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatternError {
+    /// The type, e.g. `Arn`.
+    pub type_name: &'static str,
+    /// The spec's pattern.
+    pub pattern: &'static str,
+}
+
+impl fmt::Display for PatternError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "not a valid {}: doesn't match pattern {:?}",
+            self.type_name, self.pattern
+        )
+    }
+}
+
+impl std::error::Error for PatternError {}
+
+macro_rules! patterned_string {
+    ($(#[$meta:meta])* $name:ident, pattern = $pattern:literal, check = $check:path) => {
+        $(#[$meta])*
+        #[derive(Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd, serde::Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// The spec's pattern for this type.
+            pub const PATTERN: &'static str = $pattern;
+
+            /// The string.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = String;
+            fn deref(&self) -> &String {
+                &self.0
+            }
+        }
+
+        impl From<$name> for String {
+            fn from(value: $name) -> Self {
+                value.0
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = PatternError;
+            fn from_str(value: &str) -> Result<Self, PatternError> {
+                value.to_string().try_into()
+            }
+        }
+
+        impl TryFrom<&str> for $name {
+            type Error = PatternError;
+            fn try_from(value: &str) -> Result<Self, PatternError> {
+                value.to_string().try_into()
+            }
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = PatternError;
+            fn try_from(value: String) -> Result<Self, PatternError> {
+                if $check(&value) {
+                    Ok(Self(value))
+                } else {
+                    Err(PatternError {
+                        type_name: stringify!($name),
+                        pattern: $pattern,
+                    })
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                String::deserialize(deserializer)?
+                    .try_into()
+                    .map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+#[cfg(feature = "management")]
+patterned_string!(
+    /// Role or resource identifier in ARN form: `arn:<partition>:<service>:<region>:<account>:<resource>`.
+    ///
+    /// ```
+    /// use api_raw::support::Arn;
+    ///
+    /// assert!(Arn::try_from("arn:aws:iam::123456789012:role/pipes").is_ok());
+    /// assert!(Arn::try_from("role/pipes").is_err());
+    /// ```
+    Arn,
+    pattern = "^arn:[^:]+:[^:]*:[^:]*:[^:]*:.+$",
+    check = is_arn
+);
+
+#[cfg(feature = "management")]
+patterned_string!(
+    /// Start of a Kafka-style source at a point in time: `YYYY-MM-DDTHH:MM`, minute precision, UTC
+    /// implied, no seconds, no zone. Only the shape is checked, as the spec's pattern does.
+    ///
+    /// ```
+    /// use api_raw::support::OffsetTimestamp;
+    ///
+    /// assert!(OffsetTimestamp::try_from("2026-03-01T12:30").is_ok());
+    /// assert!(OffsetTimestamp::try_from("2026-03-01T12:30:00Z").is_err());
+    /// ```
+    OffsetTimestamp,
+    pattern = "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$",
+    check = is_offset_timestamp
+);
+
+#[cfg(feature = "observability")]
+patterned_string!(
+    /// Alert identifier, 24 lowercase hexadecimal digits (e.g. `66a1f0c2d4e5f60718293a4b`).
+    ///
+    /// ```
+    /// use api_raw::support::AlertId;
+    ///
+    /// assert!(AlertId::try_from("66a1f0c2d4e5f60718293a4b").is_ok());
+    /// assert!(AlertId::try_from("66A1F0C2D4E5F60718293A4B").is_err());
+    /// ```
+    AlertId,
+    pattern = "^[0-9a-f]{24}$",
+    check = is_alert_id
+);
+
+/// `^arn:[^:]+:[^:]*:[^:]*:[^:]*:.+$`: four colon-free fields (the first not empty), then a resource
+/// of at least one character with no line terminator (what `.` does not match).
+#[cfg_attr(not(feature = "management"), allow(dead_code))]
+fn is_arn(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix("arn:") else {
+        return false;
+    };
+    let mut fields = rest.splitn(5, ':');
+    let partition = fields.next().unwrap_or_default();
+    let (Some(_service), Some(_region), Some(_account), Some(resource)) =
+        (fields.next(), fields.next(), fields.next(), fields.next())
+    else {
+        return false;
+    };
+    !partition.is_empty()
+        && !resource.is_empty()
+        && !resource.contains(['\n', '\r', '\u{2028}', '\u{2029}'])
+}
+
+/// `^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}$`.
+#[cfg_attr(not(feature = "management"), allow(dead_code))]
+fn is_offset_timestamp(text: &str) -> bool {
+    text.len() == 16
+        && text.bytes().enumerate().all(|(i, b)| match i {
+            4 | 7 => b == b'-',
+            10 => b == b'T',
+            13 => b == b':',
+            _ => b.is_ascii_digit(),
+        })
+}
+
+/// `^[0-9a-f]{24}$`.
+#[cfg_attr(not(feature = "observability"), allow(dead_code))]
+fn is_alert_id(text: &str) -> bool {
+    text.len() == 24 && text.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+#[cfg(test)]
+mod tests;
