@@ -2,6 +2,12 @@
 //! directory, fetches their dependencies (`cargo fetch`), then builds each one cold in a fresh target
 //! directory of its own, offline, and prints the seconds and the share of the peer crate's time.
 //!
+//! With `--rounds N` every crate is built N times, in rounds whose order rotates; a crate's seconds are
+//! the median of its rounds and its share the median of its per-round shares of the peer's time, so a
+//! slow spell of a shared machine moves both sides of a ratio. CPU seconds (the builds' user + system
+//! time, from `/proc/self/stat`) are printed beside the wall-clock ones: on a busy machine they move
+//! less.
+//!
 //! Builds run with `CARGO_INCREMENTAL=0` (a dependency from a registry never builds incrementally; a
 //! path dependency would) and without a `RUSTC_WRAPPER` (a compiler cache would make them warm).
 
@@ -25,6 +31,8 @@ pub struct Options {
     pub dir: Option<PathBuf>,
     /// Keep the directory afterwards.
     pub keep: bool,
+    /// How many times each crate is built (at least 1).
+    pub rounds: usize,
 }
 
 /// One cold build.
@@ -32,14 +40,18 @@ pub struct Options {
 pub struct Timing {
     /// The crate built.
     pub downstream: Downstream,
+    /// Which round (0-based).
+    pub round: usize,
     /// Wall-clock seconds of the cargo command.
     pub seconds: f64,
+    /// CPU seconds (user + system) of the cargo command and the compilers it ran, when known.
+    pub cpu_seconds: Option<f64>,
 }
 
 /// What a run measured.
 #[derive(Debug, Clone, Default)]
 pub struct Measurement {
-    /// One cold build per crate, in the order built (none in a dry run).
+    /// One cold build per crate and round, in the order built (none in a dry run).
     pub timings: Vec<Timing>,
     /// The version of the peer crate that the registry resolved, when it was among the crates.
     pub peer_version: Option<String>,
@@ -75,23 +87,44 @@ pub fn run(root: &Path, options: &Options) -> anyhow::Result<Measurement> {
         .find(|d| d.peer)
         .and_then(|d| peer_version(&dir.join(d.name)));
     let mut timings = Vec::new();
-    if !options.dry_run {
-        for downstream in &chosen {
+    let rounds = if options.dry_run {
+        0
+    } else {
+        options.rounds.max(1)
+    };
+    for round in 0..rounds {
+        // Rotate the order: no crate always builds first, on a machine still cooling from the last.
+        let mut order = chosen.clone();
+        order.rotate_left(round % chosen.len().max(1));
+        for downstream in order {
             let crate_dir = dir.join(downstream.name);
             let target = crate_dir.join("target");
             if target.exists() {
                 std::fs::remove_dir_all(&target)?;
             }
-            eprintln!("building {} cold", downstream.name);
+            eprintln!(
+                "round {}/{rounds}: building {} cold",
+                round + 1,
+                downstream.name
+            );
             let mut args = downstream.command.to_vec();
             args.push("--offline");
+            let cpu_before = children_cpu_seconds();
             let started = Instant::now();
             cargo(&crate_dir, &args, Some(&target))?;
             let seconds = started.elapsed().as_secs_f64();
-            eprintln!("  {seconds:.1} s");
+            let cpu_seconds = cpu_before
+                .zip(children_cpu_seconds())
+                .map(|(before, after)| after - before);
+            eprintln!(
+                "  {seconds:.1} s ({} CPU)",
+                cpu_seconds.map_or("?".into(), |c| format!("{c:.1} s"))
+            );
             timings.push(Timing {
-                downstream: *downstream,
+                downstream,
+                round,
                 seconds,
+                cpu_seconds,
             });
         }
     }
@@ -136,21 +169,69 @@ fn cargo(dir: &Path, args: &[&str], target: Option<&Path>) -> anyhow::Result<()>
     Ok(())
 }
 
-/// The table: seconds, share of the peer's time, and the target where there is one.
+/// The user + system CPU seconds of this process's waited-for children (and theirs), from
+/// `/proc/self/stat` (`cutime`, `cstime`, in the kernel's USER_HZ of 100 ticks a second).
+fn children_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces; the fields after it are plain numbers.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // After the name: state is field 3 of proc(5); cutime and cstime are fields 16 and 17.
+    let ticks = |n: usize| fields.get(n - 3)?.parse::<f64>().ok();
+    Some((ticks(16)? + ticks(17)?) / 100.0)
+}
+
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(values[n / 2]),
+        _ => Some((values[n / 2 - 1] + values[n / 2]) / 2.0),
+    }
+}
+
+/// The table: median seconds (wall and CPU), the median per-round share of the peer's time, and the
+/// issue's target where there is one.
 pub fn report(timings: &[Timing]) -> String {
-    let peer = timings
-        .iter()
-        .find(|t| t.downstream.peer)
-        .map(|t| t.seconds);
-    let mut out = String::new();
-    out.push_str(
-        "| downstream crate (one call, debug, cold) | seconds | of the peer's time | target |\n",
-    );
-    out.push_str("|---|---|---|---|\n");
+    let peer_in = |round: usize| {
+        timings
+            .iter()
+            .find(|t| t.downstream.peer && t.round == round)
+    };
+    let mut crates: Vec<Downstream> = Vec::new();
     for timing in timings {
-        let share = peer.map(|p| timing.seconds / p);
-        let share_text = share.map_or("-".to_string(), |s| format!("{:.0}%", s * 100.0));
-        let target = match (timing.downstream.target, share) {
+        if !crates.iter().any(|d| d.name == timing.downstream.name) {
+            crates.push(timing.downstream);
+        }
+    }
+    crates.sort_by_key(|d| ALL.iter().position(|a| a.name == d.name));
+    let rounds = timings.iter().map(|t| t.round + 1).max().unwrap_or(0);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| downstream crate (one call, debug, cold; median of {rounds} {}) | seconds | of the peer's time | CPU seconds | of the peer's CPU | target |",
+        if rounds == 1 { "round" } else { "rounds" }
+    );
+    out.push_str("|---|---|---|---|---|---|\n");
+    for downstream in crates {
+        let own: Vec<&Timing> = timings
+            .iter()
+            .filter(|t| t.downstream.name == downstream.name)
+            .collect();
+        let seconds = median(own.iter().map(|t| t.seconds).collect()).unwrap_or(0.0);
+        let cpu = median(own.iter().filter_map(|t| t.cpu_seconds).collect());
+        let share = median(
+            own.iter()
+                .filter_map(|t| Some(t.seconds / peer_in(t.round)?.seconds))
+                .collect(),
+        );
+        let cpu_share = median(
+            own.iter()
+                .filter_map(|t| Some(t.cpu_seconds? / peer_in(t.round)?.cpu_seconds?))
+                .collect(),
+        );
+        let percent = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{:.0}%", s * 100.0));
+        let target = match (downstream.target, share) {
             (Some(at_most), Some(share)) => {
                 let verdict = if share <= at_most { "met" } else { "NOT met" };
                 format!("<= {:.0}%: {verdict}", at_most * 100.0)
@@ -160,8 +241,11 @@ pub fn report(timings: &[Timing]) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {:.1} | {share_text} | {target} |",
-            timing.downstream.label, timing.seconds
+            "| {} | {seconds:.1} | {} | {} | {} | {target} |",
+            downstream.label,
+            percent(share),
+            cpu.map_or("-".to_string(), |c| format!("{c:.1}")),
+            percent(cpu_share),
         );
     }
     out
@@ -204,37 +288,71 @@ pub fn workspace_commit(root: &Path) -> String {
 mod tests {
     use super::*;
 
-    fn timing(index: usize, seconds: f64) -> Timing {
+    fn timing(index: usize, round: usize, seconds: f64) -> Timing {
         Timing {
             downstream: ALL[index],
+            round,
             seconds,
+            cpu_seconds: Some(seconds * 1.5),
         }
     }
 
     #[test]
     fn shares_are_of_the_peers_time_with_their_targets() {
-        let table = report(&[timing(0, 60.0), timing(1, 27.0), timing(2, 36.0)]);
+        let table = report(&[timing(0, 0, 60.0), timing(1, 0, 27.0), timing(2, 0, 36.0)]);
         assert!(
-            table.contains("| peer: `clickhouse-cloud-api` | 60.0 | 100% |  |"),
+            table.contains("| peer: `clickhouse-cloud-api` | 60.0 | 100% | 90.0 | 100% |  |"),
             "{table}"
         );
         assert!(
-            table.contains("| only `api-obs` | 27.0 | 45% | <= 50%: met |"),
+            table.contains("| only `api-obs` | 27.0 | 45% | 40.5 | 45% | <= 50%: met |"),
             "{table}"
         );
         assert!(
-            table.contains("| only `api-mgmt` | 36.0 | 60% | <= 55%: NOT met |"),
+            table.contains("| only `api-mgmt` | 36.0 | 60% | 54.0 | 60% | <= 55%: NOT met |"),
             "{table}"
         );
     }
 
     #[test]
-    fn without_the_peer_there_is_no_share() {
-        let table = report(&[timing(1, 27.0)]);
+    fn rounds_give_medians_of_times_and_of_per_round_shares() {
+        // The peer is slow in round 1: the share of that round is its own, not against another
+        // round's peer.
+        let table = report(&[
+            timing(0, 0, 60.0),
+            timing(1, 0, 30.0),
+            timing(1, 1, 40.0),
+            timing(0, 1, 100.0),
+            timing(0, 2, 62.0),
+            timing(1, 2, 31.0),
+        ]);
+        assert!(table.contains("median of 3 rounds"), "{table}");
         assert!(
-            table.contains("| only `api-obs` | 27.0 | - | <= 50% |"),
+            table.contains("| peer: `clickhouse-cloud-api` | 62.0 | 100% |"),
             "{table}"
         );
+        // Shares 50%, 40%, 50%: the median is 50%; the seconds' median is 31.0.
+        assert!(table.contains("| only `api-obs` | 31.0 | 50% |"), "{table}");
+    }
+
+    #[test]
+    fn without_the_peer_there_is_no_share() {
+        let table = report(&[timing(1, 0, 27.0)]);
+        assert!(
+            table.contains("| only `api-obs` | 27.0 | - | 40.5 | - | <= 50% |"),
+            "{table}"
+        );
+    }
+
+    #[test]
+    fn this_process_knows_its_childrens_cpu_time() {
+        let before = children_cpu_seconds().expect("Linux /proc");
+        let status = Command::new("sh")
+            .args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert!(children_cpu_seconds().unwrap() > before);
     }
 
     #[test]

@@ -12,7 +12,7 @@ tasks:
   codegen           regenerate crates/api-raw/src/generated/ from spec/
   codegen --check   fail (exit 1) with a diff when the committed generated files are stale
   surface           print the public surface of the generated clients
-  compile-time [--dry-run] [--only CRATE]... [--dir DIR] [--keep]
+  compile-time [--dry-run] [--only CRATE]... [--rounds N] [--dir DIR] [--keep]
                     cold debug builds of throwaway downstream crates (one operation each) in fresh
                     target dirs, dependencies fetched first, timed against the peer crate
                     clickhouse-cloud-api (newest in the registry); several minutes, not in CI.
@@ -84,7 +84,10 @@ fn run_check() -> anyhow::Result<ExitCode> {
 }
 
 fn compile_time_options(args: &[&str]) -> Result<compile_time::Options, String> {
-    let mut options = compile_time::Options::default();
+    let mut options = compile_time::Options {
+        rounds: 1,
+        ..compile_time::Options::default()
+    };
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match *arg {
@@ -93,6 +96,13 @@ fn compile_time_options(args: &[&str]) -> Result<compile_time::Options, String> 
             "--only" => options
                 .only
                 .push(args.next().ok_or("--only takes a crate name")?.to_string()),
+            "--rounds" => {
+                options.rounds = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n: &usize| n > 0)
+                    .ok_or("--rounds takes a number of rounds, at least 1")?
+            }
             "--dir" => options.dir = Some(args.next().ok_or("--dir takes a directory")?.into()),
             other => return Err(format!("unknown argument {other:?}")),
         }
