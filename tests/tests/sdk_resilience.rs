@@ -269,6 +269,68 @@ async fn a_slow_attempt_times_out_and_the_operation_deadline_holds() {
     );
 }
 
+/// With an attempt timeout no longer than the operation's, a call that succeeds at once runs under no
+/// timer of the runtime's own (the HTTP client's per-attempt timeout bounds it); retries still keep to
+/// the operation's deadline.
+#[tokio::test]
+async fn retries_keep_to_the_operation_deadline_when_attempts_are_bounded_by_the_client() {
+    let server = ScriptServer::start(vec![
+        Reply::text(503, "text/plain", "busy"),
+        Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(2)),
+        Reply::fixture("get_pipe_kinesis"),
+    ])
+    .await;
+    let client = api_mgmt::Client::builder(&server.url)
+        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        .retry(fast_retries())
+        .attempt_timeout(Duration::from_millis(300))
+        .operation_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = service(&client)
+        .pipe(PIPE.parse().unwrap())
+        .get()
+        .await
+        .unwrap_err();
+    match &err {
+        Error::Timeout {
+            last_error: Some(last),
+            outcome_unknown: false,
+            attempts: 2,
+            ..
+        } => assert_eq!(last.status(), Some(503), "{last}"),
+        other => panic!("expected the operation's timeout with the 503 kept, got {other:?}"),
+    }
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "the deadline cut the slow retry: {:?}",
+        started.elapsed()
+    );
+
+    // A single slow attempt ends at the attempt timeout, as a timeout of that attempt.
+    let server = ScriptServer::start(vec![
+        Reply::fixture("create_pipe_kafka").delay(Duration::from_secs(2)),
+    ])
+    .await;
+    let client = api_mgmt::Client::builder(&server.url)
+        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        .attempt_timeout(Duration::from_millis(200))
+        .operation_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let err = service(&client)
+        .pipes()
+        .create(&new_pipe())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Transport(t) if t.kind == TransportKind::Timeout && t.attempt == 1),
+        "{err}"
+    );
+    assert!(err.is_timeout() && err.is_outcome_unknown(), "{err}");
+}
+
 #[tokio::test]
 async fn the_client_rate_limit_paces_requests_across_clones() {
     let replies = (0..6).map(|_| Reply::fixture("get_pipe_kinesis")).collect();

@@ -10,6 +10,11 @@ use crate::error::{ApiError, ErrorCode, MAX_ERROR_BODY, MAX_ERROR_MESSAGE};
 /// The request id header of both APIs.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 
+/// [`REQUEST_ID_HEADER`] as a header name, for the lookup on every answer (a `&str` name is parsed and
+/// hashed again at each lookup).
+pub(crate) static REQUEST_ID: reqwest::header::HeaderName =
+    reqwest::header::HeaderName::from_static(REQUEST_ID_HEADER);
+
 /// Builds the error for an answer with `status`, `headers` and `body`. Every value of `secrets` is
 /// removed from the body before anything is taken from it or cut off, so no part of a secret
 /// survives in the message or the kept body.
@@ -44,7 +49,7 @@ pub(crate) fn api_error(
     if let Some(code) = code {
         error.code = ErrorCode::from(code);
     }
-    error.request_id = field("requestId").or_else(|| header(headers, REQUEST_ID_HEADER));
+    error.request_id = field("requestId").or_else(|| header(headers, &REQUEST_ID));
     error.retry_after = server_wait(status, headers);
     error
 }
@@ -107,7 +112,10 @@ fn summarize(body: &str, headers: &HeaderMap) -> String {
 }
 
 /// A header's value as text, trimmed; `None` when absent or not text.
-pub(crate) fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+pub(crate) fn header(
+    headers: &HeaderMap,
+    name: impl reqwest::header::AsHeaderName,
+) -> Option<String> {
     headers
         .get(name)
         .and_then(|v| v.to_str().ok())
@@ -126,7 +134,7 @@ pub(crate) fn server_wait(status: u16, headers: &HeaderMap) -> Option<Duration> 
     };
     names
         .iter()
-        .filter_map(|name| header(headers, name))
+        .filter_map(|name| header(headers, *name))
         .find_map(|value| value.parse::<f64>().ok())
         .filter(|secs| secs.is_finite() && *secs >= 0.0)
         .map(|secs| Duration::from_secs_f64(secs.min(3600.0)))

@@ -16,7 +16,7 @@ use crate::config::{Config, Transport};
 use crate::error::{
     ConfigError, DecodeError, Error, MAX_ERROR_READ, Result, TransportError, TransportKind,
 };
-use crate::error_body::{REQUEST_ID_HEADER, api_error, header, server_wait};
+use crate::error_body::{REQUEST_ID, api_error, header, server_wait};
 use crate::operation::{Idempotency, Operation, ResponseBody};
 use crate::response::{Response, ResponseMeta};
 use crate::retry::RetryPolicy;
@@ -29,6 +29,10 @@ pub struct Runtime {
     http: reqwest::Client,
     /// Credentials and user agent, added to each request when the client is the caller's.
     add_headers: Option<Arc<HeaderMap>>,
+    /// Whether the HTTP client's own per-attempt timeout already ends a first attempt within the
+    /// operation's limit (our client, attempt timeout <= operation timeout): then the operation's
+    /// timer starts only when a retry does, and a call that succeeds at once sets no timer of its own.
+    first_attempt_bounded: bool,
 }
 
 impl fmt::Debug for Runtime {
@@ -88,10 +92,13 @@ impl Runtime {
                 (http, None)
             }
         };
+        let first_attempt_bounded =
+            add_headers.is_none() && config.attempt_timeout <= config.operation_timeout;
         Ok(Self {
             config: Arc::new(config),
             http,
             add_headers,
+            first_attempt_bounded,
         })
     }
 
@@ -113,6 +120,7 @@ impl Runtime {
             config: Arc::new(config),
             http: self.http.clone(),
             add_headers: self.add_headers.clone(),
+            first_attempt_bounded: self.first_attempt_bounded,
         }
     }
 
@@ -160,35 +168,51 @@ impl Runtime {
         let started = Instant::now();
         let call = Call::default();
         let limit = self.config.operation_timeout;
+        let deadline = tokio::time::Instant::now() + limit;
         let run = self
-            .attempts(op, send, started, &call, secrets, &span)
+            .attempts(op, send, started, deadline, &call, secrets, &span)
             .instrument(span.clone());
-        let result = match tokio::time::timeout(limit, run).await {
-            Ok(result) => result,
-            Err(_) => Err(Error::Timeout {
-                operation: op.id,
-                attempts: call.attempts.load(Ordering::Relaxed),
-                elapsed: started.elapsed(),
-                limit,
-                last_error: call
-                    .last_error
-                    .lock()
-                    .ok()
-                    .and_then(|mut e| e.take())
-                    .map(Box::new),
-                outcome_unknown: op.idempotency == Idempotency::NotIdempotent
-                    && call.in_flight.load(Ordering::Relaxed),
-            }),
+        let result = if self.first_attempt_bounded {
+            // The attempts keep to the deadline themselves from the second one on.
+            run.await
+        } else {
+            match tokio::time::timeout_at(deadline, run).await {
+                Ok(result) => result,
+                Err(_) => Err(self.timed_out(op, &call, started)),
+            }
         };
         span.record("duration_ms", started.elapsed().as_millis() as u64);
         result
     }
 
+    /// The operation's time is up: what the attempts got to, and whether a create may have landed.
+    fn timed_out(&self, op: &'static Operation, call: &Call, started: Instant) -> Error {
+        Error::Timeout {
+            operation: op.id,
+            attempts: call.attempts.load(Ordering::Relaxed),
+            elapsed: started.elapsed(),
+            limit: self.config.operation_timeout,
+            last_error: call
+                .last_error
+                .lock()
+                .ok()
+                .and_then(|mut e| e.take())
+                .map(Box::new),
+            outcome_unknown: op.idempotency == Idempotency::NotIdempotent
+                && call.in_flight.load(Ordering::Relaxed),
+        }
+    }
+
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "one call's state, passed once per call"
+    )]
     async fn attempts<T, F, Fut>(
         &self,
         op: &'static Operation,
         mut send: F,
         started: Instant,
+        deadline: tokio::time::Instant,
         call: &Call,
         secrets: &[&str],
         span: &tracing::Span,
@@ -203,13 +227,16 @@ impl Runtime {
         loop {
             let attempt = call.attempts.fetch_add(1, Ordering::Relaxed) + 1;
             span.record("attempt", attempt);
-            if attempt > 1
-                && let Some(limit) = &self.config.rate_limit
-            {
-                Box::pin(limit.acquire()).await;
-            }
-            call.in_flight.store(true, Ordering::Relaxed);
-            let (sent, answer) = with_answer_headers(self.add_headers.clone(), send()).await;
+            let (sent, answer) = if attempt > 1 && self.first_attempt_bounded {
+                // A retry under the operation's deadline (the whole call is not under a timer).
+                let retry = self.attempt(send(), true, &call.in_flight);
+                match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
+                    Ok(exchange) => exchange,
+                    Err(_) => return Err(self.timed_out(op, call, started)),
+                }
+            } else {
+                self.attempt(send(), attempt > 1, &call.in_flight).await
+            };
             // A success returns at once: no generated value lives across an await below (the state
             // machine would hold room for it).
             let raw = match sent {
@@ -253,6 +280,27 @@ impl Runtime {
             }
             Box::pin(tokio::time::sleep(delay)).await;
         }
+    }
+
+    /// One exchange: waits for the client-side rate limit first on a retry (the first attempt took its
+    /// permit before the clock started), marks the call in flight, then sends with the headers to add.
+    async fn attempt<T, Fut>(
+        &self,
+        send: Fut,
+        retry: bool,
+        in_flight: &AtomicBool,
+    ) -> (
+        std::result::Result<ResponseValue<T>, RawError<()>>,
+        Option<(u16, HeaderMap)>,
+    )
+    where
+        Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
+    {
+        if retry && let Some(limit) = &self.config.rate_limit {
+            Box::pin(limit.acquire()).await;
+        }
+        in_flight.store(true, Ordering::Relaxed);
+        with_answer_headers(self.add_headers.clone(), send).await
     }
 
     /// Sorts a failed attempt; an unexpected 2xx or a tolerated empty body still ends as a success.
@@ -419,7 +467,7 @@ async fn read_bounded(
 }
 
 fn request_id_of<T: ResponseBody>(headers: &HeaderMap, value: &T) -> Option<String> {
-    header(headers, REQUEST_ID_HEADER).or_else(|| value.request_id())
+    header(headers, &REQUEST_ID).or_else(|| value.request_id())
 }
 
 fn success<T: ResponseBody>(
@@ -470,7 +518,7 @@ fn decode_success<T: ResponseBody>(
     attempt: u32,
     span: &tracing::Span,
 ) -> Result<Response<T>> {
-    let request_id = || header(&headers, REQUEST_ID_HEADER);
+    let request_id = || header(&headers, &REQUEST_ID);
     if body.trim().is_empty() {
         return match T::empty() {
             Some(value) => Ok(finish(value, status, headers, attempt, span)),

@@ -7,7 +7,7 @@ use std::fmt;
 
 use api_raw::management::types as raw;
 use api_raw::support::{Compression, Secret};
-use chrono::{DateTime, NaiveDateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use serde::Serialize;
 
 use crate::decode::{Invalid, Path, fit, parse_id, redacted};
@@ -248,10 +248,25 @@ impl Kafka {
 
 /// `YYYY-MM-DDTHH:MM` (the wire form, UTC implied), or a full RFC 3339 time.
 fn offset_time(text: &str) -> Option<DateTime<Utc>> {
-    NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M")
-        .map(|t| t.and_utc())
-        .ok()
-        .or_else(|| DateTime::parse_from_rfc3339(text).ok().map(|t| t.to_utc()))
+    minute_time(text).or_else(|| DateTime::parse_from_rfc3339(text).ok().map(|t| t.to_utc()))
+}
+
+/// The wire form `YYYY-MM-DDTHH:MM`, read by position: chrono's format-string parser took about a
+/// tenth of the facade's own work per pipe read (profiled).
+fn minute_time(text: &str) -> Option<DateTime<Utc>> {
+    let b = text.as_bytes();
+    let shape = b.len() == 16 && b[4] == b'-' && b[7] == b'-' && b[10] == b'T' && b[13] == b':';
+    if !shape {
+        return None;
+    }
+    let number = |range: std::ops::Range<usize>| -> Option<u32> {
+        b[range].iter().try_fold(0u32, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    };
+    let date = NaiveDate::from_ymd_opt(number(0..4)? as i32, number(5..7)?, number(8..10)?)?;
+    let time = date.and_hms_opt(number(11..13)?, number(14..16)?, 0)?;
+    Some(time.and_utc())
 }
 
 /// The schema registry of a Kafka-style source (its credentials are request-only).
@@ -468,6 +483,16 @@ mod tests {
         assert_eq!(minute.to_rfc3339(), "2026-03-01T08:15:00+00:00");
         assert_eq!(offset_time("2026-03-01T08:15:00Z"), Some(minute));
         assert_eq!(offset_time("yesterday"), None);
+    }
+
+    proptest::proptest! {
+        /// The positional reader agrees with chrono's format-string parser on any 16 characters of
+        /// the wire form's alphabet, valid or not (month 13, day 31 of February, hour 24, ...).
+        #[test]
+        fn the_minute_form_reads_as_chrono_reads_it(text in "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}|[0-9T:-]{16}|.{0,20}") {
+            let chrono = chrono::NaiveDateTime::parse_from_str(&text, "%Y-%m-%dT%H:%M").ok().map(|t| t.and_utc());
+            proptest::prop_assert_eq!(minute_time(&text), chrono);
+        }
     }
 
     #[test]
