@@ -269,46 +269,10 @@ async fn a_slow_attempt_times_out_and_the_operation_deadline_holds() {
     );
 }
 
-/// With an attempt timeout no longer than the operation's, a call that succeeds at once runs under no
-/// timer of the runtime's own (the HTTP client's per-attempt timeout bounds it); retries still keep to
-/// the operation's deadline.
+/// A single slow attempt ends at the attempt timeout, as a timeout of that attempt, even with a longer
+/// operation timeout (the HTTP client's per-attempt timeout bounds it; no timer of the runtime's runs).
 #[tokio::test]
-async fn retries_keep_to_the_operation_deadline_when_attempts_are_bounded_by_the_client() {
-    let server = ScriptServer::start(vec![
-        Reply::text(503, "text/plain", "busy"),
-        Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(2)),
-        Reply::fixture("get_pipe_kinesis"),
-    ])
-    .await;
-    let client = api_mgmt::Client::builder(&server.url)
-        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
-        .retry(fast_retries())
-        .attempt_timeout(Duration::from_millis(300))
-        .operation_timeout(Duration::from_millis(300))
-        .build()
-        .unwrap();
-    let started = std::time::Instant::now();
-    let err = service(&client)
-        .pipe(PIPE.parse().unwrap())
-        .get()
-        .await
-        .unwrap_err();
-    match &err {
-        Error::Timeout {
-            last_error: Some(last),
-            outcome_unknown: false,
-            attempts: 2,
-            ..
-        } => assert_eq!(last.status(), Some(503), "{last}"),
-        other => panic!("expected the operation's timeout with the 503 kept, got {other:?}"),
-    }
-    assert!(
-        started.elapsed() < Duration::from_millis(1500),
-        "the deadline cut the slow retry: {:?}",
-        started.elapsed()
-    );
-
-    // A single slow attempt ends at the attempt timeout, as a timeout of that attempt.
+async fn a_single_slow_attempt_ends_at_the_attempt_timeout() {
     let server = ScriptServer::start(vec![
         Reply::fixture("create_pipe_kafka").delay(Duration::from_secs(2)),
     ])
@@ -396,33 +360,47 @@ async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout() 
 
 #[tokio::test]
 async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight() {
-    // A read: 503, then an answer too slow for the operation's deadline.
-    let server = ScriptServer::start(vec![
-        Reply::text(503, "text/plain", "busy"),
-        Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(2)),
-    ])
-    .await;
-    let client = api_mgmt::Client::builder(&server.url)
-        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
-        .retry(fast_retries())
-        .operation_timeout(Duration::from_millis(300))
-        .build()
-        .unwrap();
-    let err = service(&client)
-        .pipe(PIPE.parse().unwrap())
-        .get()
-        .await
-        .unwrap_err();
-    match &err {
-        Error::Timeout {
-            last_error: Some(last),
-            outcome_unknown: false,
-            attempts: 2,
-            ..
-        } => assert_eq!(last.status(), Some(503), "{last}"),
-        other => panic!("expected a timeout with the 503 kept, got {other:?}"),
+    // A read: 503, then an answer too slow for the operation's deadline. With the default attempt
+    // timeout (30 s) the whole call runs under the operation's timer; with an attempt timeout no longer
+    // than the operation's, the first attempt runs under none and the retry under the deadline.
+    for attempt_timeout in [None, Some(Duration::from_millis(300))] {
+        let server = ScriptServer::start(vec![
+            Reply::text(503, "text/plain", "busy"),
+            Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(2)),
+        ])
+        .await;
+        let mut builder = api_mgmt::Client::builder(&server.url)
+            .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+            .retry(fast_retries())
+            .operation_timeout(Duration::from_millis(300));
+        if let Some(timeout) = attempt_timeout {
+            builder = builder.attempt_timeout(timeout);
+        }
+        let client = builder.build().unwrap();
+        let started = std::time::Instant::now();
+        let err = service(&client)
+            .pipe(PIPE.parse().unwrap())
+            .get()
+            .await
+            .unwrap_err();
+        match &err {
+            Error::Timeout {
+                last_error: Some(last),
+                outcome_unknown: false,
+                attempts: 2,
+                ..
+            } => assert_eq!(last.status(), Some(503), "{last}"),
+            other => {
+                panic!("{attempt_timeout:?}: expected a timeout with the 503 kept, got {other:?}")
+            }
+        }
+        assert!(err.is_timeout() && err.is_retryable() && !err.is_outcome_unknown());
+        assert!(
+            started.elapsed() < Duration::from_millis(1500),
+            "{attempt_timeout:?}: the deadline cut the slow retry: {:?}",
+            started.elapsed()
+        );
     }
-    assert!(err.is_timeout() && err.is_retryable() && !err.is_outcome_unknown());
 
     // A create still waiting for its answer when time runs out may have happened.
     let server = ScriptServer::start(vec![
