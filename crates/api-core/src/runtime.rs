@@ -247,7 +247,16 @@ impl Runtime {
                 Err(raw) => raw,
             };
             // Boxed: the error path's futures stay out of the success path's state machine.
-            let outcome = Box::pin(self.classify(op, raw, answer, attempt, secrets, span)).await;
+            let classify = Box::pin(self.classify(op, raw, answer, attempt, secrets, span));
+            let outcome = if attempt > 1 && self.first_attempt_bounded {
+                // Reading a retry's error body is under the deadline too.
+                match tokio::time::timeout_at(deadline, classify).await {
+                    Ok(outcome) => outcome,
+                    Err(_) => return Err(self.timed_out(op, call, started)),
+                }
+            } else {
+                classify.await
+            };
             call.in_flight.store(false, Ordering::Relaxed);
             let mut failure = match outcome {
                 Ok(response) => return Ok(response),
