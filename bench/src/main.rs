@@ -23,13 +23,14 @@ use emulator::Storage;
 
 const USAGE: &str = "\
 usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator] [--server-threads N]
-       cargo run --release -p api-bench -- --repeat facade|generated|floor pipe|endpoints|dashboards N
+       cargo run --release -p api-bench -- --repeat facade|generated|floor pipe|endpoints|dashboards N [--callers K]
 
   --quick             a few seconds, to check that everything runs (figures not to be trusted)
   --only sdk          only the facade / generated client / floor table
   --only emulator     only the emulator table
   --server-threads N  worker threads of the canned server's own runtime (default 1)
-  --repeat V C N      only N sequential calls C by variant V, for a profiler (perf, callgrind)";
+  --repeat V C N      only N sequential calls C by variant V, for a profiler (perf, callgrind)
+  --callers K         with --repeat: the N calls made by K concurrent callers (default 1)";
 
 /// What to run.
 struct Args {
@@ -38,6 +39,7 @@ struct Args {
     emulator: bool,
     server_threads: usize,
     repeat: Option<(Variant, Call, usize)>,
+    callers: usize,
 }
 
 fn parse(args: &[String]) -> Result<Args, String> {
@@ -47,6 +49,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         emulator: true,
         server_threads: 1,
         repeat: None,
+        callers: 1,
     };
     let mut args = args.iter().map(String::as_str);
     while let Some(arg) = args.next() {
@@ -60,6 +63,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
             ("--quick", _) => parsed.quick = true,
             ("--only", Some("sdk")) => parsed.emulator = false,
             ("--only", Some("emulator")) => parsed.sdk = false,
+            ("--callers", Some(n)) => {
+                parsed.callers = n.parse().ok().filter(|&n| n > 0).ok_or(format!(
+                    "--callers takes a positive number, not {n:?}"
+                ))?;
+            }
             ("--server-threads", Some(n)) => {
                 parsed.server_threads = n.parse().ok().filter(|&n| n > 0).ok_or(format!(
                     "--server-threads takes a positive number, not {n:?}"
@@ -67,7 +75,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
             }
             _ => return Err(format!("unknown argument {arg:?}")),
         }
-        if matches!(arg, "--only" | "--server-threads") {
+        if matches!(arg, "--only" | "--server-threads" | "--callers") {
             args.next();
         }
     }
@@ -121,7 +129,13 @@ fn run(args: &Args) -> Result<(), Failure> {
         .enable_all()
         .build()?;
     if let Some((variant, call, calls)) = args.repeat {
-        return runtime.block_on(sdk::repeat(variant, call, calls, args.server_threads));
+        return runtime.block_on(sdk::repeat(
+            variant,
+            call,
+            calls,
+            args.callers,
+            args.server_threads,
+        ));
     }
     println!("{}\n", machine());
     let started = std::time::Instant::now();
@@ -201,5 +215,8 @@ mod tests {
         let repeat = args("--repeat facade dashboards 20").unwrap().repeat;
         assert_eq!(repeat, Some((Variant::Facade, Call::ListDashboards, 20)));
         assert!(args("--repeat facade dashboards").is_err());
+        assert_eq!(args("--repeat floor pipe 9 --callers 3").unwrap().callers, 3);
+        assert_eq!(args("--repeat floor pipe 9").unwrap().callers, 1);
+        assert!(args("--repeat floor pipe 9 --callers 0").is_err());
     }
 }

@@ -135,7 +135,7 @@ pub async fn concurrent(
 }
 
 /// Runs `callers` tasks of `calls` calls each; how long until the last one finished.
-async fn burst(
+pub async fn burst(
     clients: &Arc<Clients>,
     call: Call,
     v: Variant,

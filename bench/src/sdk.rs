@@ -122,25 +122,27 @@ pub async fn run(plan: Plan, server_threads: usize) -> Result<Vec<Figure>, Failu
     Ok(figures)
 }
 
-/// `calls` sequential calls of `call` by `variant` alone, after 10 to warm up: what a profiler watches.
+/// `calls` calls of `call` by `variant` alone, made by `callers` concurrent tasks, after 10 to warm up:
+/// what a profiler watches.
 pub async fn repeat(
     variant: Variant,
     call: Call,
     calls: usize,
+    callers: usize,
     server_threads: usize,
 ) -> Result<(), Failure> {
     let server = CannedServer::start(server_threads)?;
-    let clients = Clients::new(&server.base_url())?;
+    let clients = Arc::new(Clients::new(&server.base_url())?);
     for _ in 0..10 {
         clients.call(call, variant).await?;
     }
-    let started = std::time::Instant::now();
-    for _ in 0..calls {
-        clients.call(call, variant).await?;
-    }
-    let per_call = started.elapsed().as_secs_f64() / calls.max(1) as f64;
+    let per_caller = calls.div_ceil(callers);
+    let elapsed = rounds::burst(&clients, call, variant, callers, per_caller).await?;
+    let made = per_caller * callers;
+    let per_call = elapsed.as_secs_f64() / made.max(1) as f64;
     println!(
-        "{variant:?} {call:?}: {calls} calls, {:.1} µs a call",
+        "{variant:?} {call:?}: {made} calls by {callers} {}, {:.1} µs a call",
+        if callers == 1 { "caller" } else { "callers" },
         per_call * 1e6
     );
     Ok(())
