@@ -64,9 +64,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
             ("--only", Some("sdk")) => parsed.emulator = false,
             ("--only", Some("emulator")) => parsed.sdk = false,
             ("--callers", Some(n)) => {
-                parsed.callers = n.parse().ok().filter(|&n| n > 0).ok_or(format!(
-                    "--callers takes a positive number, not {n:?}"
-                ))?;
+                parsed.callers = n
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or(format!("--callers takes a positive number, not {n:?}"))?;
             }
             ("--server-threads", Some(n)) => {
                 parsed.server_threads = n.parse().ok().filter(|&n| n > 0).ok_or(format!(
@@ -215,7 +217,10 @@ mod tests {
         let repeat = args("--repeat facade dashboards 20").unwrap().repeat;
         assert_eq!(repeat, Some((Variant::Facade, Call::ListDashboards, 20)));
         assert!(args("--repeat facade dashboards").is_err());
-        assert_eq!(args("--repeat floor pipe 9 --callers 3").unwrap().callers, 3);
+        assert_eq!(
+            args("--repeat floor pipe 9 --callers 3").unwrap().callers,
+            3
+        );
         assert_eq!(args("--repeat floor pipe 9").unwrap().callers, 1);
         assert!(args("--repeat floor pipe 9 --callers 0").is_err());
     }

@@ -27,14 +27,19 @@ pub struct ResponseMeta {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Response<T> {
-    value: T,
+    /// Boxed: a decoded resource is large, and a response passes up through several futures, each of
+    /// which would copy it whole (profiled); a pointer costs one allocation instead.
+    value: Box<T>,
     meta: ResponseMeta,
 }
 
 impl<T> Response<T> {
     /// A value with its metadata.
     pub fn new(value: T, meta: ResponseMeta) -> Self {
-        Self { value, meta }
+        Self {
+            value: Box::new(value),
+            meta,
+        }
     }
 
     /// The metadata of the call.
@@ -44,28 +49,22 @@ impl<T> Response<T> {
 
     /// The value, without the metadata.
     pub fn into_inner(self) -> T {
-        self.value
+        *self.value
     }
 
     /// The value and the metadata.
     pub fn into_parts(self) -> (T, ResponseMeta) {
-        (self.value, self.meta)
+        (*self.value, self.meta)
     }
 
     /// Transforms the value, keeping the metadata.
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Response<U> {
-        Response {
-            value: f(self.value),
-            meta: self.meta,
-        }
+        Response::new(f(*self.value), self.meta)
     }
 
     /// Transforms the value with a fallible function, keeping the metadata.
     pub fn try_map<U, E>(self, f: impl FnOnce(T) -> Result<U, E>) -> Result<Response<U>, E> {
-        Ok(Response {
-            value: f(self.value)?,
-            meta: self.meta,
-        })
+        Ok(Response::new(f(*self.value)?, self.meta))
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use api_raw::support::with_answer_headers;
+use api_raw::support::{Exchanged, with_answer_headers};
 use progenitor_client::{Error as RawError, ResponseValue};
 use reqwest::header::{HeaderMap, HeaderValue};
 use tracing::Instrument;
@@ -227,7 +227,7 @@ impl Runtime {
         loop {
             let attempt = call.attempts.fetch_add(1, Ordering::Relaxed) + 1;
             span.record("attempt", attempt);
-            let (sent, answer) = if attempt > 1 && self.first_attempt_bounded {
+            let exchanged = if attempt > 1 && self.first_attempt_bounded {
                 // A retry under the operation's deadline (the whole call is not under a timer).
                 let retry = self.attempt(send(), true, &call.in_flight);
                 match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
@@ -237,6 +237,7 @@ impl Runtime {
             } else {
                 self.attempt(send(), attempt > 1, &call.in_flight).await
             };
+            let (sent, answer) = *exchanged;
             // A success returns at once: no generated value lives across an await below (the state
             // machine would hold room for it).
             let raw = match sent {
@@ -298,10 +299,7 @@ impl Runtime {
         send: Fut,
         retry: bool,
         in_flight: &AtomicBool,
-    ) -> (
-        std::result::Result<ResponseValue<T>, RawError<()>>,
-        Option<(u16, HeaderMap)>,
-    )
+    ) -> Exchanged<std::result::Result<ResponseValue<T>, RawError<()>>>
     where
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {

@@ -44,20 +44,24 @@ pub fn capture_answer(result: &reqwest::Result<reqwest::Response>) {
     }
 }
 
+/// What one exchange gave: the generated operation's result, and the status and headers of the answer
+/// it received (`None` when no answer came).
+pub type Exchanged<T> = Box<(T, Option<(u16, HeaderMap)>)>;
+
 /// Runs one generated operation, adding `add` to its request (headers it already has win), and
-/// returns its result with the status and headers of the answer it received (`None` when no answer
-/// came).
+/// returns its result with the status and headers of the answer it received.
 pub fn with_answer_headers<F: Future>(
     add: Option<Arc<HeaderMap>>,
     operation: F,
-) -> impl Future<Output = (F::Output, Option<(u16, HeaderMap)>)> {
+) -> impl Future<Output = Exchanged<F::Output>> {
     let exchange = Exchange { add, answer: None };
     // On the heap: a generated operation's future is large, and the caller's future would otherwise
-    // hold it (and move it) whole.
+    // hold it (and move it) whole. Its result is large too (a decoded resource): boxed, it leaves
+    // through the futures above as a pointer, not as a copy at each level (profiled).
     let operation = Box::pin(operation);
     EXCHANGE.scope(RefCell::new(exchange), async move {
         let output = operation.await;
         let answer = EXCHANGE.with(|slot| slot.borrow_mut().answer.take());
-        (output, answer)
+        Box::new((output, answer))
     })
 }

@@ -15,7 +15,7 @@ mod observability_enums;
 #[cfg(feature = "management")]
 mod quantity;
 
-pub use capture::{capture_answer, prepare_request, with_answer_headers};
+pub use capture::{Exchanged, capture_answer, prepare_request, with_answer_headers};
 #[cfg(feature = "management")]
 pub use management_enums::{
     Compression, MskAuthentication, PipeState, ReversePrivateEndpointStatus,
