@@ -2,12 +2,12 @@
 //!
 //! Everything under `generated/` is written by `cargo xtask codegen` and never edited by hand; the
 //! hand-written types that the generator refers to (open enums, [`Secret`](support::Secret), CPU and
-//! memory quantities) live in [`support`].
+//! memory quantities, the patterned strings) live in [`support`].
 //!
 //! Each API is a module behind a cargo feature of the same name, so a crate that only uses one API does
 //! not compile the other:
-//! - `management` -> [`management`]: services, pipes, private endpoints (HTTP Basic auth).
-//! - `observability` -> [`observability`]: alerts and dashboards (Bearer auth).
+//! - `management` -> the module `management`: services, pipes, private endpoints (HTTP Basic auth).
+//! - `observability` -> the module `observability`: alerts and dashboards (Bearer auth).
 //!
 //! Most users want the facades `api-mgmt` and `api-obs`; this crate is their foundation and an escape
 //! hatch. Generated operations return `Error::UnexpectedResponse` for every non-2xx answer, with status,
