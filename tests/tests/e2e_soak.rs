@@ -14,7 +14,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use api_emulator::Fault;
+use api_emulator::{Fault, OperationId};
 use api_mgmt::{Error, PipeId, RetryPolicy};
 use support::emulated::{inject, kafka_pipe, mgmt, running_service, start, status};
 
@@ -145,8 +145,8 @@ async fn concurrent_clients_under_random_faults_keep_the_invariants() {
     // on this route the only fault that serves is truncation).
     let log = emulator.requests();
     let posts: Vec<u16> = log
+        .of(OperationId::CreatePipe)
         .iter()
-        .filter(|r| r.method == "POST" && r.path.ends_with("/pipes"))
         .map(|r| r.status)
         .collect();
     let served = posts.iter().filter(|s| matches!(s, 200 | 0)).count();

@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use api_emulator::{EmulatorOptions, Timing};
+use api_emulator::{EmulatorOptions, OperationId, Timing};
 use api_mgmt::{Error, Pipe, PipeState, ServiceState, WaitError, WaitFor, WaitOptions};
 use support::emulated::{kafka_pipe, mgmt, running_service, short_timing, start_with};
 
@@ -35,8 +35,8 @@ async fn stop_then_start_and_wait_returns_a_running_service() {
 
     let state_calls: Vec<u16> = emulator
         .requests()
+        .of(OperationId::UpdateServiceState)
         .iter()
-        .filter(|r| r.method == "PATCH" && r.path.ends_with("/state"))
         .map(|r| r.status)
         .collect();
     assert!(

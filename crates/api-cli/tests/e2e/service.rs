@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use api_emulator::EmulatorOptions;
+use api_emulator::{EmulatorOptions, OperationId};
 
 use crate::support::Cloud;
 
@@ -55,7 +55,7 @@ fn stop_then_start_and_wait_with_real_transitions() {
     let state_calls: Vec<u16> = cloud
         .requests()
         .iter()
-        .filter(|r| r.method == "PATCH" && r.path.ends_with("/state"))
+        .filter(|r| r.operation_id == Some(OperationId::UpdateServiceState))
         .map(|r| r.status)
         .collect();
     assert!(
