@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -229,23 +230,24 @@ impl Runtime {
             span.record("attempt", attempt);
             let exchanged = if attempt > 1 && self.first_attempt_bounded {
                 // A retry under the operation's deadline (the whole call is not under a timer).
-                let retry = self.attempt(send(), true, &call.in_flight);
+                let retry = self.attempt(Box::pin(send()), true, &call.in_flight);
                 match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
                     Ok(exchange) => exchange,
                     Err(_) => return Err(self.timed_out(op, call, started)),
                 }
             } else {
-                self.attempt(send(), attempt > 1, &call.in_flight).await
+                self.attempt(Box::pin(send()), attempt > 1, &call.in_flight)
+                    .await
             };
-            let (sent, answer) = *exchanged;
-            // A success returns at once: no generated value lives across an await below (the state
-            // machine would hold room for it).
-            let raw = match sent {
-                Ok(value) => {
+            // A success returns at once. The exchange is taken apart in a plain function: a decoded
+            // value moved out of its box here would get room in this state machine, which every
+            // future above holds and copies whole (profiled).
+            let (raw, answer) = match settle(exchanged, attempt, span) {
+                Ok(response) => {
                     call.in_flight.store(false, Ordering::Relaxed);
-                    return Ok(success(value, answer, attempt, span));
+                    return Ok(response);
                 }
-                Err(raw) => raw,
+                Err(failed) => *failed,
             };
             // Boxed: the error path's futures stay out of the success path's state machine.
             let classify = Box::pin(self.classify(op, raw, answer, attempt, secrets, span));
@@ -296,7 +298,7 @@ impl Runtime {
     /// permit before the clock started), marks the call in flight, then sends with the headers to add.
     async fn attempt<T, Fut>(
         &self,
-        send: Fut,
+        send: Pin<Box<Fut>>,
         retry: bool,
         in_flight: &AtomicBool,
     ) -> Exchanged<std::result::Result<ResponseValue<T>, RawError<()>>>
@@ -475,6 +477,24 @@ async fn read_bounded(
 
 fn request_id_of<T: ResponseBody>(headers: &HeaderMap, value: &T) -> Option<String> {
     header(headers, &REQUEST_ID).or_else(|| value.request_id())
+}
+
+/// A successful exchange as the caller's response, or the generated error and the answer's status
+/// and headers for [`Runtime::classify`].
+#[allow(
+    clippy::type_complexity,
+    reason = "the exchange's own parts, boxed to stay a pointer"
+)]
+fn settle<T: ResponseBody>(
+    exchanged: Exchanged<std::result::Result<ResponseValue<T>, RawError<()>>>,
+    attempt: u32,
+    span: &tracing::Span,
+) -> std::result::Result<Response<T>, Box<(RawError<()>, Option<(u16, HeaderMap)>)>> {
+    let (sent, answer) = *exchanged;
+    match sent {
+        Ok(value) => Ok(success(value, answer, attempt, span)),
+        Err(raw) => Err(Box::new((raw, answer))),
+    }
 }
 
 fn success<T: ResponseBody>(

@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use reqwest::header::HeaderMap;
@@ -50,18 +51,20 @@ pub type Exchanged<T> = Box<(T, Option<(u16, HeaderMap)>)>;
 
 /// Runs one generated operation, adding `add` to its request (headers it already has win), and
 /// returns its result with the status and headers of the answer it received.
-pub fn with_answer_headers<F: Future>(
+///
+/// The operation comes boxed: a generated operation's future is large, and every future above it
+/// would otherwise hold it whole and copy it at each move (profiled). Box it where it is created,
+/// `with_answer_headers(add, Box::pin(client.get_pipe(..)))`, and only a pointer travels.
+pub fn with_answer_headers<F: Future + ?Sized>(
     add: Option<Arc<HeaderMap>>,
-    operation: F,
+    operation: Pin<Box<F>>,
 ) -> impl Future<Output = Exchanged<F::Output>> {
     let exchange = Exchange { add, answer: None };
-    // On the heap: a generated operation's future is large, and the caller's future would otherwise
-    // hold it (and move it) whole. Its result is large too (a decoded resource): boxed, it leaves
-    // through the futures above as a pointer, not as a copy at each level (profiled).
-    let operation = Box::pin(operation);
     EXCHANGE.scope(RefCell::new(exchange), async move {
         let output = operation.await;
         let answer = EXCHANGE.with(|slot| slot.borrow_mut().answer.take());
+        // Boxed too: the result is large (a decoded resource), and it leaves through the futures
+        // above as a pointer, not as a copy at each level.
         Box::new((output, answer))
     })
 }
