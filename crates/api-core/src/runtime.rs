@@ -483,7 +483,8 @@ fn request_id_of<T: ResponseBody>(headers: &HeaderMap, value: &T) -> Option<Stri
 /// and headers for [`Runtime::classify`].
 #[allow(
     clippy::type_complexity,
-    reason = "the exchange's own parts, boxed to stay a pointer"
+    clippy::boxed_local,
+    reason = "the exchange's own parts, boxed so that only a pointer passes through the caller's future"
 )]
 fn settle<T: ResponseBody>(
     exchanged: Exchanged<std::result::Result<ResponseValue<T>, RawError<()>>>,
