@@ -169,8 +169,8 @@ impl Destination {
             }),
             columns: raw
                 .columns
+                .unwrap_or_default()
                 .into_iter()
-                .flatten()
                 .map(|c| DestinationColumn {
                     name: c.name.unwrap_or_default(),
                     column_type: c.type_.unwrap_or_default(),

@@ -112,8 +112,8 @@ impl Pipe {
             destination: Destination::decode(pipe.destination),
             field_mappings: pipe
                 .field_mappings
+                .unwrap_or_default()
                 .into_iter()
-                .flatten()
                 .map(|m| FieldMapping {
                     source_field: m.source_field.unwrap_or_default(),
                     destination_field: m.destination_field.unwrap_or_default(),

@@ -158,8 +158,8 @@ impl Service {
         let endpoints_at = at.field("endpoints");
         let endpoints = s
             .endpoints
+            .unwrap_or_default()
             .into_iter()
-            .flatten()
             .enumerate()
             .map(|(i, e)| {
                 Ok(ServiceEndpoint {
@@ -191,8 +191,8 @@ impl Service {
             idle_timeout_minutes: s.idle_timeout_minutes,
             ip_access_list: s
                 .ip_access_list
+                .unwrap_or_default()
                 .into_iter()
-                .flatten()
                 .map(|e| IpAccessListEntry {
                     source: e.source.unwrap_or_default(),
                     description: e.description,

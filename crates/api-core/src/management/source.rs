@@ -408,8 +408,8 @@ impl Postgres {
         };
         let table_mappings = raw
             .table_mappings
+            .unwrap_or_default()
             .into_iter()
-            .flatten()
             .map(|m| TableMapping {
                 source_schema_name: m.source_schema_name.unwrap_or_default(),
                 source_table: m.source_table.unwrap_or_default(),

@@ -83,8 +83,8 @@ impl Dashboard {
         let tiles_at = at.field("tiles");
         let tiles = d
             .tiles
+            .unwrap_or_default()
             .into_iter()
-            .flatten()
             .enumerate()
             .map(|(i, tile)| Tile::decode(tile, tiles_at.index(i)))
             .collect::<Result<_, _>>()?;
@@ -109,8 +109,8 @@ impl Tile {
             as_ratio: t.as_ratio,
             series: t
                 .series
+                .unwrap_or_default()
                 .into_iter()
-                .flatten()
                 .map(|s| Series {
                     kind: s.type_,
                     data_source: s.data_source,
