@@ -355,18 +355,34 @@ pub(crate) enum ConfigCommand {
     Show,
 }
 
-/// A pipe state by name, in any letter case (`running` is `Running`); unknown names are refused.
+/// A pipe state by name. A known state is taken in any letter case (`running` is `Running`). The API
+/// may add states, so another name is taken as written, unless it is one or two letters away from a
+/// known state: that is a typo, refused with the state it resembles (a wait for it would only time out).
 fn parse_pipe_state(text: &str) -> Result<PipeState, String> {
-    PipeState::KNOWN
+    let text = text.trim();
+    if let Some(known) = PipeState::KNOWN
         .iter()
-        .find(|known| known.eq_ignore_ascii_case(text.trim()))
-        .map(|known| PipeState::from(*known))
-        .ok_or_else(|| {
-            format!(
-                "unknown pipe state; one of: {}",
-                PipeState::KNOWN.join(", ")
-            )
-        })
+        .find(|known| known.eq_ignore_ascii_case(text))
+    {
+        return Ok(PipeState::from(*known));
+    }
+    let lower = text.to_ascii_lowercase();
+    if let Some(near) = PipeState::KNOWN
+        .iter()
+        .find(|known| strsim::levenshtein(&known.to_ascii_lowercase(), &lower) <= 2)
+    {
+        return Err(format!(
+            "{text:?} is not a pipe state; did you mean {near}? (known: {})",
+            PipeState::KNOWN.join(", ")
+        ));
+    }
+    if text.is_empty() || !text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(format!(
+            "{text:?} is not a pipe state name; known: {}",
+            PipeState::KNOWN.join(", ")
+        ));
+    }
+    Ok(PipeState::from(text))
 }
 
 #[cfg(test)]
@@ -383,11 +399,28 @@ mod tests {
     fn pipe_states_parse_in_any_case() {
         assert_eq!(parse_pipe_state("running"), Ok(PipeState::Running));
         assert_eq!(parse_pipe_state("Completed"), Ok(PipeState::Completed));
+        assert_eq!(parse_pipe_state(" paused "), Ok(PipeState::Paused));
+    }
+
+    #[test]
+    fn a_pipe_state_one_or_two_letters_off_is_a_typo() {
+        let typo = parse_pipe_state("Runing").unwrap_err();
+        assert!(typo.contains("did you mean Running?"), "{typo}");
         assert!(
-            parse_pipe_state("Runing")
-                .unwrap_err()
-                .contains("Provisioning")
+            typo.contains("Provisioning"),
+            "lists the known states: {typo}"
         );
+        let typo = parse_pipe_state("stoped").unwrap_err();
+        assert!(typo.contains("did you mean Stopped?"), "{typo}");
+    }
+
+    #[test]
+    fn a_pipe_state_the_cli_does_not_know_is_waited_for_as_written() {
+        let state = parse_pipe_state("Hibernating").expect("an open set of states");
+        assert!(state.is_other());
+        assert_eq!(state.as_str(), "Hibernating");
+        assert!(parse_pipe_state("").is_err());
+        assert!(parse_pipe_state("two words").is_err());
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use api_mgmt::{Error, PipeId, TransportKind, WaitError};
+use api_mgmt::{Error, PipeId, PipeState, TransportKind, WaitError};
 
 use crate::pipe_file::FileError;
 
@@ -57,6 +57,30 @@ pub(crate) struct Context {
     pub pipe: Option<PipeId>,
     /// The service command being sent (`start`, `stop`).
     pub service_command: Option<&'static str>,
+    /// What a pipe wait of the command waits for.
+    pub pipe_wait: Option<PipeWait>,
+}
+
+/// What a pipe wait waits for, so that a hint can repeat it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PipeWait {
+    /// A steady state (`cloudctl pipe wait`'s default).
+    Steady,
+    /// One state.
+    State(PipeState),
+    /// The pipe to be gone.
+    Gone,
+}
+
+impl PipeWait {
+    /// The `cloudctl pipe wait` flags that wait for the same, each after a space.
+    fn flags(&self) -> String {
+        match self {
+            Self::Steady => String::new(),
+            Self::State(state) => format!(" --state {state}"),
+            Self::Gone => " --gone".to_string(),
+        }
+    }
 }
 
 impl Context {
@@ -370,8 +394,13 @@ fn last_seen(error: &Error) -> Option<serde_json::Value> {
 
 /// The next step for an error, where one helps.
 fn hint(error: &Error, context: &Context) -> Option<String> {
+    let flags = context
+        .pipe_wait
+        .as_ref()
+        .map(PipeWait::flags)
+        .unwrap_or_default();
     let created = context.created.map(|id| {
-        format!("pipe {id} was created; `cloudctl pipe get {id}` shows it, `cloudctl pipe wait {id}` waits again")
+        format!("pipe {id} was created; `cloudctl pipe get {id}` shows it, `cloudctl pipe wait {id}{flags}` waits again")
     });
     if error.is_outcome_unknown() {
         return Some(match &context.creating {
@@ -404,7 +433,15 @@ fn hint(error: &Error, context: &Context) -> Option<String> {
             WaitError::PipeTimedOut { .. } => {
                 if let Some(id) = pipe {
                     parts.push(format!(
-                        "the pipe keeps going; `cloudctl pipe wait {id} --timeout 20m` waits longer"
+                        "the pipe keeps going; `cloudctl pipe wait {id}{flags} --timeout 20m` waits longer"
+                    ));
+                }
+                if let Some(PipeWait::State(state)) = &context.pipe_wait
+                    && state.is_other()
+                {
+                    parts.push(format!(
+                        "{state} is not a pipe state this cloudctl knows ({}): check its spelling",
+                        PipeState::KNOWN.join(", ")
                     ));
                 }
             }

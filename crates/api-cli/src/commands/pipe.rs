@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::{Session, wait_options};
 use crate::cli::{PipeCommand, PipeCreateArgs, PipeDeleteArgs, PipeWaitArgs};
-use crate::exit::{Api, Context, Failure};
+use crate::exit::{Api, Context, Failure, PipeWait};
 use crate::pipe_file;
 use crate::progress::Progress;
 use crate::render;
@@ -39,15 +39,16 @@ fn handle(session: &mut Session<'_>, id: PipeId) -> Result<PipeHandle, Failure> 
     Ok(session.settings()?.service()?.pipe(id))
 }
 
-fn context(id: PipeId) -> Context {
+fn context(id: PipeId, wait: Option<PipeWait>) -> Context {
     Context {
         pipe: Some(id),
+        pipe_wait: wait,
         ..Context::api(Api::Management)
     }
 }
 
 fn failure(error: &Error, id: PipeId) -> Failure {
-    Failure::sdk(error, &context(id))
+    Failure::sdk(error, &context(id, None))
 }
 
 async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), Failure> {
@@ -82,6 +83,7 @@ async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), F
         return session.out.show(&created, render::pipe);
     };
     context.created = Some(created.id);
+    context.pipe_wait = Some(PipeWait::State(state.clone()));
     let target = WaitFor::pipe_state(state.clone());
     let pipe = if target.is_done(&created) {
         created
@@ -126,7 +128,7 @@ async fn delete(args: PipeDeleteArgs, session: &mut Session<'_>) -> Result<(), F
         let progress = Progress::start(format!("pipe {id} to be gone"));
         wait_for_pipe_gone(|| polled(&pipe, &progress), &wait_options(args.timeout))
             .await
-            .map_err(|e| failure(&e, id))?;
+            .map_err(|e| Failure::sdk(&e, &context(id, Some(PipeWait::Gone))))?;
         true
     } else {
         !deleted
@@ -150,7 +152,7 @@ async fn wait(args: PipeWaitArgs, session: &mut Session<'_>) -> Result<(), Failu
         let progress = Progress::start(format!("pipe {id} to be gone"));
         wait_for_pipe_gone(|| polled(&pipe, &progress), &options)
             .await
-            .map_err(|e| failure(&e, id))?;
+            .map_err(|e| Failure::sdk(&e, &context(id, Some(PipeWait::Gone))))?;
         let result = Deletion {
             id,
             deleted: false,
@@ -160,14 +162,14 @@ async fn wait(args: PipeWaitArgs, session: &mut Session<'_>) -> Result<(), Failu
             .out
             .show(&result, |d| format!("Pipe {} is gone.", d.id));
     }
-    let target = match args.state {
-        Some(state) => WaitFor::pipe_state(state),
-        None => WaitFor::pipe_steady(),
+    let (target, waiting) = match args.state {
+        Some(state) => (WaitFor::pipe_state(state.clone()), PipeWait::State(state)),
+        None => (WaitFor::pipe_steady(), PipeWait::Steady),
     };
     let progress = Progress::start(format!("pipe {id} to be {target}"));
     let reached = wait_for_pipe(|| polled(&pipe, &progress), &target, None, &options)
         .await
-        .map_err(|e| failure(&e, id))?;
+        .map_err(|e| Failure::sdk(&e, &context(id, Some(waiting))))?;
     drop(progress);
     session.out.show(&reached, render::pipe)
 }

@@ -6,7 +6,7 @@ use std::str::FromStr;
 use api_mgmt::{
     Compression, Destination, KafkaSource, KinesisSource, NewPipe, NewPipeBuilder,
     ObjectStorageSource, PipeSettings, PostgresSettingsSpec, PostgresSource, PostgresTableMapping,
-    ReversePrivateEndpointId, Scaling, SchemaRegistry, Secret, Source, TableDefinition,
+    Problem, ReversePrivateEndpointId, Scaling, SchemaRegistry, Secret, Source, TableDefinition,
     TableEngine,
 };
 use chrono::NaiveDateTime;
@@ -122,8 +122,9 @@ pub(crate) fn new_pipe(document: &Node, env: Lookup<'_>) -> Result<NewPipe, Vec<
     };
     let name = root.text(&mut r, "name").unwrap_or_default();
     let mut builder = NewPipe::builder(name);
+    let mut kinds = Kinds::default();
     if let Some(source) = root.mapping(&mut r, "source") {
-        builder = read_source(&mut r, source, builder);
+        (builder, kinds) = read_source(&mut r, source, builder);
     }
     if let Some(destination) = root.mapping(&mut r, "destination") {
         builder = builder.destination(read_destination(&mut r, destination));
@@ -144,26 +145,49 @@ pub(crate) fn new_pipe(document: &Node, env: Lookup<'_>) -> Result<NewPipe, Vec<
     }
     root.finish(&mut r, ROOT);
 
-    match builder.build() {
-        Ok(pipe) if r.has_no_problems() => Ok(pipe),
-        Ok(_) => Err(r.into_problems()),
-        Err(invalid) => {
-            for problem in invalid.problems {
-                // A member the file got wrong is reported once, as the file's problem.
-                if !r.has_problem_at_or_above(&problem.path) {
-                    r.problem(&problem.path, problem.message);
-                }
-            }
-            Err(r.into_problems())
+    // A file with several source kinds is wrong once, at `source`; each kind is still checked by the
+    // builder's rules, so that everything else wrong in it is listed too.
+    for other in kinds.others {
+        if let Err(invalid) = builder.clone().source(other).build() {
+            let problems = invalid.problems.into_iter();
+            take_builder_problems(&mut r, problems.filter(|p| p.path.starts_with("source.")));
         }
     }
+    let built = builder.build();
+    if let Err(invalid) = &built {
+        take_builder_problems(&mut r, invalid.problems.iter().cloned());
+    }
+    if let Some((path, message)) = kinds.conflict {
+        r.problem(&path, message);
+    }
+    match built {
+        Ok(pipe) if r.has_no_problems() => Ok(pipe),
+        _ => Err(r.into_problems()),
+    }
+}
+
+/// Adds the builder's problems, except where the file's reading already found something wrong (a
+/// member the file got wrong is reported once, as the file's problem).
+fn take_builder_problems(r: &mut Reader<'_>, problems: impl Iterator<Item = Problem>) {
+    for problem in problems {
+        if !r.has_problem_at_or_above(&problem.path) {
+            r.problem(&problem.path, problem.message);
+        }
+    }
+}
+
+/// The source kinds of a file beyond the first, and the problem of having several.
+#[derive(Default)]
+struct Kinds {
+    others: Vec<Source>,
+    conflict: Option<(String, String)>,
 }
 
 fn read_source(
     r: &mut Reader<'_>,
     mut source: Fields<'_>,
     builder: NewPipeBuilder,
-) -> NewPipeBuilder {
+) -> (NewPipeBuilder, Kinds) {
     let mut builder = builder;
     let validate = source.boolean(r, "validateSamples");
     let mut kinds: Vec<(&str, Source)> = Vec::new();
@@ -179,26 +203,28 @@ fn read_source(
     if let Some(postgres) = source.mapping(r, "postgres") {
         kinds.push(("postgres", read_postgres(r, postgres).into()));
     }
-    if kinds.len() > 1 {
+    let conflict = (kinds.len() > 1).then(|| {
         let names: Vec<&str> = kinds.iter().map(|(name, _)| *name).collect();
-        r.problem(
-            source.own_path(),
+        (
+            source.own_path().to_string(),
             format!(
                 "exactly one source kind is allowed ({}), got {}",
                 KINDS.join(", "),
                 names.join(" and ")
             ),
-        );
-    }
+        )
+    });
     source.finish(r, SOURCE);
+    let mut sources = kinds.into_iter().map(|(_, source)| source);
     // No kind at all is the builder's problem to report.
-    if let Some((_, first)) = kinds.into_iter().next() {
+    if let Some(first) = sources.next() {
         builder = builder.source(first);
     }
     if let Some(validate) = validate {
         builder = builder.validate_samples(validate);
     }
-    builder
+    let others = sources.collect();
+    (builder, Kinds { others, conflict })
 }
 
 fn read_kafka(r: &mut Reader<'_>, mut f: Fields<'_>) -> KafkaSource {

@@ -49,15 +49,19 @@ impl<'a> Reader<'a> {
         });
     }
 
-    /// The line of `path`, or of the nearest parent path seen.
+    /// The line of `path`, or of the nearest parent path seen (a missing top-level member: the line
+    /// where the file's mapping starts).
     pub fn line_of(&self, path: &str) -> Option<usize> {
         let mut candidate = path;
         loop {
             if let Some(line) = self.lines.get(candidate) {
                 return Some(*line);
             }
-            let cut = candidate.rfind(['.', '['])?;
-            candidate = &candidate[..cut];
+            match candidate.rfind(['.', '[']) {
+                Some(cut) if cut > 0 => candidate = &candidate[..cut],
+                _ if candidate != "." => candidate = ".",
+                _ => return None,
+            }
         }
     }
 

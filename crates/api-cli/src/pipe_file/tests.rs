@@ -165,6 +165,32 @@ fn the_source_needs_exactly_one_kind() {
 }
 
 #[test]
+fn each_of_several_source_kinds_is_still_checked() {
+    let two = problems(
+        "name: x\nsource:\n  kafka:\n    brokers: b\n    topcis: t\n    credentials: {username: u}\n  kinesis:\n    streamName: s\ndestination: {database: d, table: t, managedTable: true, columns: [{name: c, type: String}]}\nfieldMappings: [{sourceField: c, destinationField: c}]\n",
+    );
+    assert_eq!(
+        two,
+        [
+            "2:source: exactly one source kind is allowed (kafka, objectStorage, kinesis, postgres), got kafka and kinesis",
+            "3:source.kafka.topics: required; must not be empty",
+            "5:source.kafka.topcis: unknown member; expected one of: brokers, topics, consumerGroup, iamRole, offset, schemaRegistry, caCertificate, reversePrivateEndpointIds, credentials",
+            "6:source.kafka.credentials.password: required; must not be empty",
+            "7:source.kinesis.region: required; must not be empty",
+        ]
+    );
+}
+
+#[test]
+fn a_missing_top_level_member_points_at_the_start_of_the_file() {
+    let text = "\n# a pipe\nname: x\nsource: {kafka: {brokers: b, topics: t}}\ndestination: {database: d, table: t, managedTable: true, columns: [{name: c, type: String}]}\n";
+    assert_eq!(
+        problems(text),
+        ["3:fieldMappings: every destination column must be mapped; not mapped: c"]
+    );
+}
+
+#[test]
 fn postgres_and_object_storage_files_convert() {
     let postgres = "\
 name: crm

@@ -269,6 +269,12 @@ fn a_wait_that_runs_out_of_time_exits_6_with_the_pipe() {
         .to_string();
     let hint = error["hint"].as_str().unwrap();
     assert!(hint.contains(&format!("pipe {id} was created")), "{hint}");
+    assert!(
+        hint.contains(&format!(
+            "`cloudctl pipe wait {id} --state Running` waits again"
+        )),
+        "the hint repeats what was waited for: {hint}"
+    );
 
     let human = cloud
         .cloudctl(&[
@@ -294,9 +300,82 @@ fn a_wait_that_runs_out_of_time_exits_6_with_the_pipe() {
         "{line}"
     );
     assert!(
-        line.contains(&format!("cloudctl pipe wait {id} --timeout 20m")),
+        line.contains(&format!(
+            "cloudctl pipe wait {id} --state Running --timeout 20m"
+        )),
         "{line}"
     );
+
+    let gone = cloud
+        .cloudctl(&[
+            "pipe",
+            "wait",
+            &id,
+            "--gone",
+            "--timeout",
+            "1s",
+            "-o",
+            "json",
+            "--no-rate-limit",
+        ])
+        .expect(6)
+        .error();
+    let hint = gone["hint"].as_str().unwrap();
+    assert!(
+        hint.contains(&format!("cloudctl pipe wait {id} --gone --timeout 20m")),
+        "{hint}"
+    );
+}
+
+#[test]
+fn a_state_the_cli_does_not_know_is_waited_for_and_a_typo_is_refused() {
+    let cloud = Cloud::start();
+    let file = cloud.file("pipe.yaml", KAFKA_PIPE);
+    let created = cloud
+        .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
+        .expect(0)
+        .json();
+    let id = created["id"].as_str().unwrap().to_string();
+
+    // The API may add states: a name cloudctl does not know is waited for as written.
+    let error = cloud
+        .cloudctl(&[
+            "pipe",
+            "wait",
+            &id,
+            "--state",
+            "Hibernating",
+            "--timeout",
+            "1s",
+            "-o",
+            "json",
+        ])
+        .expect(6)
+        .error();
+    assert_eq!(error["code"], "WAIT_TIMEOUT");
+    let hint = error["hint"].as_str().unwrap();
+    assert!(
+        hint.contains(&format!(
+            "cloudctl pipe wait {id} --state Hibernating --timeout 20m"
+        )),
+        "{hint}"
+    );
+    assert!(
+        hint.contains("Hibernating is not a pipe state this cloudctl knows"),
+        "{hint}"
+    );
+
+    // One letter off a known state is a typo, refused before anything is sent.
+    let requests = cloud.requests().len();
+    let typo = cloud
+        .cloudctl(&["pipe", "wait", &id, "--state", "Runing", "-o", "json"])
+        .expect(2);
+    assert!(
+        typo.stderr.contains("did you mean Running?"),
+        "{}",
+        typo.stderr
+    );
+    assert_eq!(cloud.requests().len(), requests, "nothing sent");
 }
 
 #[test]

@@ -67,11 +67,13 @@ impl Run {
         self
     }
 
-    /// Stdout as JSON.
+    /// Stdout as JSON, which writes numbers as the API does (`8`, never `8.0`).
     #[track_caller]
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout))
+        let value = serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout));
+        assert_whole_numbers_are_integers(&value, "$");
+        value
     }
 
     /// The `error` object of a JSON-mode failure on stderr (which holds nothing else).
@@ -80,7 +82,31 @@ impl Run {
         let value: serde_json::Value = serde_json::from_str(self.stderr.trim())
             .unwrap_or_else(|e| panic!("stderr is not one JSON object ({e}):\n{}", self.stderr));
         assert!(self.stdout.is_empty(), "nothing on stdout: {}", self.stdout);
+        assert_whole_numbers_are_integers(&value, "$");
         value["error"].clone()
+    }
+}
+
+/// Fails on a whole number written as a float (`8.0`), naming where it is.
+#[track_caller]
+fn assert_whole_numbers_are_integers(value: &serde_json::Value, at: &str) {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) => assert!(
+            !(n.is_f64() && n.as_f64().is_some_and(|f| f.fract() == 0.0)),
+            "{at} is the whole number {n} written as a float"
+        ),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                assert_whole_numbers_are_integers(item, &format!("{at}[{i}]"));
+            }
+        }
+        Value::Object(members) => {
+            for (name, member) in members {
+                assert_whole_numbers_are_integers(member, &format!("{at}.{name}"));
+            }
+        }
+        _ => {}
     }
 }
 

@@ -80,6 +80,7 @@ pub struct Service {
     /// Whether the service scales to zero when idle, when reported.
     pub idle_scaling: Option<bool>,
     /// Minutes of inactivity before it idles, when idle scaling is on.
+    #[serde(serialize_with = "api_raw::support::serialize_optional_number")]
     pub idle_timeout_minutes: Option<f64>,
     /// Addresses allowed to connect.
     pub ip_access_list: Vec<IpAccessListEntry>,

@@ -27,6 +27,7 @@ pub struct Alert {
     /// The message sent when it fires, when set.
     pub message: Option<String>,
     /// The threshold, when set.
+    #[serde(serialize_with = "api_raw::support::serialize_optional_number")]
     pub threshold: Option<f64>,
     /// How the value is compared with the threshold, when set.
     pub threshold_type: Option<AlertThresholdType>,

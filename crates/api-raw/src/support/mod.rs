@@ -4,6 +4,7 @@ mod capture;
 #[cfg(any(feature = "management", feature = "observability"))]
 #[macro_use]
 mod open_enum;
+mod number;
 #[cfg(any(feature = "management", feature = "observability"))]
 mod patterned;
 mod secret;
@@ -21,6 +22,7 @@ pub use management_enums::{
     Compression, MskAuthentication, PipeState, ReversePrivateEndpointStatus,
     ReversePrivateEndpointType, ServiceEndpointProtocol, ServiceState,
 };
+pub use number::{serialize_number, serialize_optional_number};
 #[cfg(feature = "observability")]
 pub use observability_enums::{
     AlertChannelType, AlertInterval, AlertSource, AlertState, AlertThresholdType, MetricDataType,

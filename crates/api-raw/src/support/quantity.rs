@@ -185,7 +185,7 @@ impl Serialize for CpuMillicores {
 
 impl Serialize for MemoryGb {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_f64(self.0)
+        super::serialize_number(self.0, serializer)
     }
 }
 

@@ -1,0 +1,51 @@
+//! Numbers written as the API writes them (a JavaScript server): a whole number is `8`, never `8.0`.
+
+use serde::Serializer;
+
+/// The largest whole number a JavaScript number holds exactly (2^53); beyond it, the float is kept.
+const MAX_SAFE_WHOLE: f64 = 9_007_199_254_740_992.0;
+
+/// Writes `value` as an integer when it is whole (and exact as one), else as a float.
+pub fn serialize_number<S: Serializer>(value: f64, serializer: S) -> Result<S::Ok, S::Error> {
+    if value.fract() == 0.0 && value.abs() <= MAX_SAFE_WHOLE {
+        // Exact: whole and within 2^53.
+        serializer.serialize_i64(value as i64)
+    } else {
+        serializer.serialize_f64(value)
+    }
+}
+
+/// [`serialize_number`] for an optional field (`#[serde(serialize_with = "...")]`).
+pub fn serialize_optional_number<S: Serializer>(
+    value: &Option<f64>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(value) => serialize_number(*value, serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+
+    #[derive(Serialize)]
+    struct Sample {
+        #[serde(serialize_with = "super::serialize_optional_number")]
+        n: Option<f64>,
+    }
+
+    fn written(n: Option<f64>) -> String {
+        serde_json::to_string(&Sample { n }).unwrap()
+    }
+
+    #[test]
+    fn whole_numbers_are_written_as_integers_and_fractions_stay() {
+        assert_eq!(written(Some(8.0)), r#"{"n":8}"#);
+        assert_eq!(written(Some(-2.0)), r#"{"n":-2}"#);
+        assert_eq!(written(Some(0.5)), r#"{"n":0.5}"#);
+        assert_eq!(written(Some(1e300)), r#"{"n":1e+300}"#);
+        assert_eq!(written(None), r#"{"n":null}"#);
+    }
+}
