@@ -57,11 +57,14 @@ impl<'a> Reader<'a> {
             if let Some(line) = self.lines.get(candidate) {
                 return Some(*line);
             }
-            match candidate.rfind(['.', '[']) {
-                Some(cut) if cut > 0 => candidate = &candidate[..cut],
-                _ if candidate != "." => candidate = ".",
-                _ => return None,
+            if candidate == "." {
+                return None;
             }
+            // Each step is shorter, down to the whole file (`.`), where the search ends.
+            candidate = match candidate.rfind(['.', '[']) {
+                Some(cut) => &candidate[..cut],
+                None => ".",
+            };
         }
     }
 
@@ -434,6 +437,22 @@ impl<'n> Fields<'n> {
 mod tests {
     use super::super::document::parse;
     use super::*;
+
+    #[test]
+    fn a_path_takes_the_line_of_its_nearest_parent_seen() {
+        let env = |_: &str| None;
+        let mut reader = Reader::new(&env);
+        assert_eq!(reader.line_of("a.b[2].c"), None, "nothing seen yet");
+        assert_eq!(reader.line_of("."), None);
+        reader.seen(".", 2);
+        reader.seen("a", 3);
+        reader.seen("a.b[2]", 7);
+        assert_eq!(reader.line_of("a.b[2].c"), Some(7));
+        assert_eq!(reader.line_of("a.b[1].c"), Some(3));
+        assert_eq!(reader.line_of("a"), Some(3));
+        assert_eq!(reader.line_of("missing"), Some(2), "a top-level member");
+        assert_eq!(reader.line_of("missing.x"), Some(2));
+    }
 
     #[test]
     fn problems_have_paths_and_lines_and_reading_goes_on() {
