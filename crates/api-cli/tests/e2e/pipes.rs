@@ -330,12 +330,7 @@ fn a_wait_that_runs_out_of_time_exits_6_with_the_pipe() {
 #[test]
 fn a_state_the_cli_does_not_know_is_waited_for_and_a_typo_is_refused() {
     let cloud = Cloud::start();
-    let file = cloud.file("pipe.yaml", KAFKA_PIPE);
-    let created = cloud
-        .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
-        .expect(0)
-        .json();
-    let id = created["id"].as_str().unwrap().to_string();
+    let id = cloud.create_kafka_pipe();
 
     // The API may add states: a name cloudctl does not know is waited for as written.
     let error = cloud
@@ -381,12 +376,7 @@ fn a_state_the_cli_does_not_know_is_waited_for_and_a_typo_is_refused() {
 #[test]
 fn a_failed_pipe_ends_the_wait_at_once_with_exit_1() {
     let cloud = Cloud::start();
-    let file = cloud.file("pipe.yaml", KAFKA_PIPE);
-    let created = cloud
-        .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
-        .expect(0)
-        .json();
-    let id = created["id"].as_str().unwrap().to_string();
+    let id = cloud.create_kafka_pipe();
     // The service reports the pipe as Failed from now on.
     cloud.force_pipe_state(&id, PipeState::Failed);
     let error = cloud

@@ -222,6 +222,16 @@ impl Cloud {
         path.to_string_lossy().into_owned()
     }
 
+    /// Creates the pipe of [`KAFKA_PIPE`] with `cloudctl pipe create` and returns its id.
+    pub fn create_kafka_pipe(&self) -> String {
+        let file = self.file("pipe.yaml", KAFKA_PIPE);
+        let created = self
+            .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
+            .expect(0)
+            .json();
+        created["id"].as_str().expect("the pipe's id").to_string()
+    }
+
     /// The requests served so far.
     pub fn requests(&self) -> Vec<LogEntry> {
         self.emulator().requests().into_entries()
