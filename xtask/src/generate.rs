@@ -7,7 +7,9 @@ use openapiv3::{OpenAPI, ReferenceOr};
 use progenitor_impl::{GenerationSettings, Generator, InterfaceStyle, TagStyle};
 
 use crate::apis::Api;
-use crate::spec::{RAW_TYPE_EXTENSION, is_success};
+use crate::spec::{
+    IDEMPOTENT_EXTENSION, RAW_TYPE_EXTENSION, RECONCILE_EXTENSION, is_success, operations,
+};
 
 /// The Rust module that holds the hand-written types named by `x-api-raw-type`.
 pub const SUPPORT_MODULE: &str = "crate::support";
@@ -19,10 +21,12 @@ pub fn generate(api: &Api, spec: &OpenAPI) -> Result<String> {
     settings
         .with_interface(InterfaceStyle::Positional)
         .with_tag(TagStyle::Merged)
+        // What every request carries whoever built the reqwest client: credentials, user agent and
+        // the attempt timeout, added by the pre hook.
+        .with_inner_type(quote::quote!(crate::support::RequestDefaults))
         // Keeps the answer's status and headers for the runtime: the generated code drops them when
         // it cannot decode a success body.
         .with_post_hook(quote::quote!(crate::support::capture_answer))
-        // Adds credentials and user agent to requests sent through a caller's own reqwest client.
         .with_pre_hook(quote::quote!(crate::support::prepare_request));
     for (schema, ty) in replacements(spec) {
         settings.with_replacement(
@@ -32,10 +36,15 @@ pub fn generate(api: &Api, spec: &OpenAPI) -> Result<String> {
         );
     }
 
+    let extras = tables(spec);
     let tokens = quietly(|| Generator::new(&settings).generate_tokens(&lowered))
         .with_context(|| format!("progenitor could not generate a client from {}", api.spec))?
         .map_err(|e| anyhow!("{e}"))
         .with_context(|| format!("progenitor rejected {}", api.spec))?;
+    let tokens = quote::quote! {
+        #tokens
+        #extras
+    };
     let file: syn::File = syn::parse2(tokens).with_context(|| {
         format!(
             "progenitor produced code that does not parse for {}",
@@ -74,6 +83,114 @@ pub fn replacements(spec: &OpenAPI) -> Vec<(String, String)> {
             ReferenceOr::Reference { .. } => None,
         })
         .collect()
+}
+
+/// What the workspace reads from the spec besides the client: the operations with their
+/// idempotency (the runtime's one outcome rule reads it) and the members typed as secrets (the one
+/// redaction rule reads them).
+pub fn tables(spec: &OpenAPI) -> proc_macro2::TokenStream {
+    let mut statics = Vec::new();
+    let mut names = Vec::new();
+    for (path, method, op) in operations(spec) {
+        let id = op.operation_id.as_deref().unwrap_or_default();
+        let name = quote::format_ident!("{}", shouty(id));
+        let idempotent =
+            op.extensions.get(IDEMPOTENT_EXTENSION) == Some(&serde_json::Value::Bool(true));
+        let idempotency = if idempotent {
+            quote::quote!(crate::support::Idempotency::Idempotent)
+        } else {
+            quote::quote!(crate::support::Idempotency::NotIdempotent)
+        };
+        let reconcile = match op
+            .extensions
+            .get(RECONCILE_EXTENSION)
+            .and_then(|v| v.as_str())
+        {
+            Some(text) => {
+                let text = text.trim();
+                quote::quote!(Some(#text))
+            }
+            None => quote::quote!(None),
+        };
+        let doc = format!("`{id}`: `{method} {path}`.");
+        statics.push(quote::quote! {
+            #[doc = #doc]
+            pub static #name: crate::support::Operation = crate::support::Operation {
+                id: #id,
+                method: #method,
+                path: #path,
+                idempotency: #idempotency,
+                reconcile: #reconcile,
+            };
+        });
+        names.push(name);
+    }
+    let count = names.len();
+    let secrets = secret_members(spec);
+    quote::quote! {
+        /// The operations of this API as the spec describes them: id, method, path template and
+        /// whether repeating one changes nothing (`x-idempotent`), with how to reconcile one that
+        /// is not (`x-reconcile`).
+        pub mod operations {
+            #(#statics)*
+
+            /// Every operation, in the spec's order.
+            pub static ALL: [&crate::support::Operation; #count] = [#(&#names),*];
+        }
+
+        /// The members the spec types as secrets (`x-api-raw-type: Secret`), sorted.
+        pub const SECRET_MEMBERS: &[&str] = &[#(#secrets),*];
+    }
+}
+
+/// `createPipe` -> `CREATE_PIPE`.
+fn shouty(id: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in id.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_uppercase());
+    }
+    out
+}
+
+/// The names of the members whose schema is replaced by the hand-written `Secret`.
+pub fn secret_members(spec: &OpenAPI) -> Vec<String> {
+    let secret_schemas: Vec<String> = replacements(spec)
+        .into_iter()
+        .filter(|(_, ty)| ty == "Secret")
+        .map(|(schema, _)| format!("#/components/schemas/{schema}"))
+        .collect();
+    let doc = serde_json::to_value(spec).unwrap_or_default();
+    let mut names = std::collections::BTreeSet::new();
+    collect_secret_members(&doc, &secret_schemas, &mut names);
+    names.into_iter().collect()
+}
+
+fn collect_secret_members(
+    value: &serde_json::Value,
+    secret_schemas: &[String],
+    names: &mut std::collections::BTreeSet<String>,
+) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if let Some(properties) = map.get("properties").and_then(|p| p.as_object()) {
+                for (name, property) in properties {
+                    let reference = property.get("$ref").and_then(|r| r.as_str());
+                    if reference.is_some_and(|r| secret_schemas.iter().any(|s| s == r)) {
+                        names.insert(name.clone());
+                    }
+                }
+            }
+            map.values()
+                .for_each(|child| collect_secret_members(child, secret_schemas, names));
+        }
+        serde_json::Value::Array(items) => items
+            .iter()
+            .for_each(|child| collect_secret_members(child, secret_schemas, names)),
+        _ => {}
+    }
 }
 
 /// The document as the generator sees it: only the success responses of each operation.

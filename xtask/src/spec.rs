@@ -13,6 +13,13 @@ use openapiv3::{OpenAPI, Operation, ReferenceOr, StatusCode};
 /// The extension that names a hand-written `api-raw` type to use instead of a generated one.
 pub const RAW_TYPE_EXTENSION: &str = "x-api-raw-type";
 
+/// The extension on every operation that says whether repeating it changes nothing (`true`).
+pub const IDEMPOTENT_EXTENSION: &str = "x-idempotent";
+
+/// The extension on every operation that is not idempotent: how to find out whether a call whose
+/// outcome is unknown was applied.
+pub const RECONCILE_EXTENSION: &str = "x-reconcile";
+
 /// Reads and parses one OpenAPI document (YAML).
 pub fn load(path: &Path) -> Result<OpenAPI> {
     let text = std::fs::read_to_string(path)
@@ -107,6 +114,26 @@ pub fn lint(spec: &OpenAPI) -> Vec<String> {
                 }
             }
         }
+        match op.extensions.get(IDEMPOTENT_EXTENSION) {
+            Some(serde_json::Value::Bool(true)) => {}
+            Some(serde_json::Value::Bool(false)) => {
+                let reconcile = op.extensions.get(RECONCILE_EXTENSION);
+                if reconcile
+                    .and_then(|v| v.as_str())
+                    .is_none_or(|text| text.trim().is_empty())
+                {
+                    problems.push(format!(
+                        "{at}: an operation with {IDEMPOTENT_EXTENSION}: false needs {RECONCILE_EXTENSION}, the text that says how to find out whether it was applied"
+                    ));
+                }
+            }
+            Some(other) => problems.push(format!(
+                "{at}.{IDEMPOTENT_EXTENSION}: {other} is not true or false"
+            )),
+            None => problems.push(format!(
+                "{at}: {IDEMPOTENT_EXTENSION} is missing (true when repeating the operation changes nothing)"
+            )),
+        }
         let has_success = op.responses.responses.keys().any(is_success);
         if !has_success {
             problems.push(format!("{at}: no 2xx response is described"));
@@ -189,6 +216,7 @@ paths:
   /a:
     get:
       operationId: getA
+      x-idempotent: true
       responses:
         "200":
           description: ok
@@ -221,7 +249,7 @@ components:
     fn duplicate_and_missing_operation_ids_are_named() {
         let doubled = MINIMAL.replace(
             "paths:\n",
-            "paths:\n  /b:\n    get:\n      operationId: getA\n      responses: {\"200\": {description: ok}}\n  /c:\n    get:\n      responses: {\"200\": {description: ok}}\n",
+            "paths:\n  /b:\n    get:\n      operationId: getA\n      x-idempotent: true\n      responses: {\"200\": {description: ok}}\n  /c:\n    get:\n      x-idempotent: true\n      responses: {\"200\": {description: ok}}\n",
         );
         let err = format!("{:#}", parse(&doubled).unwrap_err());
         assert!(
@@ -247,6 +275,30 @@ components:
     fn yaml_errors_carry_a_location() {
         let err = format!("{:#}", parse("openapi: 3.0.3\ninfo: [").unwrap_err());
         assert!(err.contains("line"), "{err}");
+    }
+
+    #[test]
+    fn every_operation_says_whether_it_is_idempotent() {
+        let missing = MINIMAL.replace("      x-idempotent: true\n", "");
+        let err = format!("{:#}", parse(&missing).unwrap_err());
+        assert!(
+            err.contains("paths./a.get: x-idempotent is missing"),
+            "{err}"
+        );
+        let not_bool = MINIMAL.replace("x-idempotent: true", "x-idempotent: sometimes");
+        let err = format!("{:#}", parse(&not_bool).unwrap_err());
+        assert!(
+            err.contains("x-idempotent: \"sometimes\" is not true or false"),
+            "{err}"
+        );
+        let create = MINIMAL.replace("x-idempotent: true", "x-idempotent: false");
+        let err = format!("{:#}", parse(&create).unwrap_err());
+        assert!(err.contains("needs x-reconcile"), "{err}");
+        let reconciled = MINIMAL.replace(
+            "x-idempotent: true",
+            "x-idempotent: false\n      x-reconcile: look it up",
+        );
+        assert!(parse(&reconciled).is_ok());
     }
 
     #[test]

@@ -555,7 +555,9 @@ mod tests {
         assert_eq!(exit(api(403)), Exit::Auth);
         assert_eq!(exit(api(429)), Exit::RateLimited);
         assert_eq!(exit(api(424)), Exit::Failure);
-        assert_eq!(exit(api(500)), Exit::Failure);
+        // A 500 to a create may have applied (the outcome rule); to a read it is a plain failure.
+        assert_eq!(exit(api(500)), Exit::OutcomeUnknown);
+        assert_eq!(exit(ApiError::new("getPipe", 500).into()), Exit::Failure);
         let unknown = Error::from(ApiError::new("createPipe", 504).with_outcome_unknown(true));
         assert_eq!(exit(unknown), Exit::OutcomeUnknown);
         let waited = Error::Wait(WaitError::PipeTimedOut {

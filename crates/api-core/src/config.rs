@@ -134,7 +134,8 @@ pub struct ConfigBuilder<T = Config> {
 }
 
 impl<T: FromConfig> ConfigBuilder<T> {
-    /// Defaults: connect timeout 10 s, attempt timeout 30 s, operation timeout 120 s,
+    /// Defaults: connect timeout 10 s, attempt timeout 30 s, operation timeout 120 s (each may be
+    /// `Duration::MAX` for no limit),
     /// [`RetryPolicy::default`], no client-side rate limit, user agent `api-core/<version>`.
     pub fn new(base_url: impl Into<String>) -> Self {
         Self {
@@ -161,20 +162,24 @@ impl<T: FromConfig> ConfigBuilder<T> {
         self
     }
 
-    /// How long to wait for a connection.
+    /// How long to wait for a connection (default 10 s). Zero is refused by [`build`](Self::build);
+    /// `Duration::MAX` (or any duration too long to be a point in time) means no limit.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self.connect_timeout_set = true;
         self
     }
 
-    /// How long one attempt (connect, send, read the whole answer) may take.
+    /// How long one attempt (connect, send, read the whole answer) may take (default 30 s), also
+    /// through a caller's own client. Zero is refused by [`build`](Self::build); `Duration::MAX`
+    /// means no limit per attempt (the operation timeout still bounds the call).
     pub fn attempt_timeout(mut self, timeout: Duration) -> Self {
         self.attempt_timeout = timeout;
         self
     }
 
-    /// How long one call may take, retries and waits included.
+    /// How long one call may take, retries and waits included (default 120 s). Zero is refused by
+    /// [`build`](Self::build); `Duration::MAX` means no limit.
     pub fn operation_timeout(mut self, timeout: Duration) -> Self {
         self.operation_timeout = timeout;
         self
@@ -223,12 +228,14 @@ impl<T: FromConfig> ConfigBuilder<T> {
 
     /// Sends through `client`, a `reqwest::Client` of your own (middleware, DNS, TLS or pool settings
     /// this builder does not wrap); build it from [`http_client_builder`](crate::http_client_builder),
-    /// which selects the TLS backend of the enabled feature. The SDK still adds its credentials and
-    /// user agent to each request (headers the client sets itself win) and still applies its retries, rate limit and attempt and
-    /// operation timeouts; the client's own connect timeout, proxy and roots are used, so
-    /// [`proxy`](Self::proxy), [`root_certificate_pem`](Self::root_certificate_pem) and
-    /// [`connect_timeout`](Self::connect_timeout) cannot be combined with it. The generated client
-    /// (a facade's `raw()`) sends through it too, without credentials outside the SDK's calls.
+    /// which selects the TLS backend of the enabled feature. Every request behaves as with the
+    /// client the SDK builds: it gets the credentials and user agent (headers the client sets itself
+    /// win) and the [attempt timeout](Self::attempt_timeout) (it replaces the client's own
+    /// `timeout`), and every call the retries, rate limit and operation timeout; the generated
+    /// client (a facade's `raw()`) sends the same credentials, user agent and attempt timeout. The
+    /// client's own connect timeout, proxy and roots are used, so [`proxy`](Self::proxy),
+    /// [`root_certificate_pem`](Self::root_certificate_pem) and
+    /// [`connect_timeout`](Self::connect_timeout) cannot be combined with it.
     pub fn http_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
         self
@@ -273,6 +280,14 @@ impl<T: FromConfig> ConfigBuilder<T> {
             transport,
         })
     }
+}
+
+/// A configured duration as a limit: `None` (no limit) when it is too long to be a point in time
+/// from now (`Duration::MAX`), so that no deadline arithmetic can overflow.
+pub(crate) fn limit(duration: Duration) -> Option<Duration> {
+    tokio::time::Instant::now()
+        .checked_add(duration)
+        .map(|_| duration)
 }
 
 /// Whether a TLS backend is compiled in.

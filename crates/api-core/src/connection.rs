@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use api_raw::support::RequestDefaults;
+
 use crate::config::Config;
 use crate::error::Error;
 use crate::retry::RetryPolicy;
@@ -9,21 +11,22 @@ use crate::runtime::Runtime;
 
 /// A generated (progenitor) client that can be wired to the runtime's HTTP client.
 pub trait GeneratedClient: Clone {
-    /// The client for `base_url`, sending through `http` (which carries credentials and user agent).
-    fn connect(base_url: &str, http: reqwest::Client) -> Self;
+    /// The client for `base_url`, sending through `http` with `defaults` added to every request
+    /// (credentials, user agent, attempt timeout).
+    fn connect(base_url: &str, http: reqwest::Client, defaults: RequestDefaults) -> Self;
 }
 
 #[cfg(feature = "management")]
 impl GeneratedClient for api_raw::management::Client {
-    fn connect(base_url: &str, http: reqwest::Client) -> Self {
-        Self::new_with_client(base_url, http)
+    fn connect(base_url: &str, http: reqwest::Client, defaults: RequestDefaults) -> Self {
+        Self::new_with_client(base_url, http, defaults)
     }
 }
 
 #[cfg(feature = "observability")]
 impl GeneratedClient for api_raw::observability::Client {
-    fn connect(base_url: &str, http: reqwest::Client) -> Self {
-        Self::new_with_client(base_url, http)
+    fn connect(base_url: &str, http: reqwest::Client, defaults: RequestDefaults) -> Self {
+        Self::new_with_client(base_url, http, defaults)
     }
 }
 
@@ -39,15 +42,21 @@ impl<C: GeneratedClient> Connection<C> {
     /// Builds the runtime from `config` and wires the generated client to it.
     pub fn new(config: Config) -> Result<Self, Error> {
         let runtime = Runtime::new(config)?;
-        let raw = C::connect(runtime.config().base_url(), runtime.http().clone());
+        let raw = Self::wire(&runtime);
         Ok(Self { runtime, raw })
     }
 
     /// The same connection, retrying by `policy`.
     pub fn with_retry(&self, policy: RetryPolicy) -> Self {
-        let runtime = self.runtime.with_retry(policy);
-        let raw = C::connect(runtime.config().base_url(), runtime.http().clone());
-        Self { runtime, raw }
+        Self {
+            runtime: self.runtime.with_retry(policy),
+            raw: self.raw.clone(),
+        }
+    }
+
+    fn wire(runtime: &Runtime) -> C {
+        let (http, defaults) = runtime.transport();
+        C::connect(runtime.config().base_url(), http.clone(), defaults.clone())
     }
 
     /// The runtime.
@@ -55,7 +64,8 @@ impl<C: GeneratedClient> Connection<C> {
         &self.runtime
     }
 
-    /// The generated client (credentials included; no retries, rate limiting or error decoding).
+    /// The generated client: every request carries the credentials, user agent and attempt timeout
+    /// (whoever built the HTTP client); no retries, rate limiting or error decoding.
     pub fn raw(&self) -> &C {
         &self.raw
     }

@@ -37,11 +37,16 @@ impl Credentials {
         Self::Bearer(token.into())
     }
 
-    /// The secret part: the key secret or the token.
-    pub(crate) fn secret(&self) -> &str {
+    /// Every form of the secret a server might echo: the key secret or the token, and the encoded
+    /// `Authorization` value (base64 of `id:secret` for Basic).
+    pub(crate) fn secrets(&self) -> Vec<String> {
         match self {
-            Self::Basic { key_secret, .. } => key_secret.expose(),
-            Self::Bearer(token) => token.expose(),
+            Self::Basic { key_id, key_secret } => vec![
+                key_secret.expose().to_string(),
+                base64::engine::general_purpose::STANDARD
+                    .encode(format!("{key_id}:{}", key_secret.expose())),
+            ],
+            Self::Bearer(token) => vec![token.expose().to_string()],
         }
     }
 

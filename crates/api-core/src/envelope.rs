@@ -20,7 +20,8 @@ pub fn required_member<E, T>(
         Some(value) => Ok(Response::new(value, meta)),
         None => Err(Error::Decode(
             DecodeError::new(op.id, member, format!("the envelope has no `{member}`"))
-                .with_request_id(meta.request_id),
+                .with_request_id(meta.request_id)
+                .with_status(meta.status),
         )),
     }
 }
@@ -37,7 +38,11 @@ pub(crate) fn decode_member<E, R, T>(
     let (raw, meta) = required_member(op, member, response, take)?.into_parts();
     match decode(raw, Path::Root(member)) {
         Ok(value) => Ok(Response::new(value, meta)),
-        Err(e) => Err(Error::Decode(e.at(op.id).with_request_id(meta.request_id))),
+        Err(e) => Err(Error::Decode(
+            e.at(op.id)
+                .with_request_id(meta.request_id)
+                .with_status(meta.status),
+        )),
     }
 }
 

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 pub use crate::error_code::ErrorCode;
 use crate::ids::IdError;
+use crate::outcome::{Ending, idempotency_of, unknown_outcome_hint};
 
 /// `Result` with the SDK's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -51,7 +52,7 @@ pub enum Error {
     /// The whole operation, retries included, took longer than its limit.
     #[error(
         "{operation}: gave up after {elapsed:?} and {attempts} attempt(s); the operation timeout is {limit:?}{}",
-        unknown_outcome_hint(*.outcome_unknown)
+        unknown_outcome_hint(operation, *.outcome_unknown)
     )]
     Timeout {
         /// The operation id.
@@ -79,16 +80,6 @@ pub enum Error {
     Wait(#[from] crate::management::WaitError),
 }
 
-/// What an error's `Display` adds when a create may have happened.
-fn unknown_outcome_hint(unknown: bool) -> &'static str {
-    if unknown {
-        "; the request may have reached the server and taken effect. The API cannot look a pipe up by \
-         name: inspect the service's pipes before you create it again"
-    } else {
-        ""
-    }
-}
-
 impl From<ApiError> for Error {
     fn from(error: ApiError) -> Self {
         Error::Api(Box::new(error))
@@ -96,10 +87,44 @@ impl From<ApiError> for Error {
 }
 
 impl Error {
-    /// Removes these secret values from the text of an API error (see [`ApiError::redact`]).
+    /// Removes these secret values, in any encoding, from every text this error shows, nested errors
+    /// included (see [`api_raw::support::redact`]).
     pub fn redact<'a>(&mut self, secrets: impl IntoIterator<Item = &'a str>) {
-        if let Error::Api(error) = self {
-            secrets.into_iter().for_each(|secret| error.redact(secret));
+        let mut redactor = api_raw::support::redact::Redactor::new();
+        secrets.into_iter().for_each(|secret| redactor.add(secret));
+        self.redact_with(&redactor);
+    }
+
+    /// Applies `redactor` to every text this error shows, nested errors included.
+    pub(crate) fn redact_with(&mut self, redactor: &api_raw::support::redact::Redactor) {
+        match self {
+            Error::Api(error) => error.redact_with(redactor),
+            Error::Decode(error) => error.message = redactor.text(&error.message).into_owned(),
+            Error::Timeout {
+                last_error: Some(last),
+                ..
+            } => last.redact_with(redactor),
+            #[cfg(feature = "management")]
+            Error::Wait(crate::management::WaitError::PipeWaitInterrupted { source, .. }) => {
+                source.redact_with(redactor)
+            }
+            _ => {}
+        }
+    }
+
+    /// How the call ended, for the outcome rule; `None` for what is no ending of a call
+    /// (validation, configuration, a waiter).
+    fn ending(&self) -> Option<Ending> {
+        match self {
+            Error::Api(e) => Some(Ending::Status(e.status)),
+            Error::Decode(e) => Some(Ending::Undecodable(e.status.unwrap_or(200))),
+            Error::Transport(e) => Some(match e.kind {
+                TransportKind::Connect => Ending::Refused,
+                TransportKind::Body => Ending::BodyLost(200),
+                _ => Ending::Lost,
+            }),
+            Error::Timeout { .. } => Some(Ending::Lost),
+            _ => None,
         }
     }
 
@@ -181,33 +206,26 @@ impl Error {
         }
     }
 
-    /// Whether the same call may succeed if made again, and making it again is safe: a 429, a
-    /// gateway error (502, 503, 504) or a transport failure of a call that can be repeated, or a
-    /// connection that could not be made. Never true when the outcome is unknown
-    /// ([`is_outcome_unknown`](Self::is_outcome_unknown)): repeating a create that may have happened
-    /// can duplicate it.
+    /// Whether the same call may succeed if made again, and making it again is safe: the ending is
+    /// transient (a 429, a 502, 503 or 504, a refused or lost connection, a timeout) and the outcome
+    /// is not unknown ([`is_outcome_unknown`](Self::is_outcome_unknown)): repeating a create that may
+    /// have happened can duplicate it. The rule is [`outcome`](crate::outcome)'s table.
     pub fn is_retryable(&self) -> bool {
-        if self.is_outcome_unknown() {
-            return false;
-        }
-        match self {
-            Error::Api(e) => matches!(e.status, 429 | 502..=504),
-            Error::Transport(_) | Error::Timeout { .. } => true,
-            _ => false,
-        }
+        !self.is_outcome_unknown() && self.ending().is_some_and(Ending::is_transient)
     }
 
-    /// Whether a create (a POST, which the API cannot repeat safely: it has no idempotency key and
-    /// no way to look a pipe up by name) may have reached the server and taken effect without an
-    /// answer saying so: a timeout or a lost connection after sending, or a 502, 503 or 504 from a
-    /// gateway. The SDK never retries such a call. To reconcile, inspect the service (its pipes, in
-    /// the console or with the ids you know), then create again deliberately.
+    /// Whether a call that is not idempotent (a create: the API has no idempotency key) may have
+    /// been applied without an answer saying so: any ending other than one that proves nothing was
+    /// applied (a 4xx of [`outcome`](crate::outcome)'s table, a 429, a refused connection, a request
+    /// never sent). That covers every 5xx, a connection lost or timed out after sending, and a success
+    /// whose body cannot be read or decoded. The SDK never repeats such a call; the error's `Display`
+    /// says how to reconcile (the operation's `x-reconcile` in the spec).
     ///
-    /// `false` for everything that certainly did not reach the server (a refused connection, a
-    /// 429, a validation error) and for every call that can be repeated safely.
+    /// Always `false` for idempotent calls, which may simply be made again.
     pub fn is_outcome_unknown(&self) -> bool {
         match self {
             Error::Api(e) => e.outcome_unknown,
+            Error::Decode(e) => e.outcome_unknown,
             Error::Transport(e) => e.outcome_unknown,
             Error::Timeout {
                 outcome_unknown, ..
@@ -262,8 +280,8 @@ pub struct ApiError {
     pub retry_after: Option<Duration>,
     /// Attempts made, retries included.
     pub attempts: u32,
-    /// Whether this answer leaves a create's outcome unknown (a gateway's 502, 503 or 504 to a POST):
-    /// see [`Error::is_outcome_unknown`].
+    /// Whether this answer leaves the outcome of a call that is not idempotent unknown (any status
+    /// that does not prove nothing was applied, a 5xx above all): see [`Error::is_outcome_unknown`].
     pub outcome_unknown: bool,
     /// Whether an earlier attempt of the same call may have taken effect (it timed out, lost its
     /// connection or met a gateway error) before this answer came: a 404 to a retried delete then
@@ -272,7 +290,9 @@ pub struct ApiError {
 }
 
 impl ApiError {
-    /// An error answer of operation `operation` with `status`, its code taken from the status.
+    /// An error answer of operation `operation` with `status`, its code taken from the status and
+    /// its outcome from [`outcome`](crate::outcome)'s table and the operation's idempotency in the
+    /// spec (`ApiError::new("createPipe", 500)` leaves the outcome unknown).
     pub fn new(operation: &'static str, status: u16) -> Self {
         Self {
             operation,
@@ -283,7 +303,8 @@ impl ApiError {
             body: String::new(),
             retry_after: None,
             attempts: 1,
-            outcome_unknown: false,
+            outcome_unknown: Ending::Status(status)
+                .leaves_outcome_unknown(idempotency_of(operation)),
             follows_unknown_outcome: false,
         }
     }
@@ -324,18 +345,22 @@ impl ApiError {
         self
     }
 
-    /// Marks the outcome of the call as unknown.
+    /// Overrides whether the outcome of the call is unknown.
     pub fn with_outcome_unknown(mut self, unknown: bool) -> Self {
         self.outcome_unknown = unknown;
         self
     }
 
-    /// Replaces every occurrence of `secret` (as sent, and as JSON escapes it) in the message and the
+    /// Replaces `secret`, in any encoding (see [`api_raw::support::redact`]), in the message and the
     /// raw body with `[REDACTED]`, for servers that echo what they were sent. Values shorter than four
     /// characters are left alone.
     pub fn redact(&mut self, secret: &str) {
-        self.message = crate::error_body::redact(&self.message, &[secret]);
-        self.body = crate::error_body::redact(&self.body, &[secret]);
+        self.redact_with(&api_raw::support::redact::Redactor::new().secret(secret));
+    }
+
+    pub(crate) fn redact_with(&mut self, redactor: &api_raw::support::redact::Redactor) {
+        self.message = redactor.text(&self.message).into_owned();
+        self.body = redactor.text(&self.body).into_owned();
     }
 }
 
@@ -351,15 +376,14 @@ impl fmt::Display for ApiError {
         if self.attempts > 1 {
             write!(f, " after {} attempts", self.attempts)?;
         }
-        f.write_str(unknown_outcome_hint(self.outcome_unknown))
+        f.write_str(&unknown_outcome_hint(self.operation, self.outcome_unknown))
     }
 }
 
 impl std::error::Error for ApiError {}
 
 /// A success answer whose body does not match the expected shape.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{operation}: cannot decode the response at `{path}`: {message}{}", request_id_suffix(.request_id))]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct DecodeError {
     /// The operation id.
@@ -370,14 +394,35 @@ pub struct DecodeError {
     pub message: String,
     /// The server's request id of the answer, when it had one.
     pub request_id: Option<String>,
+    /// The success status of the answer, when one came over HTTP.
+    pub status: Option<u16>,
+    /// Whether the server accepted a call that is not idempotent and the answer that would say what
+    /// it made cannot be read (see [`Error::is_outcome_unknown`]).
+    pub outcome_unknown: bool,
 }
 
-fn request_id_suffix(request_id: &Option<String>) -> String {
-    request_id
-        .as_ref()
-        .map(|id| format!(" (request id {id})"))
-        .unwrap_or_default()
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.outcome_unknown, self.status) {
+            (true, Some(status)) => write!(
+                f,
+                "{}: the server accepted the request (HTTP {status}) but its answer cannot be decoded at `{}`: {}",
+                self.operation, self.path, self.message
+            )?,
+            _ => write!(
+                f,
+                "{}: cannot decode the response at `{}`: {}",
+                self.operation, self.path, self.message
+            )?,
+        }
+        if let Some(id) = &self.request_id {
+            write!(f, " (request id {id})")?;
+        }
+        f.write_str(&unknown_outcome_hint(self.operation, self.outcome_unknown))
+    }
 }
+
+impl std::error::Error for DecodeError {}
 
 impl DecodeError {
     /// A decode error of `operation` at the JSON path `path` (for tests of error handling).
@@ -391,12 +436,24 @@ impl DecodeError {
             path: path.into(),
             message: message.into(),
             request_id: None,
+            status: None,
+            outcome_unknown: false,
         }
     }
 
     /// With the server's request id of the answer.
     pub fn with_request_id(mut self, request_id: Option<String>) -> Self {
         self.request_id = request_id;
+        self
+    }
+
+    /// Of an answer with this success status: the outcome of an operation that is not idempotent is
+    /// then unknown by [`outcome`](crate::outcome)'s rule (the server accepted it; what it made is
+    /// not known).
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self.outcome_unknown =
+            Ending::Undecodable(status).leaves_outcome_unknown(idempotency_of(self.operation));
         self
     }
 }
@@ -417,7 +474,7 @@ pub enum TransportKind {
 
 /// A transport failure of one attempt.
 #[derive(Debug, thiserror::Error)]
-#[error("{operation}: {kind:?} error on attempt {attempt}: {source}{}", unknown_outcome_hint(*.outcome_unknown))]
+#[error("{operation}: {kind:?} error on attempt {attempt}: {source}{}", unknown_outcome_hint(operation, *.outcome_unknown))]
 #[non_exhaustive]
 pub struct TransportError {
     /// The operation id.
@@ -569,6 +626,42 @@ mod tests {
         assert!(Error::from(err).is_service_not_running());
     }
 
+    #[cfg(feature = "management")]
+    #[test]
+    fn the_outcome_of_a_create_comes_from_the_one_table() {
+        let create = |status| Error::from(ApiError::new("createPipe", status));
+        for status in [500, 501, 502, 503, 504, 408, 410] {
+            assert!(
+                create(status).is_outcome_unknown() && !create(status).is_retryable(),
+                "{status}"
+            );
+        }
+        for status in [400, 401, 403, 404, 405, 409, 413, 422, 424] {
+            assert!(
+                !create(status).is_outcome_unknown() && !create(status).is_retryable(),
+                "{status}"
+            );
+        }
+        assert!(!create(429).is_outcome_unknown() && create(429).is_retryable());
+        let undecodable =
+            Error::from(DecodeError::new("createPipe", "result.id", "required").with_status(201));
+        assert!(undecodable.is_outcome_unknown() && !undecodable.is_retryable());
+        let text = undecodable.to_string();
+        assert!(
+            text.contains("the server accepted the request (HTTP 201)")
+                && text.contains("inspect the service"),
+            "{text}"
+        );
+        let read =
+            Error::from(DecodeError::new("getPipe", "result.id", "required").with_status(200));
+        assert!(!read.is_outcome_unknown() && !read.is_retryable());
+        assert!(
+            read.to_string()
+                .starts_with("getPipe: cannot decode the response at `result.id`")
+        );
+    }
+
+    #[cfg(feature = "management")]
     #[test]
     fn classification_follows_status_and_outcome() {
         let api = |status| Error::from(ApiError::new("getPipe", status));

@@ -1,7 +1,8 @@
 //! Turning an error answer (JSON envelope, JSON message, HTML page or plain text) into an [`ApiError`].
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
+use api_raw::support::redact::Redactor;
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
@@ -15,19 +16,20 @@ pub const REQUEST_ID_HEADER: &str = "x-request-id";
 pub(crate) static REQUEST_ID: reqwest::header::HeaderName =
     reqwest::header::HeaderName::from_static(REQUEST_ID_HEADER);
 
-/// Builds the error for an answer with `status`, `headers` and `body`. Every value of `secrets` is
-/// removed from the body before anything is taken from it or cut off, so no part of a secret
-/// survives in the message or the kept body.
+/// Builds the error for an answer with `status`, `headers` and `body`. The body is redacted by
+/// `redactor` (the one rule: secret values in any encoding, URI passwords, secret-named members)
+/// before anything is taken from it or cut off, and the message taken from it again after it is
+/// decoded, so no part of a secret survives in the message or the kept body.
 pub(crate) fn api_error(
     operation: &'static str,
     status: u16,
     headers: &HeaderMap,
     body: &str,
     attempts: u32,
-    secrets: &[&str],
+    redactor: &Redactor,
 ) -> ApiError {
-    let body = redact(body, secrets);
-    let body = body.as_str();
+    let body = redactor.text(body);
+    let body = body.as_ref();
     let json: Option<Value> = serde_json::from_str(body).ok();
     let field = |name: &str| {
         json.as_ref()
@@ -42,6 +44,7 @@ pub(crate) fn api_error(
     } else {
         (None, summarize(body, headers))
     };
+    let message = redactor.text(&message);
     let mut error = ApiError::new(operation, status)
         .with_message(truncate(&message, MAX_ERROR_MESSAGE))
         .with_body(truncate(body, MAX_ERROR_BODY))
@@ -52,20 +55,6 @@ pub(crate) fn api_error(
     error.request_id = field("requestId").or_else(|| header(headers, &REQUEST_ID));
     error.retry_after = server_wait(status, headers);
     error
-}
-
-/// Replaces every secret (as sent, and as it looks inside a JSON string) with `[REDACTED]`. Values
-/// shorter than four characters are left alone: they would redact ordinary text.
-pub(crate) fn redact(text: &str, secrets: &[&str]) -> String {
-    let mut text = text.to_string();
-    for secret in secrets.iter().filter(|s| s.len() >= 4) {
-        text = text.replace(secret, "[REDACTED]");
-        // The form JSON gives it inside a string (quotes, backslashes and controls escaped); never
-        // shorter than the secret itself.
-        let escaped = serde_json::to_string(secret).unwrap_or_default();
-        text = text.replace(escaped.trim_matches('"'), "[REDACTED]");
-    }
-    text
 }
 
 /// `FAILED_DEPENDENCY: service is stopped` -> (`FAILED_DEPENDENCY`, `service is stopped`).
@@ -122,10 +111,15 @@ pub(crate) fn header(
         .map(|v| v.trim().to_string())
 }
 
-/// How long the server asks the client to wait, in seconds (fractions allowed): on a 429
-/// `Retry-After`, else `X-RateLimit-Reset`, else `RateLimit-Reset`; on a 503 only `Retry-After`. The
-/// reset headers say when the rate-limit window ends, which means nothing for other answers (the
-/// observability API sends `RateLimit-Reset` on every answer).
+/// The longest wait taken from a server's answer; a longer one is cut to it.
+const MAX_SERVER_WAIT: Duration = Duration::from_secs(3600);
+
+/// How long the server asks the client to wait: on a 429 `Retry-After`, else `X-RateLimit-Reset`,
+/// else `RateLimit-Reset`; on a 503 only `Retry-After`. A value is seconds (fractions allowed) or,
+/// for `Retry-After`, an HTTP-date (RFC 9110: IMF-fixdate, RFC 850 or asctime), counted from the
+/// answer's `Date` header when it has one (the server's clock), else from this machine's clock. At
+/// most an hour. The reset headers say when the rate-limit window ends, which means nothing for other
+/// answers (the observability API sends `RateLimit-Reset` on every answer).
 pub(crate) fn server_wait(status: u16, headers: &HeaderMap) -> Option<Duration> {
     let names: &[&str] = match status {
         429 => &["retry-after", "x-ratelimit-reset", "ratelimit-reset"],
@@ -134,10 +128,23 @@ pub(crate) fn server_wait(status: u16, headers: &HeaderMap) -> Option<Duration> 
     };
     names
         .iter()
-        .filter_map(|name| header(headers, *name))
-        .find_map(|value| value.parse::<f64>().ok())
-        .filter(|secs| secs.is_finite() && *secs >= 0.0)
-        .map(|secs| Duration::from_secs_f64(secs.min(3600.0)))
+        .filter_map(|name| header(headers, *name).map(|value| (*name, value)))
+        .find_map(|(name, value)| match value.parse::<f64>() {
+            Ok(secs) => (secs.is_finite() && secs >= 0.0)
+                .then(|| Duration::from_secs_f64(secs.min(MAX_SERVER_WAIT.as_secs_f64()))),
+            Err(_) if name == "retry-after" => until_date(&value, headers),
+            Err(_) => None,
+        })
+        .map(|wait| wait.min(MAX_SERVER_WAIT))
+}
+
+/// The time from the answer's `Date` (or now) to the HTTP-date `value`; zero when it has passed.
+fn until_date(value: &str, headers: &HeaderMap) -> Option<Duration> {
+    let at = httpdate::parse_http_date(value).ok()?;
+    let now = header(headers, "date")
+        .and_then(|date| httpdate::parse_http_date(&date).ok())
+        .unwrap_or_else(SystemTime::now);
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
 }
 
 fn truncate(text: &str, max: usize) -> String {
@@ -167,7 +174,14 @@ mod tests {
     #[test]
     fn management_envelopes_give_code_message_and_request_id() {
         let body = r#"{"status": 424, "error": "FAILED_DEPENDENCY: service is stopped", "requestId": "r-1"}"#;
-        let err = api_error("createPipe", 424, &HeaderMap::new(), body, 1, &[]);
+        let err = api_error(
+            "createPipe",
+            424,
+            &HeaderMap::new(),
+            body,
+            1,
+            &Redactor::new(),
+        );
         assert_eq!(err.code, ErrorCode::FailedDependency);
         assert_eq!(err.message, "service is stopped");
         assert_eq!(err.request_id.as_deref(), Some("r-1"));
@@ -182,7 +196,7 @@ mod tests {
             &HeaderMap::new(),
             r#"{"message":"Alert not found"}"#,
             1,
-            &[],
+            &Redactor::new(),
         );
         assert_eq!(
             (err.code, err.message.as_str()),
@@ -194,7 +208,7 @@ mod tests {
             &headers(&[("content-type", "text/plain")]),
             "Unauthorized",
             1,
-            &[],
+            &Redactor::new(),
         );
         assert_eq!(err.message, "Unauthorized");
         assert_eq!(err.body, "Unauthorized");
@@ -210,7 +224,7 @@ mod tests {
             &headers(&[("content-type", "text/html"), ("x-request-id", "h-1")]),
             page,
             2,
-            &[],
+            &Redactor::new(),
         );
         assert_eq!(
             err.message,
@@ -223,7 +237,14 @@ mod tests {
     #[test]
     fn long_bodies_are_truncated_on_a_char_boundary() {
         let body = "é".repeat(MAX_ERROR_BODY);
-        let err = api_error("getPipe", 500, &HeaderMap::new(), &body, 1, &[]);
+        let err = api_error(
+            "getPipe",
+            500,
+            &HeaderMap::new(),
+            &body,
+            1,
+            &Redactor::new(),
+        );
         assert!(err.body.len() <= MAX_ERROR_BODY + 3);
         assert!(err.body.ends_with("..."));
     }
@@ -268,7 +289,7 @@ mod tests {
             &headers(&[("content-type", "text/html")]),
             page,
             1,
-            &[],
+            &Redactor::new(),
         );
         assert_eq!(by_type.message, "an HTML page, not an API answer");
         let by_shape = api_error(
@@ -277,7 +298,7 @@ mod tests {
             &HeaderMap::new(),
             "<html><title>Bad</title></html>",
             1,
-            &[],
+            &Redactor::new(),
         );
         assert_eq!(by_shape.message, "Bad (an HTML page, not an API answer)");
         let text = api_error(
@@ -286,24 +307,80 @@ mod tests {
             &headers(&[("content-type", "text/plain")]),
             "try later",
             1,
-            &[],
+            &Redactor::new(),
         );
         assert_eq!(text.message, "try later");
     }
 
     #[test]
-    fn secrets_are_redacted_as_sent_and_as_json_escapes_them() {
-        let secret = "pa\"ss\\word";
-        let body = format!(
-            "sent {secret} and {}",
-            serde_json::to_string(secret).unwrap()
+    fn secrets_are_redacted_in_any_encoding_before_anything_is_taken() {
+        let redactor = Redactor::new().secret("p&ss<word>");
+        let go = r#"{"status":400,"error":"BAD_REQUEST: password p\u0026ss\u003cword\u003e is weak","requestId":"r-1"}"#;
+        let err = api_error("createPipe", 400, &HeaderMap::new(), go, 1, &redactor);
+        assert_eq!(err.message, "password [REDACTED] is weak");
+        assert!(!err.body.contains("ss\\u003c"), "{}", err.body);
+        let page = "<html><title>p&amp;ss&lt;word&gt; rejected</title></html>";
+        let err = api_error(
+            "createPipe",
+            502,
+            &headers(&[("content-type", "text/html")]),
+            page,
+            1,
+            &redactor,
         );
-        let redacted = redact(&body, &[secret, "abc"]);
-        assert_eq!(redacted, "sent [REDACTED] and \"[REDACTED]\"");
         assert_eq!(
-            redact("abc abcd", &["abc"]),
-            "abc abcd",
-            "too short to redact"
+            err.message,
+            "[REDACTED] rejected (an HTML page, not an API answer)"
+        );
+        assert_eq!(err.body, "<html><title>[REDACTED] rejected</title></html>");
+    }
+
+    #[test]
+    fn retry_after_may_be_an_http_date() {
+        let date =
+            |secs: u64| httpdate::fmt_http_date(SystemTime::UNIX_EPOCH + Duration::from_secs(secs));
+        let wait = |pairs: &[(&'static str, &str)]| server_wait(429, &headers(pairs));
+        // Counted from the answer's own Date header.
+        assert_eq!(
+            wait(&[
+                ("retry-after", &date(1_000_120)),
+                ("date", &date(1_000_000))
+            ]),
+            Some(Duration::from_secs(120))
+        );
+        // A date that has passed is no wait; RFC 850 and asctime forms are read too.
+        assert_eq!(
+            wait(&[
+                ("retry-after", &date(1_000_000)),
+                ("date", &date(1_000_500))
+            ]),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            wait(&[
+                ("retry-after", "Sunday, 06-Nov-94 08:49:37 GMT"),
+                ("date", "Sun, 06 Nov 1994 08:48:37 GMT")
+            ]),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(
+            wait(&[
+                ("retry-after", "Sun Nov  6 08:49:37 1994"),
+                ("date", "Sun, 06 Nov 1994 08:49:07 GMT")
+            ]),
+            Some(Duration::from_secs(30))
+        );
+        // Without a Date header, from this machine's clock; never more than an hour.
+        let later = SystemTime::now() + Duration::from_secs(7200);
+        assert_eq!(
+            wait(&[("retry-after", &httpdate::fmt_http_date(later))]),
+            Some(Duration::from_secs(3600))
+        );
+        assert_eq!(wait(&[("retry-after", "not a date")]), None);
+        assert_eq!(
+            wait(&[("x-ratelimit-reset", &date(5))]),
+            None,
+            "only Retry-After takes a date"
         );
     }
 
@@ -357,7 +434,7 @@ mod tests {
                 if json {
                     text = serde_json::json!({"status": status, "error": format!("BAD_REQUEST: {text}")}).to_string();
                 }
-                let error = api_error("getPipe", status, &HeaderMap::new(), &text, 1, &[&secret]);
+                let error = api_error("getPipe", status, &HeaderMap::new(), &text, 1, &Redactor::new().secret(&secret));
                 prop_assert!(error.body.len() <= MAX_ERROR_BODY + 3);
                 prop_assert!(error.message.len() <= MAX_ERROR_MESSAGE + 3);
                 prop_assert!(!error.body.contains(&secret) && !error.message.contains(&secret));
@@ -368,7 +445,7 @@ mod tests {
             fn the_envelope_status_may_be_an_integer_or_a_float(status in 400u16..600, float in any::<bool>()) {
                 let status_json = if float { serde_json::json!(f64::from(status)) } else { serde_json::json!(status) };
                 let body = serde_json::json!({"status": status_json, "error": "NOT_FOUND: gone", "requestId": "r-9"}).to_string();
-                let error = api_error("getPipe", status, &HeaderMap::new(), &body, 1, &[]);
+                let error = api_error("getPipe", status, &HeaderMap::new(), &body, 1, &Redactor::new());
                 prop_assert_eq!(error.code, ErrorCode::NotFound);
                 prop_assert_eq!(error.message, "gone");
                 prop_assert_eq!(error.request_id.as_deref(), Some("r-9"));

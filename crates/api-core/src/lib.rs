@@ -22,6 +22,7 @@ mod error_body;
 mod error_code;
 mod ids;
 mod operation;
+pub mod outcome;
 mod rate_limit;
 mod response;
 mod retry;
@@ -36,6 +37,8 @@ pub mod observability;
 /// The generated low-level clients, for what the SDK does not wrap.
 pub use api_raw as raw;
 pub use api_raw::support::Secret;
+/// The one redaction rule: secret member names and secret values in any encoding.
+pub use api_raw::support::redact;
 pub use config::{Config, ConfigBuilder, FromConfig};
 pub use connection::{Connection, GeneratedClient};
 pub use credentials::Credentials;

@@ -1,6 +1,7 @@
 //! [`Runtime`]: runs generated operations with rate limiting, retries, timeouts, tracing and error
 //! decoding.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -8,31 +9,41 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use api_raw::support::{Exchanged, with_answer_headers};
+use api_raw::support::redact::Redactor;
+use api_raw::support::{Exchanged, RequestDefaults, with_answer_headers};
 use progenitor_client::{Error as RawError, ResponseValue};
 use reqwest::header::{HeaderMap, HeaderValue};
 use tracing::Instrument;
 
-use crate::config::{Config, Transport};
+use crate::config::{Config, Transport, limit};
 use crate::error::{
     ConfigError, DecodeError, Error, MAX_ERROR_READ, Result, TransportError, TransportKind,
 };
 use crate::error_body::{REQUEST_ID, api_error, header, server_wait};
-use crate::operation::{Idempotency, Operation, ResponseBody};
+use crate::operation::{Operation, ResponseBody};
+use crate::outcome::Ending;
 use crate::response::{Response, ResponseMeta};
 use crate::retry::RetryPolicy;
 
 /// The HTTP client and policies behind a facade client. Cheap to clone: clones share the connection
 /// pool and the rate limiter.
+///
+/// One transport path: whoever built the `reqwest::Client` (the runtime, or the caller with
+/// [`http_client`](crate::ConfigBuilder::http_client)), every request gets its credentials, user
+/// agent and attempt timeout from the generated client's pre hook ([`RequestDefaults`]), and every
+/// call the same retries, rate limit and operation timeout.
 #[derive(Clone)]
 pub struct Runtime {
     config: Arc<Config>,
     http: reqwest::Client,
-    /// Credentials and user agent, added to each request when the client is the caller's.
-    add_headers: Option<Arc<HeaderMap>>,
-    /// Whether the HTTP client's own per-attempt timeout already ends a first attempt within the
-    /// operation's limit (our client, attempt timeout <= operation timeout): then the operation's
-    /// timer starts only when a retry does, and a call that succeeds at once sets no timer of its own.
+    /// Credentials, user agent and attempt timeout: added to every request by the pre hook.
+    defaults: RequestDefaults,
+    /// The client's own secrets (the key secret or token, and the `Authorization` value), removed
+    /// from every error it shows.
+    redactor: Arc<Redactor>,
+    /// Whether the attempt timeout already ends a first attempt within the operation's limit: then
+    /// the operation's timer starts only when a retry does, and a call that succeeds at once sets no
+    /// timer of its own.
     first_attempt_bounded: bool,
 }
 
@@ -44,18 +55,18 @@ impl fmt::Debug for Runtime {
     }
 }
 
-/// What went wrong in one attempt, and whether trying again is safe.
+/// What went wrong in one attempt, and how it ended for the outcome rule.
 struct Failure {
     error: Error,
-    retryable: bool,
+    ending: Ending,
+    /// The wait the server asked for, if any.
     wait: Option<Duration>,
-    /// Whether the attempt may have reached the server and taken effect.
-    maybe_applied: bool,
 }
 
 impl Runtime {
-    /// Builds the HTTP client (the TLS backend of the crate features, timeouts, user agent, sensitive
-    /// `Authorization` header, extra roots, proxy), or takes the caller's.
+    /// Builds the HTTP client (the TLS backend of the crate features, connect timeout, extra roots,
+    /// proxy), or takes the caller's, and the defaults every request carries (credentials marked
+    /// sensitive, user agent, attempt timeout).
     pub fn new(config: Config) -> Result<Self, ConfigError> {
         let mut headers = HeaderMap::new();
         headers.insert(
@@ -70,13 +81,13 @@ impl Runtime {
         {
             crate::config::require_tls("an https base URL")?;
         }
-        let (http, add_headers) = match &config.transport {
-            Transport::Caller(client) => (client.clone(), Some(Arc::new(headers))),
+        let http = match &config.transport {
+            Transport::Caller(client) => client.clone(),
             transport => {
-                let mut builder = crate::tls::http_client_builder()
-                    .default_headers(headers)
-                    .connect_timeout(config.connect_timeout)
-                    .timeout(config.attempt_timeout);
+                let mut builder = crate::tls::http_client_builder();
+                if let Some(connect) = limit(config.connect_timeout) {
+                    builder = builder.connect_timeout(connect);
+                }
                 if let Transport::Configured {
                     root_certificates,
                     proxy,
@@ -87,18 +98,26 @@ impl Runtime {
                         builder = builder.proxy(proxy.0.clone());
                     }
                 }
-                let http = builder
+                builder
                     .build()
-                    .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?;
-                (http, None)
+                    .map_err(|e| ConfigError(format!("cannot build the HTTP client: {e}")))?
             }
         };
+        let attempt = limit(config.attempt_timeout);
+        let defaults = RequestDefaults::new()
+            .headers(headers)
+            .attempt_timeout(attempt);
+        let mut redactor = Redactor::new();
+        for secret in config.credentials.secrets() {
+            redactor.add(&secret);
+        }
         let first_attempt_bounded =
-            add_headers.is_none() && config.attempt_timeout <= config.operation_timeout;
+            attempt.is_some_and(|attempt| attempt <= config.operation_timeout);
         Ok(Self {
             config: Arc::new(config),
             http,
-            add_headers,
+            defaults,
+            redactor: Arc::new(redactor),
             first_attempt_bounded,
         })
     }
@@ -108,9 +127,9 @@ impl Runtime {
         &self.config
     }
 
-    /// The HTTP client, already carrying the credentials and user agent.
-    pub fn http(&self) -> &reqwest::Client {
-        &self.http
+    /// The HTTP client and the defaults each request gets, for wiring a generated client.
+    pub(crate) fn transport(&self) -> (&reqwest::Client, &RequestDefaults) {
+        (&self.http, &self.defaults)
     }
 
     /// A runtime that shares this one's connections and rate limiter but retries by `policy`.
@@ -119,9 +138,7 @@ impl Runtime {
         config.retry = policy;
         Self {
             config: Arc::new(config),
-            http: self.http.clone(),
-            add_headers: self.add_headers.clone(),
-            first_attempt_bounded: self.first_attempt_bounded,
+            ..self.clone()
         }
     }
 
@@ -139,7 +156,8 @@ impl Runtime {
     }
 
     /// Runs one operation like [`execute`](Self::execute), removing `secrets` (the values the request
-    /// carries, such as a pipe's passwords) from any error body before it is read, cut or logged.
+    /// carries, such as a pipe's passwords), in any encoding, from every error before it is read, cut
+    /// or logged.
     pub async fn execute_redacting<T, F, Fut>(
         &self,
         op: &'static Operation,
@@ -168,26 +186,31 @@ impl Runtime {
         }
         let started = Instant::now();
         let call = Call::default();
-        let limit = self.config.operation_timeout;
-        let deadline = tokio::time::Instant::now() + limit;
+        // A limit too long to be a point in time (`Duration::MAX`) means no limit.
+        let deadline = tokio::time::Instant::now().checked_add(self.config.operation_timeout);
         let run = self
             .attempts(op, send, started, deadline, &call, secrets, &span)
             .instrument(span.clone());
-        let result = if self.first_attempt_bounded {
+        let result = match deadline {
             // The attempts keep to the deadline themselves from the second one on.
-            run.await
-        } else {
-            match tokio::time::timeout_at(deadline, run).await {
+            Some(_) if self.first_attempt_bounded => run.await,
+            Some(deadline) => match tokio::time::timeout_at(deadline, run).await {
                 Ok(result) => result,
                 Err(_) => Err(self.timed_out(op, &call, started)),
-            }
+            },
+            None => run.await,
         };
-        span.record("duration_ms", started.elapsed().as_millis() as u64);
+        span.record("duration_ms", millis(started.elapsed()));
         result
     }
 
-    /// The operation's time is up: what the attempts got to, and whether a create may have landed.
+    /// The operation's time is up: what the attempts got to, and whether the call may have landed.
     fn timed_out(&self, op: &'static Operation, call: &Call, started: Instant) -> Error {
+        let ending = if call.in_flight.load(Ordering::Relaxed) {
+            Ending::Lost
+        } else {
+            Ending::NotSent
+        };
         Error::Timeout {
             operation: op.id,
             attempts: call.attempts.load(Ordering::Relaxed),
@@ -199,8 +222,7 @@ impl Runtime {
                 .ok()
                 .and_then(|mut e| e.take())
                 .map(Box::new),
-            outcome_unknown: op.idempotency == Idempotency::NotIdempotent
-                && call.in_flight.load(Ordering::Relaxed),
+            outcome_unknown: ending.leaves_outcome_unknown(op.idempotency),
         }
     }
 
@@ -213,7 +235,7 @@ impl Runtime {
         op: &'static Operation,
         mut send: F,
         started: Instant,
-        deadline: tokio::time::Instant,
+        deadline: Option<tokio::time::Instant>,
         call: &Call,
         secrets: &[&str],
         span: &tracing::Span,
@@ -228,16 +250,21 @@ impl Runtime {
         loop {
             let attempt = call.attempts.fetch_add(1, Ordering::Relaxed) + 1;
             span.record("attempt", attempt);
-            let exchanged = if attempt > 1 && self.first_attempt_bounded {
-                // A retry under the operation's deadline (the whole call is not under a timer).
-                let retry = self.attempt(Box::pin(send()), true, &call.in_flight);
-                match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
-                    Ok(exchange) => exchange,
-                    Err(_) => return Err(self.timed_out(op, call, started)),
+            // From the second attempt on, when the whole call is not under a timer, each step is
+            // under the operation's deadline.
+            let retry_deadline = deadline.filter(|_| attempt > 1 && self.first_attempt_bounded);
+            let exchanged = match retry_deadline {
+                Some(deadline) => {
+                    let retry = self.attempt(Box::pin(send()), true, &call.in_flight);
+                    match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
+                        Ok(exchange) => exchange,
+                        Err(_) => return Err(self.timed_out(op, call, started)),
+                    }
                 }
-            } else {
-                self.attempt(Box::pin(send()), attempt > 1, &call.in_flight)
-                    .await
+                None => {
+                    self.attempt(Box::pin(send()), attempt > 1, &call.in_flight)
+                        .await
+                }
             };
             // A success returns at once. The exchange is taken apart in a plain function: a decoded
             // value moved out of its box here would get room in this state machine, which every
@@ -251,14 +278,13 @@ impl Runtime {
             };
             // Boxed: the error path's futures stay out of the success path's state machine.
             let classify = Box::pin(self.classify(op, raw, answer, attempt, secrets, span));
-            let outcome = if attempt > 1 && self.first_attempt_bounded {
+            let outcome = match retry_deadline {
                 // Reading a retry's error body is under the deadline too.
-                match tokio::time::timeout_at(deadline, classify).await {
+                Some(deadline) => match tokio::time::timeout_at(deadline, classify).await {
                     Ok(outcome) => outcome,
                     Err(_) => return Err(self.timed_out(op, call, started)),
-                }
-            } else {
-                classify.await
+                },
+                None => classify.await,
             };
             call.in_flight.store(false, Ordering::Relaxed);
             let mut failure = match outcome {
@@ -268,8 +294,8 @@ impl Runtime {
             if let Error::Api(error) = &mut failure.error {
                 error.follows_unknown_outcome = earlier_maybe_applied;
             }
-            earlier_maybe_applied |= failure.maybe_applied;
-            if !failure.retryable || attempt >= policy.max_attempts {
+            earlier_maybe_applied |= !failure.ending.proves_nothing_applied();
+            if !failure.ending.may_retry(op.idempotency) || attempt >= policy.max_attempts {
                 return Err(failure.error);
             }
             let delay = match failure.wait {
@@ -280,13 +306,13 @@ impl Runtime {
             if spent > policy.max_elapsed || spent > self.config.operation_timeout {
                 tracing::debug!(
                     attempt,
-                    delay_ms = delay.as_millis() as u64,
+                    delay_ms = millis(delay),
                     "not retrying: the wait would exceed the time budget"
                 );
                 return Err(failure.error);
             }
             // The error's text is already free of the request's and the client's secrets.
-            tracing::debug!(attempt, delay_ms = delay.as_millis() as u64, error = %failure.error, "retrying");
+            tracing::debug!(attempt, delay_ms = millis(delay), error = %failure.error, "retrying");
             if let Ok(mut last) = call.last_error.lock() {
                 *last = Some(failure.error);
             }
@@ -295,7 +321,7 @@ impl Runtime {
     }
 
     /// One exchange: waits for the client-side rate limit first on a retry (the first attempt took its
-    /// permit before the clock started), marks the call in flight, then sends with the headers to add.
+    /// permit before the clock started), marks the call in flight, then sends.
     async fn attempt<T, Fut>(
         &self,
         send: Pin<Box<Fut>>,
@@ -309,10 +335,12 @@ impl Runtime {
             Box::pin(limit.acquire()).await;
         }
         in_flight.store(true, Ordering::Relaxed);
-        with_answer_headers(self.add_headers.clone(), send).await
+        with_answer_headers(send).await
     }
 
-    /// Sorts a failed attempt; an unexpected 2xx or a tolerated empty body still ends as a success.
+    /// Sorts a failed attempt by [`outcome`](crate::outcome)'s rule; an unexpected 2xx or a tolerated
+    /// empty body still ends as a success. Every error leaves here redacted of the client's and the
+    /// request's secrets.
     async fn classify<T: ResponseBody>(
         &self,
         op: &'static Operation,
@@ -322,131 +350,130 @@ impl Runtime {
         secrets: &[&str],
         span: &tracing::Span,
     ) -> std::result::Result<Response<T>, Failure> {
-        let idempotent = op.idempotency == Idempotency::Idempotent;
-        // A failure after the request may have reached the server leaves a create's outcome unknown.
-        let transport = |kind, source| {
-            let maybe_applied = kind != TransportKind::Connect;
-            Failure {
-                error: Error::Transport(TransportError {
-                    operation: op.id,
-                    attempt,
-                    kind,
-                    source,
-                    outcome_unknown: maybe_applied && !idempotent,
-                }),
-                retryable: !maybe_applied || idempotent,
-                wait: None,
-                maybe_applied,
-            }
-        };
-        let final_failure = |error| Failure {
-            error,
-            retryable: false,
+        let redactor = self.redactor_for(secrets);
+        let transport = |kind: TransportKind, source, ending: Ending| Failure {
+            error: Error::Transport(TransportError {
+                operation: op.id,
+                attempt,
+                kind,
+                source,
+                outcome_unknown: ending.leaves_outcome_unknown(op.idempotency),
+            }),
+            ending,
             wait: None,
-            maybe_applied: false,
+        };
+        let decoded = |result: Result<Response<T>>, status: u16| {
+            result.map_err(|mut error| {
+                error.redact_with(&redactor);
+                Failure {
+                    error,
+                    ending: Ending::Undecodable(status),
+                    wait: None,
+                }
+            })
         };
         match raw {
             RawError::UnexpectedResponse(response) => {
                 let status = response.status().as_u16();
                 span.record("status", status);
                 let headers = response.headers().clone();
-                let success_status = (200..300).contains(&status);
-                // A success body is read whole; an error body only up to a bound.
-                let body = if success_status {
-                    response.text().await
-                } else {
-                    read_bounded(response, MAX_ERROR_READ).await
-                };
-                let body = match body {
-                    Ok(body) => body,
-                    Err(e) => return Err(transport(TransportKind::Body, e)),
-                };
-                if success_status {
-                    return decode_success(op, status, headers, &body, attempt, span)
-                        .map_err(final_failure);
+                if (200..300).contains(&status) {
+                    // A success body is read whole.
+                    return match response.text().await {
+                        Ok(body) => decoded(
+                            decode_success(op, status, headers, &body, attempt, span),
+                            status,
+                        ),
+                        Err(e) => Err(transport(TransportKind::Body, e, Ending::BodyLost(status))),
+                    };
                 }
-                let mut error = self.api_error(op, status, &headers, &body, attempt, secrets);
+                // An error body only up to a bound, and what could be read of it: the status
+                // already says how the call ended.
+                let body = read_bounded(response, MAX_ERROR_READ).await;
+                let mut error = api_error(op.id, status, &headers, &body, attempt, &redactor);
                 if let Some(id) = &error.request_id {
                     span.record("request_id", id.as_str());
                 }
-                let gateway = matches!(status, 502..=504);
-                error.outcome_unknown = gateway && !idempotent;
-                let retryable = status == 429 || (idempotent && gateway);
-                let wait = if retryable {
+                let ending = Ending::Status(status);
+                error.outcome_unknown = ending.leaves_outcome_unknown(op.idempotency);
+                let wait = if ending.is_transient() {
                     server_wait(status, &headers)
                 } else {
                     None
                 };
                 Err(Failure {
                     error: error.into(),
-                    retryable,
+                    ending,
                     wait,
-                    maybe_applied: gateway,
                 })
             }
             RawError::CommunicationError(e) => {
-                let kind = if e.is_connect() {
-                    TransportKind::Connect
+                let (kind, ending) = if e.is_connect() {
+                    (TransportKind::Connect, Ending::Refused)
                 } else if e.is_timeout() {
-                    TransportKind::Timeout
+                    (TransportKind::Timeout, Ending::Lost)
                 } else {
-                    TransportKind::Request
+                    (TransportKind::Request, Ending::Lost)
                 };
-                Err(transport(kind, e))
+                Err(transport(kind, e, ending))
             }
             RawError::ResponseBodyError(e) => {
+                // A success status came (the generated code reads only success bodies).
+                let status = answer.as_ref().map_or(200, |(status, _)| *status);
                 let kind = if e.is_timeout() {
                     TransportKind::Timeout
                 } else {
                     TransportKind::Body
                 };
-                Err(transport(kind, e))
+                Err(transport(kind, e, Ending::BodyLost(status)))
             }
-            RawError::InvalidUpgrade(e) => Err(final_failure(Error::Transport(TransportError {
-                operation: op.id,
-                attempt,
-                kind: TransportKind::Request,
-                source: e,
-                outcome_unknown: false,
-            }))),
+            RawError::InvalidUpgrade(e) => Err(transport(TransportKind::Request, e, Ending::Lost)),
             RawError::InvalidResponsePayload(bytes, _) => {
                 // The generated code dropped the answer's status and headers; the post hook kept them.
                 let (status, headers) = answer.unwrap_or((200, HeaderMap::new()));
                 let body = String::from_utf8_lossy(&bytes);
-                decode_success(op, status, headers, &body, attempt, span).map_err(final_failure)
+                decoded(
+                    decode_success(op, status, headers, &body, attempt, span),
+                    status,
+                )
             }
             RawError::ErrorResponse(value) => {
                 let status = value.status().as_u16();
-                let error = self.api_error(op, status, value.headers(), "", attempt, secrets);
-                Err(final_failure(error.into()))
+                let mut error = api_error(op.id, status, value.headers(), "", attempt, &redactor);
+                let ending = Ending::Status(status);
+                error.outcome_unknown = ending.leaves_outcome_unknown(op.idempotency);
+                Err(Failure {
+                    error: error.into(),
+                    ending,
+                    wait: None,
+                })
             }
-            RawError::InvalidRequest(message) | RawError::Custom(message) => {
-                Err(final_failure(Error::Config(ConfigError(format!(
-                    "{}: cannot build the request: {message}",
-                    op.id
-                )))))
-            }
+            RawError::InvalidRequest(message) | RawError::Custom(message) => Err(Failure {
+                error: Error::Config(ConfigError(format!(
+                    "{}: cannot build the request: {}",
+                    op.id,
+                    redactor.text(&message)
+                ))),
+                ending: Ending::NotSent,
+                wait: None,
+            }),
         }
+    }
+
+    /// The client's redactor, with the request's secret values added when it has any.
+    fn redactor_for(&self, secrets: &[&str]) -> Cow<'_, Redactor> {
+        if secrets.is_empty() {
+            return Cow::Borrowed(&self.redactor);
+        }
+        let mut redactor = (*self.redactor).clone();
+        secrets.iter().for_each(|secret| redactor.add(secret));
+        Cow::Owned(redactor)
     }
 }
 
-impl Runtime {
-    /// The error for an error answer, with the client's secret and the request's `secrets` removed.
-    /// Only error answers pay for gathering them.
-    fn api_error(
-        &self,
-        op: &'static Operation,
-        status: u16,
-        headers: &HeaderMap,
-        body: &str,
-        attempt: u32,
-        secrets: &[&str],
-    ) -> crate::error::ApiError {
-        let mut all = Vec::with_capacity(secrets.len() + 1);
-        all.push(self.config.credentials.secret());
-        all.extend_from_slice(secrets);
-        api_error(op.id, status, headers, body, attempt, &all)
-    }
+/// A duration in whole milliseconds for a `tracing` field, saturating.
+fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// What the attempts of one call share with the clock that may cut them short.
@@ -459,20 +486,18 @@ struct Call {
     last_error: Mutex<Option<Error>>,
 }
 
-/// Reads at most `limit` bytes of a body; the rest is never read.
-async fn read_bounded(
-    mut response: reqwest::Response,
-    limit: usize,
-) -> std::result::Result<String, reqwest::Error> {
+/// Reads at most `limit` bytes of a body; the rest is never read. A body that breaks off gives what
+/// came before the break.
+async fn read_bounded(mut response: reqwest::Response, limit: usize) -> String {
     let mut bytes = Vec::new();
-    while let Some(chunk) = response.chunk().await? {
+    while let Ok(Some(chunk)) = response.chunk().await {
         let room = limit.saturating_sub(bytes.len());
         bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
         if bytes.len() >= limit {
             break;
         }
     }
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 fn request_id_of<T: ResponseBody>(headers: &HeaderMap, value: &T) -> Option<String> {
@@ -552,7 +577,8 @@ fn decode_success<T: ResponseBody>(
             Some(value) => Ok(finish(value, status, headers, attempt, span)),
             None => Err(Error::Decode(
                 DecodeError::new(op.id, ".", "the answer has an empty body")
-                    .with_request_id(request_id()),
+                    .with_request_id(request_id())
+                    .with_status(status),
             )),
         };
     }
@@ -561,7 +587,8 @@ fn decode_success<T: ResponseBody>(
         Ok(value) => Ok(finish(value, status, headers, attempt, span)),
         Err(e) => Err(Error::Decode(
             DecodeError::new(op.id, e.path().to_string(), e.into_inner().to_string())
-                .with_request_id(request_id()),
+                .with_request_id(request_id())
+                .with_status(status),
         )),
     }
 }

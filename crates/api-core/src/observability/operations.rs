@@ -1,22 +1,4 @@
-//! The observability operations, as the runtime sees them.
+//! The observability operations, as the runtime sees them: generated from
+//! `spec/observability.yaml` with their ids, methods, path templates and idempotency.
 
-use crate::operation::{Idempotency, Operation};
-
-/// `getAlert`: `GET /api/v2/alerts/{id}`.
-pub static GET_ALERT: Operation = Operation {
-    id: "getAlert",
-    method: "GET",
-    path: "/api/v2/alerts/{id}",
-    idempotency: Idempotency::Idempotent,
-};
-
-/// `listDashboards`: `GET /api/v2/dashboards`.
-pub static LIST_DASHBOARDS: Operation = Operation {
-    id: "listDashboards",
-    method: "GET",
-    path: "/api/v2/dashboards",
-    idempotency: Idempotency::Idempotent,
-};
-
-/// Every observability operation.
-pub static ALL: [&Operation; 2] = [&GET_ALERT, &LIST_DASHBOARDS];
+pub use api_raw::observability::operations::*;

@@ -1594,9 +1594,14 @@ Conventions of this document:
   instead of generating one (open enums, secrets, quantities, and the patterned strings, checked by
   hand-written code rather than a regular expression engine).
 - Rate limit: 10 requests per 10 seconds per API key. A 429 carries `X-RateLimit-Reset`.
-- Safe retries: GET, DELETE and the state PATCH may be retried. A POST that may have reached the server
-  (5xx, timeout, connection lost after sending) must not be retried automatically; after a 429 or a
-  refused connection any request may be retried.
+- `x-idempotent` on each operation says whether repeating it changes nothing (GET, DELETE and the
+  state PATCH) or may apply it twice (the creates). The outcome of a call that is not idempotent is
+  known only when the answer proves nothing was applied (400, 401, 403, 404, 405, 409, 413, 422, 424,
+  429, a refused connection, a request never sent); after any other ending (any 5xx, a connection
+  lost or timed out after sending, a success whose body cannot be read or decoded) it may have been
+  applied, must not be retried automatically, and `x-reconcile` says how to find out.
+- A member is secret when its schema is `Secret` (`x-api-raw-type: Secret`); the code generator lists
+  these members for the SDK's one redaction rule.
 - The pipe operations are beta; their contract is stable and no breaking changes are expected.
 
 
@@ -1604,6 +1609,7 @@ Version: 1.0.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
+    pub(crate) inner: crate::support::RequestDefaults,
 }
 
 impl Client {
@@ -1612,7 +1618,7 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new(baseurl: &str) -> Self {
+    pub fn new(baseurl: &str, inner: crate::support::RequestDefaults) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -1620,7 +1626,7 @@ impl Client {
         };
         #[cfg(target_arch = "wasm32")]
         let client = reqwest::ClientBuilder::new();
-        Self::new_with_client(baseurl, client.build().unwrap())
+        Self::new_with_client(baseurl, client.build().unwrap(), inner)
     }
 
     /// Construct a new client with an existing `reqwest::Client`,
@@ -1629,15 +1635,20 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new_with_client(baseurl: &str, client: reqwest::Client) -> Self {
+    pub fn new_with_client(
+        baseurl: &str,
+        client: reqwest::Client,
+        inner: crate::support::RequestDefaults,
+    ) -> Self {
         Self {
             baseurl: baseurl.to_string(),
             client,
+            inner,
         }
     }
 }
 
-impl ClientInfo<()> for Client {
+impl ClientInfo<crate::support::RequestDefaults> for Client {
     fn api_version() -> &'static str {
         "1.0.0"
     }
@@ -1650,12 +1661,12 @@ impl ClientInfo<()> for Client {
         &self.client
     }
 
-    fn inner(&self) -> &() {
-        &()
+    fn inner(&self) -> &crate::support::RequestDefaults {
+        &self.inner
     }
 }
 
-impl ClientHooks<()> for &Client {}
+impl ClientHooks<crate::support::RequestDefaults> for &Client {}
 #[allow(clippy::all)]
 impl Client {
     /**Start or stop a service
@@ -1702,11 +1713,11 @@ Arguments:
         let info = OperationInfo {
             operation_id: "update_service_state",
         };
-        (crate::support::prepare_request)(&mut request);
+        (crate::support::prepare_request)(&self.inner, &mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&result);
+        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -1760,11 +1771,11 @@ Arguments:
         let info = OperationInfo {
             operation_id: "create_pipe",
         };
-        (crate::support::prepare_request)(&mut request);
+        (crate::support::prepare_request)(&self.inner, &mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&result);
+        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -1813,11 +1824,11 @@ Arguments:
         let info = OperationInfo {
             operation_id: "get_pipe",
         };
-        (crate::support::prepare_request)(&mut request);
+        (crate::support::prepare_request)(&self.inner, &mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&result);
+        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -1869,11 +1880,11 @@ Arguments:
         let info = OperationInfo {
             operation_id: "delete_pipe",
         };
-        (crate::support::prepare_request)(&mut request);
+        (crate::support::prepare_request)(&self.inner, &mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&result);
+        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -1922,11 +1933,11 @@ Arguments:
         let info = OperationInfo {
             operation_id: "get_pipe_settings",
         };
-        (crate::support::prepare_request)(&mut request);
+        (crate::support::prepare_request)(&self.inner, &mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&result);
+        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -1975,11 +1986,11 @@ Arguments:
         let info = OperationInfo {
             operation_id: "list_reverse_private_endpoints",
         };
-        (crate::support::prepare_request)(&mut request);
+        (crate::support::prepare_request)(&self.inner, &mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&result);
+        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -2031,11 +2042,11 @@ Arguments:
         let info = OperationInfo {
             operation_id: "create_private_endpoint",
         };
-        (crate::support::prepare_request)(&mut request);
+        (crate::support::prepare_request)(&self.inner, &mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&result);
+        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -2049,3 +2060,82 @@ pub mod prelude {
     #[allow(unused_imports)]
     pub use super::Client;
 }
+
+/// The operations of this API as the spec describes them: id, method, path template and
+/// whether repeating one changes nothing (`x-idempotent`), with how to reconcile one that
+/// is not (`x-reconcile`).
+pub mod operations {
+    ///`updateServiceState`: `PATCH /v1/organizations/{organizationId}/services/{serviceId}/state`.
+    pub static UPDATE_SERVICE_STATE: crate::support::Operation = crate::support::Operation {
+        id: "updateServiceState",
+        method: "PATCH",
+        path: "/v1/organizations/{organizationId}/services/{serviceId}/state",
+        idempotency: crate::support::Idempotency::Idempotent,
+        reconcile: None,
+    };
+    ///`createPipe`: `POST /v1/organizations/{organizationId}/services/{serviceId}/pipes`.
+    pub static CREATE_PIPE: crate::support::Operation = crate::support::Operation {
+        id: "createPipe",
+        method: "POST",
+        path: "/v1/organizations/{organizationId}/services/{serviceId}/pipes",
+        idempotency: crate::support::Idempotency::NotIdempotent,
+        reconcile: Some(
+            "The API cannot look a pipe up by name: inspect the service's pipes (the ids you know, or the console) before you create it again.",
+        ),
+    };
+    ///`getPipe`: `GET /v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}`.
+    pub static GET_PIPE: crate::support::Operation = crate::support::Operation {
+        id: "getPipe",
+        method: "GET",
+        path: "/v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}",
+        idempotency: crate::support::Idempotency::Idempotent,
+        reconcile: None,
+    };
+    ///`deletePipe`: `DELETE /v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}`.
+    pub static DELETE_PIPE: crate::support::Operation = crate::support::Operation {
+        id: "deletePipe",
+        method: "DELETE",
+        path: "/v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}",
+        idempotency: crate::support::Idempotency::Idempotent,
+        reconcile: None,
+    };
+    ///`getPipeSettings`: `GET /v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}/settings`.
+    pub static GET_PIPE_SETTINGS: crate::support::Operation = crate::support::Operation {
+        id: "getPipeSettings",
+        method: "GET",
+        path: "/v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}/settings",
+        idempotency: crate::support::Idempotency::Idempotent,
+        reconcile: None,
+    };
+    ///`listReversePrivateEndpoints`: `GET /v1/organizations/{organizationId}/services/{serviceId}/pipesReversePrivateEndpoints`.
+    pub static LIST_REVERSE_PRIVATE_ENDPOINTS: crate::support::Operation = crate::support::Operation {
+        id: "listReversePrivateEndpoints",
+        method: "GET",
+        path: "/v1/organizations/{organizationId}/services/{serviceId}/pipesReversePrivateEndpoints",
+        idempotency: crate::support::Idempotency::Idempotent,
+        reconcile: None,
+    };
+    ///`createPrivateEndpoint`: `POST /v1/organizations/{organizationId}/services/{serviceId}/privateEndpoint`.
+    pub static CREATE_PRIVATE_ENDPOINT: crate::support::Operation = crate::support::Operation {
+        id: "createPrivateEndpoint",
+        method: "POST",
+        path: "/v1/organizations/{organizationId}/services/{serviceId}/privateEndpoint",
+        idempotency: crate::support::Idempotency::NotIdempotent,
+        reconcile: Some(
+            "Check the service's private endpoints (the console) for this endpoint id before you register it again.",
+        ),
+    };
+    /// Every operation, in the spec's order.
+    pub static ALL: [&crate::support::Operation; 7usize] = [
+        &UPDATE_SERVICE_STATE,
+        &CREATE_PIPE,
+        &GET_PIPE,
+        &DELETE_PIPE,
+        &GET_PIPE_SETTINGS,
+        &LIST_REVERSE_PRIVATE_ENDPOINTS,
+        &CREATE_PRIVATE_ENDPOINT,
+    ];
+}
+
+/// The members the spec types as secrets (`x-api-raw-type: Secret`), sorted.
+pub const SECRET_MEMBERS: &[&str] = &["connectionString", "password", "secretKey"];

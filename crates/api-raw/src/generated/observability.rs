@@ -236,13 +236,14 @@ Conventions of this document:
   than a regular expression engine).
 - Rate limit: 100 requests per 60 seconds per key. Every response carries `RateLimit-Limit`,
   `RateLimit-Remaining` and `RateLimit-Reset`; a 429 carries `Retry-After: 60`.
-- Both operations are reads and safe to retry.
+- Both operations are reads and safe to retry (`x-idempotent: true`).
 
 
 Version: 2.0.0*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
+    pub(crate) inner: crate::support::RequestDefaults,
 }
 
 impl Client {
@@ -251,7 +252,7 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new(baseurl: &str) -> Self {
+    pub fn new(baseurl: &str, inner: crate::support::RequestDefaults) -> Self {
         #[cfg(not(target_arch = "wasm32"))]
         let client = {
             let dur = ::std::time::Duration::from_secs(15u64);
@@ -259,7 +260,7 @@ impl Client {
         };
         #[cfg(target_arch = "wasm32")]
         let client = reqwest::ClientBuilder::new();
-        Self::new_with_client(baseurl, client.build().unwrap())
+        Self::new_with_client(baseurl, client.build().unwrap(), inner)
     }
 
     /// Construct a new client with an existing `reqwest::Client`,
@@ -268,15 +269,20 @@ impl Client {
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new_with_client(baseurl: &str, client: reqwest::Client) -> Self {
+    pub fn new_with_client(
+        baseurl: &str,
+        client: reqwest::Client,
+        inner: crate::support::RequestDefaults,
+    ) -> Self {
         Self {
             baseurl: baseurl.to_string(),
             client,
+            inner,
         }
     }
 }
 
-impl ClientInfo<()> for Client {
+impl ClientInfo<crate::support::RequestDefaults> for Client {
     fn api_version() -> &'static str {
         "2.0.0"
     }
@@ -289,12 +295,12 @@ impl ClientInfo<()> for Client {
         &self.client
     }
 
-    fn inner(&self) -> &() {
-        &()
+    fn inner(&self) -> &crate::support::RequestDefaults {
+        &self.inner
     }
 }
 
-impl ClientHooks<()> for &Client {}
+impl ClientHooks<crate::support::RequestDefaults> for &Client {}
 #[allow(clippy::all)]
 impl Client {
     /**Read one alert
@@ -332,11 +338,11 @@ Arguments:
         let info = OperationInfo {
             operation_id: "get_alert",
         };
-        (crate::support::prepare_request)(&mut request);
+        (crate::support::prepare_request)(&self.inner, &mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&result);
+        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -376,11 +382,11 @@ Sends a `GET` request to `/api/v2/dashboards`
         let info = OperationInfo {
             operation_id: "list_dashboards",
         };
-        (crate::support::prepare_request)(&mut request);
+        (crate::support::prepare_request)(&self.inner, &mut request);
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&result);
+        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
@@ -394,3 +400,33 @@ pub mod prelude {
     #[allow(unused_imports)]
     pub use super::Client;
 }
+
+/// The operations of this API as the spec describes them: id, method, path template and
+/// whether repeating one changes nothing (`x-idempotent`), with how to reconcile one that
+/// is not (`x-reconcile`).
+pub mod operations {
+    ///`getAlert`: `GET /api/v2/alerts/{id}`.
+    pub static GET_ALERT: crate::support::Operation = crate::support::Operation {
+        id: "getAlert",
+        method: "GET",
+        path: "/api/v2/alerts/{id}",
+        idempotency: crate::support::Idempotency::Idempotent,
+        reconcile: None,
+    };
+    ///`listDashboards`: `GET /api/v2/dashboards`.
+    pub static LIST_DASHBOARDS: crate::support::Operation = crate::support::Operation {
+        id: "listDashboards",
+        method: "GET",
+        path: "/api/v2/dashboards",
+        idempotency: crate::support::Idempotency::Idempotent,
+        reconcile: None,
+    };
+    /// Every operation, in the spec's order.
+    pub static ALL: [&crate::support::Operation; 2usize] = [
+        &GET_ALERT,
+        &LIST_DASHBOARDS,
+    ];
+}
+
+/// The members the spec types as secrets (`x-api-raw-type: Secret`), sorted.
+pub const SECRET_MEMBERS: &[&str] = &[];

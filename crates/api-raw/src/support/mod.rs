@@ -1,12 +1,14 @@
 //! Hand-written types that the generated code uses in place of schemas marked `x-api-raw-type`.
 
-mod capture;
+mod exchange;
 #[cfg(any(feature = "management", feature = "observability"))]
 #[macro_use]
 mod open_enum;
 mod number;
+mod operation;
 #[cfg(any(feature = "management", feature = "observability"))]
 mod patterned;
+pub mod redact;
 mod secret;
 
 #[cfg(feature = "management")]
@@ -16,7 +18,9 @@ mod observability_enums;
 #[cfg(feature = "management")]
 mod quantity;
 
-pub use capture::{Exchanged, capture_answer, prepare_request, with_answer_headers};
+pub use exchange::{
+    Exchanged, RequestDefaults, capture_answer, prepare_request, with_answer_headers,
+};
 #[cfg(feature = "management")]
 pub use management_enums::{
     Compression, MskAuthentication, PipeState, ReversePrivateEndpointStatus,
@@ -30,6 +34,7 @@ pub use observability_enums::{
 };
 #[cfg(any(feature = "management", feature = "observability"))]
 pub use open_enum::UnknownValue;
+pub use operation::{Idempotency, Operation, operation};
 #[cfg(feature = "observability")]
 pub use patterned::AlertId;
 #[cfg(any(feature = "management", feature = "observability"))]

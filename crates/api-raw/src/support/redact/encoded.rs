@@ -1,0 +1,303 @@
+//! Finding a secret value in a text in any form an encoder may give it: literal, JSON escapes, HTML
+//! character references, percent-encoding, and each of those escaped once more.
+//!
+//! Each character of the secret may stand in the text as itself or as one of its encodings, chosen
+//! independently of its neighbours (encoders differ in what they escape). An encoding is a short
+//! pattern (`\u` and four hex digits, `&#` and a number, `%` and two hex digits, ...) whose own
+//! punctuation may again be encoded one level down (`\\u0026`: a JSON string inside a JSON string),
+//! down to [`MAX_DEPTH`]. The search backtracks over these alternatives, remembering where the rest
+//! of a secret cannot match, so a text costs at most its length times the secret's.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use super::{PARTIAL_MIN, REDACTED};
+
+/// How many encodings deep a character may sit: 2 covers a form escaped once more.
+const MAX_DEPTH: u8 = 2;
+
+/// `text` with every occurrence of each secret replaced by [`REDACTED`]; `None` when there is none.
+/// `secrets` come longest first, so a secret that contains another is replaced whole.
+pub(super) fn replace_all(text: &str, secrets: &[Box<[char]>]) -> Option<String> {
+    let starts = StartBytes::new(secrets);
+    let bytes = text.as_bytes();
+    let mut searches: Vec<Search<'_>> = secrets
+        .iter()
+        .map(|secret| Search::new(bytes, secret))
+        .collect();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let found = if starts.may_start(bytes[pos]) {
+            searches.iter_mut().find_map(|search| search.at(pos))
+        } else {
+            None
+        };
+        match found {
+            Some(end) if end > pos => {
+                let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                out.push_str(&text[copied..pos]);
+                out.push_str(REDACTED);
+                copied = end;
+                pos = end;
+            }
+            _ => pos = next_boundary(text, pos),
+        }
+    }
+    out.map(|mut out| {
+        out.push_str(&text[copied..]);
+        out
+    })
+}
+
+fn next_boundary(text: &str, pos: usize) -> usize {
+    let mut next = pos + 1;
+    while next < text.len() && !text.is_char_boundary(next) {
+        next += 1;
+    }
+    next
+}
+
+/// The bytes at which an occurrence may begin: the first byte of a secret's first character, or the
+/// first byte of an encoding.
+struct StartBytes([bool; 256]);
+
+impl StartBytes {
+    fn new(secrets: &[Box<[char]>]) -> Self {
+        let mut table = [false; 256];
+        for byte in [b'\\', b'&', b'%', b'+'] {
+            table[usize::from(byte)] = true;
+        }
+        for secret in secrets {
+            if let Some(first) = secret.first() {
+                let mut buf = [0; 4];
+                table[usize::from(first.encode_utf8(&mut buf).as_bytes()[0])] = true;
+            }
+        }
+        Self(table)
+    }
+
+    fn may_start(&self, byte: u8) -> bool {
+        self.0[usize::from(byte)]
+    }
+}
+
+/// One piece of an encoding pattern.
+#[derive(Clone, Copy)]
+enum Token {
+    /// This character, itself possibly encoded one level down.
+    Char(char),
+    /// A hexadecimal digit of this value, in either case.
+    Hex(u8),
+    /// A number in this radix (10 or 16), with any leading zeros, digits in either case.
+    Number(u32, u32),
+    /// An optional `;`.
+    OptionalSemicolon,
+}
+
+/// The ways of writing `c` other than itself.
+fn encodings(c: char) -> Vec<Vec<Token>> {
+    use Token::{Char, Hex, Number, OptionalSemicolon};
+    let mut forms = Vec::with_capacity(8);
+    // JSON: the short escapes, and `\uXXXX` per UTF-16 unit.
+    let short = match c {
+        '"' => Some('"'),
+        '\\' => Some('\\'),
+        '/' => Some('/'),
+        '\u{8}' => Some('b'),
+        '\u{c}' => Some('f'),
+        '\n' => Some('n'),
+        '\r' => Some('r'),
+        '\t' => Some('t'),
+        _ => None,
+    };
+    if let Some(short) = short {
+        forms.push(vec![Char('\\'), Char(short)]);
+    }
+    let mut units = [0u16; 2];
+    let mut json = Vec::with_capacity(12);
+    for unit in c.encode_utf16(&mut units).iter() {
+        json.extend([Char('\\'), Char('u')]);
+        json.extend((0..4).rev().map(|i| Hex(((unit >> (4 * i)) & 0xf) as u8)));
+    }
+    forms.push(json);
+    // HTML: numeric references, decimal and hexadecimal, and the named ones for markup characters.
+    let code = u32::from(c);
+    forms.push(vec![
+        Char('&'),
+        Char('#'),
+        Number(code, 10),
+        OptionalSemicolon,
+    ]);
+    for x in ['x', 'X'] {
+        forms.push(vec![
+            Char('&'),
+            Char('#'),
+            Char(x),
+            Number(code, 16),
+            OptionalSemicolon,
+        ]);
+    }
+    let named = match c {
+        '&' => Some("amp"),
+        '<' => Some("lt"),
+        '>' => Some("gt"),
+        '"' => Some("quot"),
+        '\'' => Some("apos"),
+        '\u{a0}' => Some("nbsp"),
+        _ => None,
+    };
+    if let Some(name) = named {
+        let mut form = vec![Char('&')];
+        form.extend(name.chars().map(Char));
+        form.push(OptionalSemicolon);
+        forms.push(form);
+    }
+    // Percent-encoded UTF-8, and `+` for a space (forms and query strings).
+    let mut buf = [0; 4];
+    let mut percent = Vec::with_capacity(12);
+    for byte in c.encode_utf8(&mut buf).bytes() {
+        percent.extend([Char('%'), Hex(byte >> 4), Hex(byte & 0xf)]);
+    }
+    forms.push(percent);
+    if c == ' ' {
+        forms.push(vec![Char('+')]);
+    }
+    forms
+}
+
+/// The search for one secret in one text. A failure to match the rest of the secret from a
+/// position does not depend on where the occurrence began, so failures are remembered across start
+/// positions: the whole text costs at most (text length x secret length) steps of each kind.
+struct Search<'t> {
+    text: &'t [u8],
+    secret: &'t [char],
+    /// `(position, index of the secret's character)` from which the rest cannot match.
+    failed: HashSet<(usize, usize)>,
+    /// The encodings of each character met so far.
+    forms: RefCell<HashMap<char, Rc<[Vec<Token>]>>>,
+}
+
+impl<'t> Search<'t> {
+    fn new(text: &'t [u8], secret: &'t [char]) -> Self {
+        Self {
+            text,
+            secret,
+            failed: HashSet::new(),
+            forms: RefCell::default(),
+        }
+    }
+
+    /// Where the secret ends when it begins at `pos`: the whole of it, or a prefix of at least
+    /// [`PARTIAL_MIN`] characters that runs to the end of the text.
+    fn at(&mut self, pos: usize) -> Option<usize> {
+        self.rest(pos, 0)
+    }
+
+    fn rest(&mut self, pos: usize, index: usize) -> Option<usize> {
+        if index == self.secret.len() {
+            return Some(pos);
+        }
+        if pos == self.text.len() {
+            return (index >= PARTIAL_MIN).then_some(pos);
+        }
+        if self.failed.contains(&(pos, index)) {
+            return None;
+        }
+        for end in self.unit(pos, self.secret[index], 0) {
+            if let Some(found) = self.rest(end, index + 1) {
+                return Some(found);
+            }
+        }
+        self.failed.insert((pos, index));
+        None
+    }
+
+    /// Every position where `c` ends when it begins at `pos`, written at encoding depth `depth`.
+    /// The longest first, so that a match takes an optional `;` with it.
+    fn unit(&self, pos: usize, c: char, depth: u8) -> Vec<usize> {
+        let mut ends = Vec::new();
+        if pos >= self.text.len() {
+            return ends;
+        }
+        let mut buf = [0; 4];
+        let literal = c.encode_utf8(&mut buf).as_bytes();
+        if self.text[pos..].starts_with(literal) {
+            ends.push(pos + literal.len());
+        }
+        let first = self.text[pos];
+        if depth < MAX_DEPTH && matches!(first, b'\\' | b'&' | b'%' | b'+') {
+            let forms = Rc::clone(
+                self.forms
+                    .borrow_mut()
+                    .entry(c)
+                    .or_insert_with(|| encodings(c).into()),
+            );
+            for form in forms.iter() {
+                for end in self.pattern(pos, form, depth + 1) {
+                    if !ends.contains(&end) {
+                        ends.push(end);
+                    }
+                }
+            }
+        }
+        ends.sort_unstable_by(|a, b| b.cmp(a));
+        ends
+    }
+
+    /// Every position where `tokens` end when they begin at `pos`.
+    fn pattern(&self, pos: usize, tokens: &[Token], depth: u8) -> Vec<usize> {
+        let Some((token, rest)) = tokens.split_first() else {
+            return vec![pos];
+        };
+        let heads: Vec<usize> = match *token {
+            Token::Char(c) => self.unit(pos, c, depth),
+            Token::Hex(value) => self.hex_digit(pos, value).into_iter().collect(),
+            Token::Number(value, radix) => self.number(pos, value, radix).into_iter().collect(),
+            Token::OptionalSemicolon => {
+                let mut ends = vec![pos];
+                if self.text.get(pos) == Some(&b';') {
+                    ends.push(pos + 1);
+                }
+                ends
+            }
+        };
+        let mut ends = Vec::new();
+        for head in heads {
+            for end in self.pattern(head, rest, depth) {
+                if !ends.contains(&end) {
+                    ends.push(end);
+                }
+            }
+        }
+        ends
+    }
+
+    fn hex_digit(&self, pos: usize, value: u8) -> Option<usize> {
+        let byte = *self.text.get(pos)?;
+        let digit = char::from(byte).to_digit(16)?;
+        (digit == u32::from(value)).then_some(pos + 1)
+    }
+
+    /// `value` in `radix` with any leading zeros; digits in either case.
+    fn number(&self, pos: usize, value: u32, radix: u32) -> Option<usize> {
+        let mut at = pos;
+        while self.text.get(at) == Some(&b'0') {
+            at += 1;
+        }
+        let digits = if radix == 16 {
+            format!("{value:x}")
+        } else {
+            value.to_string()
+        };
+        if value == 0 {
+            return (at > pos).then_some(at);
+        }
+        let candidate = self.text.get(at..at + digits.len())?;
+        candidate
+            .eq_ignore_ascii_case(digits.as_bytes())
+            .then_some(at + digits.len())
+    }
+}

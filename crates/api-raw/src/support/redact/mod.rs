@@ -1,0 +1,162 @@
+//! The one redaction rule of the workspace: which members hold secrets, and where a secret value
+//! stands in a text, whatever form an encoder gave it.
+//!
+//! Every place that shows data uses this module: the SDK's error bodies, messages and `tracing`
+//! events, the serde output of unknown source kinds, the emulator's request log, views and stored
+//! data, and the command-line client's outputs. The rule:
+//!
+//! - **A member is secret by its name** ([`is_secret_member`]): a name the spec types as a secret
+//!   (`password`, `secretKey`, `connectionString`), or one that contains, ignoring case, `_` and `-`,
+//!   one of [`SECRET_WORDS`] (`password`, `secret`, `token`, `apikey`, ...). Its value is replaced by
+//!   [`REDACTED`]; under an object or array every scalar inside is replaced.
+//! - **A secret value is found in any encoding** ([`Redactor`]): as it is; with any character
+//!   written as a JSON escape (`\u0026`, `\u00E9`, a surrogate pair, `\/`, `\"`, `\n`, upper or lower
+//!   hex); as an HTML character reference (`&amp;`, `&#38;`, `&#x26;`, with or without the `;`); as
+//!   percent-encoded UTF-8 (`%26`, `+` for a space); and such forms escaped once more (a JSON string
+//!   inside a JSON string: `\\u0026`). A secret cut off at the end of a text (a body read up to a
+//!   bound) is found from its first [`PARTIAL_MIN`] characters on. Values shorter than
+//!   [`MIN_SECRET_CHARS`] characters are not searched for: they would redact ordinary words.
+//! - **Credentials inside a URI** (`scheme://user:password@host`) lose their password, whether the
+//!   password is known or not.
+//! - **A member with a secret name inside text** (`"password": "..."`, also inside an escaped JSON
+//!   string, and in bodies cut short that no longer parse) loses its value.
+//!
+//! ```
+//! use api_raw::support::redact::{Redactor, REDACTED};
+//!
+//! let redactor = Redactor::new().secret("p&ss/word");
+//! let body = r#"{"error":"BAD_REQUEST: password p\u0026ss\/word rejected"}"#;
+//! assert_eq!(redactor.text(body), r#"{"error":"BAD_REQUEST: password [REDACTED] rejected"}"#);
+//! assert_eq!(redactor.text("<p>p&amp;ss&#x2F;word</p>"), "<p>[REDACTED]</p>");
+//! assert_eq!(redactor.text("postgres://app:hunter22@db:5432"), "postgres://app:[REDACTED]@db:5432");
+//! # let _ = REDACTED;
+//! ```
+
+mod encoded;
+mod members;
+mod uri;
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+pub use members::{SECRET_WORDS, is_secret_member};
+
+/// What replaces a secret.
+pub const REDACTED: &str = "[REDACTED]";
+
+/// The shortest secret value searched for, in characters.
+pub const MIN_SECRET_CHARS: usize = 4;
+
+/// How many leading characters of a secret, cut off at the end of a text, are enough to redact it.
+pub const PARTIAL_MIN: usize = 6;
+
+/// The secret values to find, and the rule that finds them: see the [module](self) docs.
+///
+/// Cheap to build; [`text`](Self::text) and [`json`](Self::json) apply the name rule and the URI
+/// rule even when it holds no value.
+#[derive(Clone, Default)]
+pub struct Redactor {
+    /// The values, longest first (a longer secret that contains a shorter one is replaced whole).
+    secrets: Vec<Box<[char]>>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} secret value(s))", self.secrets.len())
+    }
+}
+
+impl Redactor {
+    /// A redactor that knows no secret value yet (the name and URI rules still apply).
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With one more secret value.
+    pub fn secret(mut self, value: &str) -> Self {
+        self.add(value);
+        self
+    }
+
+    /// Adds a secret value; one shorter than [`MIN_SECRET_CHARS`] is ignored.
+    pub fn add(&mut self, value: &str) {
+        let chars: Box<[char]> = value.chars().collect();
+        if chars.len() < MIN_SECRET_CHARS || self.secrets.contains(&chars) {
+            return;
+        }
+        let at = self
+            .secrets
+            .iter()
+            .position(|known| known.len() < chars.len())
+            .unwrap_or(self.secrets.len());
+        self.secrets.insert(at, chars);
+    }
+
+    /// Adds the string values of every member with a secret name in `json`, at any depth, so that
+    /// they are found wherever else they appear.
+    pub fn add_json_secrets(&mut self, json: &Value) {
+        members::each_secret_string(json, &mut |value| self.add(value));
+    }
+
+    /// Whether it holds no secret value.
+    pub fn is_empty(&self) -> bool {
+        self.secrets.is_empty()
+    }
+
+    /// `text` with every secret value (in any encoding), every URI password and every value of a
+    /// secret-named member replaced by [`REDACTED`]; borrowed when nothing was found.
+    pub fn text<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let mut out = Cow::Borrowed(text);
+        if !self.secrets.is_empty()
+            && let Some(found) = encoded::replace_all(&out, &self.secrets)
+        {
+            out = Cow::Owned(found);
+        }
+        if let Some(found) = uri::redact_passwords(&out) {
+            out = Cow::Owned(found);
+        }
+        if let Some(found) = members::redact_member_values(&out) {
+            out = Cow::Owned(found);
+        }
+        out
+    }
+
+    /// Bytes that may not be UTF-8 (a body as received): read lossily, then [`text`](Self::text).
+    pub fn bytes(&self, bytes: &[u8]) -> String {
+        self.text(&String::from_utf8_lossy(bytes)).into_owned()
+    }
+
+    /// Redacts a JSON value in place: members with a secret name by name, every other string by
+    /// [`text`](Self::text).
+    pub fn json(&self, value: &mut Value) {
+        match value {
+            Value::Object(members) => {
+                for (name, member) in members.iter_mut() {
+                    if is_secret_member(name) {
+                        members::blank(member);
+                    } else {
+                        self.json(member);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|item| self.json(item)),
+            Value::String(text) => {
+                if let Cow::Owned(redacted) = self.text(text) {
+                    *text = redacted;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A redacted copy of `value` (see [`json`](Self::json)).
+    pub fn json_copy(&self, value: &Value) -> Value {
+        let mut copy = value.clone();
+        self.json(&mut copy);
+        copy
+    }
+}
+
+#[cfg(test)]
+mod tests;

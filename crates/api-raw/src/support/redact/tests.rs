@@ -1,0 +1,353 @@
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::*;
+
+fn redacts(secret: &str, text: &str, expected: &str) {
+    assert_eq!(
+        Redactor::new().secret(secret).text(text),
+        expected,
+        "{secret:?} in {text:?}"
+    );
+}
+
+#[test]
+fn a_secret_is_found_as_itself_and_in_every_json_escape() {
+    redacts("hunter22", "pw hunter22 ok", "pw [REDACTED] ok");
+    redacts(
+        "p&ss<w>rd",
+        r"x p\u0026ss\u003cw\u003erd y",
+        "x [REDACTED] y",
+    );
+    redacts(
+        "p&ss<w>rd",
+        r"x p\u0026ss\u003Cw\u003Erd y",
+        "x [REDACTED] y",
+    );
+    redacts("a/b\"c\\d", r#"x a\/b\"c\\d y"#, "x [REDACTED] y");
+    redacts("a/b\"c\\d", r#"x a/b\u0022c\u005Cd y"#, "x [REDACTED] y");
+    redacts("line\nbreak", r"x line\nbreak y", "x [REDACTED] y");
+    redacts("tab\there", r"x tab\u0009here y", "x [REDACTED] y");
+    // Any character at all, escaped or not, independently of its neighbours.
+    redacts("hunter22", r"x \u0068unt\u0065r22 y", "x [REDACTED] y");
+    redacts("café-pw", r"x caf\u00e9-pw y", "x [REDACTED] y");
+    redacts("ok😀pass", r"x ok\ud83d\ude00pass y", "x [REDACTED] y");
+    redacts("ok😀pass", r"x ok\uD83D\uDE00pass y", "x [REDACTED] y");
+}
+
+#[test]
+fn a_secret_is_found_in_html_percent_and_doubly_escaped_forms() {
+    redacts(
+        "p&ss<w>rd",
+        "<p>p&amp;ss&lt;w&gt;rd</p>",
+        "<p>[REDACTED]</p>",
+    );
+    redacts(
+        "p&ss<w>rd",
+        "<p>p&#38;ss&#60;w&#x3E;rd</p>",
+        "<p>[REDACTED]</p>",
+    );
+    redacts(
+        "p&ss<w>rd",
+        "<p>p&#x26ss&#0060;w&#X3e;rd</p>",
+        "<p>[REDACTED]</p>",
+    );
+    redacts("it's \"q\"", "v=it&apos;s &quot;q&quot;.", "v=[REDACTED].");
+    redacts("p&ss w/rd", "u=p%26ss+w%2Frd&x=1", "u=[REDACTED]&x=1");
+    redacts("p&ss w/rd", "u=p%26ss%20w%2frd", "u=[REDACTED]");
+    redacts("pässword", "q=p%C3%A4ssword", "q=[REDACTED]");
+    // A JSON document inside a JSON string: the escape's own backslash is escaped.
+    redacts(
+        "p&ss-word",
+        r#"{"error":"body {\"x\":\"p\\u0026ss-word\"}"}"#,
+        r#"{"error":"body {\"x\":\"[REDACTED]\"}"}"#,
+    );
+    // HTML inside JSON.
+    redacts("p&ss-word", r"p\u0026amp;ss-word", "[REDACTED]");
+}
+
+#[test]
+fn a_secret_cut_off_at_the_end_is_found_from_six_characters_on() {
+    redacts("0123456789", "body ... 012345", "body ... [REDACTED]");
+    redacts("0123456789", "body ... 01234", "body ... 01234");
+    redacts("0123456789", "012345 and more", "012345 and more");
+}
+
+#[test]
+fn short_values_are_not_searched_for_and_longer_secrets_win() {
+    let redactor = Redactor::new()
+        .secret("abc")
+        .secret("abcd")
+        .secret("abcdefgh");
+    assert_eq!(
+        redactor.text("abc abcd abcdefgh"),
+        "abc [REDACTED] [REDACTED]"
+    );
+    assert!(Redactor::new().secret("xyz").is_empty());
+    assert!(matches!(
+        Redactor::new().text("nothing here"),
+        Cow::Borrowed(_)
+    ));
+}
+
+#[test]
+fn uri_passwords_go_whether_known_or_not() {
+    let none = Redactor::new();
+    assert_eq!(
+        none.text("connect postgres://app:s3cr3t@db.internal:5432/x failed"),
+        "connect postgres://app:[REDACTED]@db.internal:5432/x failed"
+    );
+    assert_eq!(
+        none.text(r#"{"u":"redis:\/\/me:pw@h:6379"}"#),
+        r#"{"u":"redis:\/\/me:[REDACTED]@h:6379"}"#
+    );
+    assert_eq!(
+        none.text("https://u:p@ss@host/"),
+        "https://u:[REDACTED]@host/"
+    );
+    for plain in [
+        "https://host:8443/path",
+        "mailto:me@example.com",
+        "user@host",
+        "a://b@c",
+        "at 10:30 // ok @x",
+    ] {
+        assert_eq!(none.text(plain), plain);
+    }
+}
+
+#[test]
+fn secret_members_lose_their_values_in_text_and_json() {
+    let none = Redactor::new();
+    assert_eq!(
+        none.text(r#"{"user":"u","password": "p1", "nested": "{\"secretKey\":\"k2\"}"}"#),
+        r#"{"user":"u","password": "[REDACTED]", "nested": "{\"secretKey\":\"[REDACTED]\"}"}"#
+    );
+    assert_eq!(
+        none.text(r#"cut short {"token":"abc"#),
+        r#"cut short {"token":"[REDACTED]"#
+    );
+    assert_eq!(
+        none.text("GET /x?api_key=k-1&page=2"),
+        "GET /x?api_key=[REDACTED]&page=2"
+    );
+    assert_eq!(none.text("password: must be set"), "password: must be set");
+    let mut body = json!({
+        "name": "orders",
+        "credentials": {"username": "reader", "password": "hunter22"},
+        "futureKind": {"clientSecret": {"value": "v-1", "n": 3}, "tokens": ["t-1"], "other": null},
+        "note": "uses redis://x:pw-9@h",
+    });
+    none.json(&mut body);
+    assert_eq!(
+        body,
+        json!({
+            "name": "orders",
+            "credentials": {"username": "reader", "password": REDACTED},
+            "futureKind": {"clientSecret": {"value": REDACTED, "n": REDACTED}, "tokens": [REDACTED], "other": null},
+            "note": "uses redis://x:[REDACTED]@h",
+        })
+    );
+}
+
+#[test]
+fn secret_values_collected_from_json_are_found_elsewhere() {
+    let body = json!({"source": {"kafka": {"credentials": {"password": "hunter22"}}}, "name": "hunter22-pipe"});
+    let mut redactor = Redactor::new();
+    redactor.add_json_secrets(&body);
+    assert_eq!(
+        redactor.text("/pipes/hunter22-pipe"),
+        "/pipes/[REDACTED]-pipe"
+    );
+    assert_eq!(redactor.json_copy(&body)["name"], "[REDACTED]-pipe");
+}
+
+#[test]
+fn names_are_secret_by_the_spec_or_by_their_words() {
+    for name in [
+        "password",
+        "secretKey",
+        "connectionString",
+        "clientSecret",
+        "api_key",
+        "X-Api-Key",
+        "authorization",
+        "Proxy-Authorization",
+        "set-cookie",
+        "sasToken",
+        "private_key",
+        "PASSPHRASE",
+    ] {
+        assert!(is_secret_member(name), "{name}");
+    }
+    for name in [
+        "username",
+        "accessKeyId",
+        "name",
+        "brokers",
+        "credentials",
+        "keyId",
+        "host",
+    ] {
+        assert!(!is_secret_member(name), "{name}");
+    }
+}
+
+#[cfg(feature = "management")]
+#[test]
+fn every_member_the_spec_types_as_secret_is_secret() {
+    assert!(!crate::management::SECRET_MEMBERS.is_empty());
+    for name in crate::management::SECRET_MEMBERS {
+        assert!(is_secret_member(name), "{name}");
+    }
+}
+
+#[test]
+fn a_pathological_secret_ends_within_its_budget() {
+    let secret = "\\".repeat(40) + "x";
+    let text = "\\".repeat(2000);
+    let started = std::time::Instant::now();
+    let _ = Redactor::new().secret(&secret).text(&text);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+/// The ways a JSON encoder may write `c` inside a string; `pick` chooses one.
+fn json_form(c: char, pick: u8) -> String {
+    let escape = |c: char, upper: bool| {
+        let mut units = [0u16; 2];
+        c.encode_utf16(&mut units)
+            .iter()
+            .map(|u| {
+                if upper {
+                    format!("\\u{u:04X}")
+                } else {
+                    format!("\\u{u:04x}")
+                }
+            })
+            .collect::<String>()
+    };
+    match (c, pick % 4) {
+        ('"', 0) => "\\\"".into(),
+        ('\\', 0) => "\\\\".into(),
+        ('/', 0) => "\\/".into(),
+        ('\n', 0) => "\\n".into(),
+        (c, 1) => escape(c, false),
+        (c, 2) => escape(c, true),
+        (c, _) if c == '"' || c == '\\' || c < ' ' => escape(c, false),
+        (c, _) => c.to_string(),
+    }
+}
+
+/// The ways an HTML page may write `c`; `pick` chooses one.
+fn html_form(c: char, pick: u8) -> String {
+    let named = match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        '"' => Some("&quot;"),
+        _ => None,
+    };
+    match (pick % 4, named) {
+        (0, Some(named)) => named.into(),
+        (1, _) => format!("&#{};", u32::from(c)),
+        (2, _) => format!("&#x{:X};", u32::from(c)),
+        (_, Some(_)) => format!("&#{};", u32::from(c)),
+        _ => c.to_string(),
+    }
+}
+
+/// Every piece of `len` characters of `secret`.
+fn pieces(secret: &str, len: usize) -> Vec<String> {
+    let chars: Vec<char> = secret.chars().collect();
+    chars
+        .windows(len.min(chars.len()))
+        .map(|w| w.iter().collect())
+        .collect()
+}
+
+/// A test-only reading of HTML character references (numeric and the four named ones).
+fn html_decoded(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('&') {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        let end = rest.find(';').unwrap_or(0);
+        let entity = &rest[1..end.max(1)];
+        let decoded = match entity {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            _ => entity
+                .strip_prefix("#x")
+                .or_else(|| entity.strip_prefix("#X"))
+                .and_then(|hex| u32::from_str_radix(hex, 16).ok())
+                .or_else(|| entity.strip_prefix('#').and_then(|dec| dec.parse().ok()))
+                .and_then(char::from_u32),
+        };
+        match decoded {
+            Some(c) if end > 0 => {
+                out.push(c);
+                rest = &rest[end + 1..];
+            }
+            _ => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_piece_of_a_secret_survives_in_any_encoding(
+        secret in "[ -~é😀\n\"\\\\/&<>]{6,24}",
+        picks in proptest::collection::vec(any::<u8>(), 24),
+        which in 0u8..3,
+    ) {
+        let slot = "\u{1}";
+        let (template, encoded) = match which {
+            0 => (
+                format!(r#"{{"status":400,"error":"BAD_REQUEST: password {slot} is weak","requestId":"r"}}"#),
+                secret.chars().zip(picks.iter().cycle()).map(|(c, p)| json_form(c, *p)).collect::<String>(),
+            ),
+            1 => (
+                format!("<html><title>502</title><body><pre>{slot}</pre></body></html>"),
+                secret.chars().zip(picks.iter().cycle()).map(|(c, p)| html_form(c, *p)).collect::<String>(),
+            ),
+            _ => (format!("rejected {slot} at the gateway"), secret.clone()),
+        };
+        for piece in pieces(&secret, PARTIAL_MIN) {
+            prop_assume!(!template.replace(slot, REDACTED).contains(&piece));
+        }
+        let body = template.replace(slot, &encoded);
+        let out = Redactor::new().secret(&secret).text(&body).into_owned();
+        let decoded = match which {
+            0 => serde_json::from_str::<serde_json::Value>(&out)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_string))
+                .unwrap_or_default(),
+            1 => html_decoded(&out),
+            _ => out.clone(),
+        };
+        for piece in pieces(&secret, PARTIAL_MIN) {
+            prop_assert!(!out.contains(&piece), "{piece:?} of {secret:?} in {out:?}");
+            prop_assert!(!decoded.contains(&piece), "{piece:?} of {secret:?} decoded in {decoded:?}");
+        }
+        prop_assert!(out.contains(REDACTED), "{out:?}");
+    }
+
+    #[test]
+    fn any_text_is_redacted_without_panicking(text in ".{0,200}", secret in ".{0,12}") {
+        let redactor = Redactor::new().secret(&secret);
+        let out = redactor.text(&text);
+        if secret.chars().count() >= MIN_SECRET_CHARS {
+            prop_assert!(!out.contains(secret.as_str()));
+        }
+    }
+}
