@@ -102,8 +102,27 @@ async fn a_timeout_returns_the_last_seen_pipe() {
     }
 }
 
+/// The bodies of the state calls the server received: `{"command": ...}` or `{}` for a read.
+fn state_bodies(server: &ScriptServer) -> Vec<serde_json::Value> {
+    let requests = server.requests();
+    assert!(
+        requests
+            .iter()
+            .all(|r| r.method == "PATCH" && r.path.ends_with("/state"))
+    );
+    requests.iter().map(|r| r.json()).collect()
+}
+
+fn command(name: &str) -> serde_json::Value {
+    serde_json::json!({ "command": name })
+}
+
+fn read() -> serde_json::Value {
+    serde_json::json!({})
+}
+
 #[tokio::test]
-async fn start_and_wait_resends_start_until_running() {
+async fn start_and_wait_sends_start_once_then_reads() {
     let server = ScriptServer::start(vec![
         service_in("stopped"),
         service_in("starting"),
@@ -115,22 +134,19 @@ async fn start_and_wait_resends_start_until_running() {
         .await
         .unwrap();
     assert_eq!(svc.state, Some(ServiceState::Running));
-    let requests = server.requests();
-    assert_eq!(requests.len(), 3);
-    assert!(
-        requests
-            .iter()
-            .all(|r| r.method == "PATCH" && r.json() == serde_json::json!({"command": "start"}))
+    assert_eq!(
+        state_bodies(&server),
+        [command("start"), read(), read()],
+        "the answer to the start is the service before it changed, not a refusal"
     );
 }
 
 #[tokio::test]
 async fn a_conflict_while_stopping_is_waited_out_and_the_start_sent_again() {
-    let busy = || Reply::mgmt_error(409, "CONFLICT", "service is stopping; cannot start");
     let server = ScriptServer::start(vec![
-        busy(),
+        Reply::mgmt_error(409, "CONFLICT", "service is stopping; cannot start"),
         service_in("stopping"),
-        busy(),
+        service_in("stopping"),
         service_in("stopped"),
         service_in("starting"),
         service_in("running"),
@@ -141,20 +157,94 @@ async fn a_conflict_while_stopping_is_waited_out_and_the_start_sent_again() {
         .await
         .unwrap();
     assert_eq!(svc.state, Some(ServiceState::Running));
-    let bodies: Vec<serde_json::Value> = server.requests().iter().map(|r| r.json()).collect();
-    let start = serde_json::json!({"command": "start"});
-    let read = serde_json::json!({});
     assert_eq!(
-        bodies,
+        state_bodies(&server),
         [
-            start.clone(),
-            read.clone(),
-            start.clone(),
-            read,
-            start.clone(),
-            start
+            command("start"),
+            read(),
+            read(),
+            read(),
+            command("start"),
+            read()
         ],
-        "after each 409 the waiter reads the state (no command), then starts again"
+        "after the 409 the waiter reads until the stop is over, then starts again"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_state_keeps_the_wait_going_without_a_command() {
+    let server = ScriptServer::start(vec![
+        service_in("starting"),
+        service_in("hibernating"),
+        service_in("hibernating"),
+        service_in("running"),
+    ])
+    .await;
+    let svc = service(&server.mgmt())
+        .start_and_wait(&fast())
+        .await
+        .unwrap();
+    assert_eq!(svc.state, Some(ServiceState::Running));
+    assert_eq!(
+        state_bodies(&server),
+        [command("start"), read(), read(), read()]
+    );
+}
+
+#[tokio::test]
+async fn degraded_keeps_the_wait_going_without_a_command() {
+    for (target, answer, command_name) in [
+        (ServiceState::Running, "starting", "start"),
+        (ServiceState::Stopped, "stopping", "stop"),
+    ] {
+        let server = ScriptServer::start(vec![
+            service_in(answer),
+            service_in("degraded"),
+            service_in("degraded"),
+            service_in(target.as_str()),
+        ])
+        .await;
+        let handle = service(&server.mgmt());
+        let reached = if target == ServiceState::Running {
+            handle.start_and_wait(&fast()).await
+        } else {
+            handle.stop_and_wait(&fast()).await
+        };
+        assert_eq!(reached.unwrap().state.as_ref(), Some(&target));
+        assert_eq!(
+            state_bodies(&server),
+            [command(command_name), read(), read(), read()],
+            "waiting for {target}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_service_back_in_stopped_after_a_start_gets_exactly_one_more_start() {
+    let server = ScriptServer::start(vec![
+        service_in("starting"),
+        service_in("starting"),
+        service_in("stopped"),
+        service_in("starting"),
+        service_in("starting"),
+        service_in("running"),
+    ])
+    .await;
+    let svc = service(&server.mgmt())
+        .start_and_wait(&fast())
+        .await
+        .unwrap();
+    assert_eq!(svc.state, Some(ServiceState::Running));
+    assert_eq!(
+        state_bodies(&server),
+        [
+            command("start"),
+            read(),
+            read(),
+            command("start"),
+            read(),
+            read()
+        ]
     );
 }
 
