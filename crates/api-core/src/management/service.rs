@@ -12,6 +12,7 @@ use crate::ids::ServiceId;
 
 /// The command of the service state endpoint. `Display` writes the wire form (`start`, `stop`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ServiceCommand {
     /// Start a stopped service.
     Start,
