@@ -152,6 +152,14 @@ impl<T: ?Sized, A: Condition<T>> Condition<T> for Not<A> {
 
 type Check<T> = Arc<dyn Fn(&T) -> bool + Send + Sync>;
 
+/// `check` or `more`.
+fn either<T: ?Sized + 'static>(
+    check: Check<T>,
+    more: impl Condition<T> + Send + Sync + 'static,
+) -> Check<T> {
+    Arc::new(move |value| check(value) || more.matches(value))
+}
+
 /// What a waiter waits for: done when its condition holds, failed as soon as its failure condition
 /// holds (a state from which the target cannot be reached); for a service, also when its command was
 /// not taken and is sent again ([`resend_if`](Self::resend_if)). Named targets are built on it
@@ -205,8 +213,7 @@ impl<T: 'static> WaitFor<T> {
 
     /// Also fail as soon as `fail` holds (checked after the target, so a value that meets both is done).
     pub fn fail_if(mut self, fail: impl Condition<T> + Send + Sync + 'static) -> Self {
-        let before = self.fail;
-        self.fail = Arc::new(move |value| before(value) || fail.matches(value));
+        self.fail = either(self.fail, fail);
         self
     }
 
@@ -272,8 +279,7 @@ impl WaitFor<Service> {
     /// Also send the command again when a read of the service shows `not_taken`: the service did
     /// not take the command (it was refused with 409 while another transition ran) or fell back.
     pub fn resend_if(mut self, not_taken: impl Condition<Service> + Send + Sync + 'static) -> Self {
-        let before = self.resend;
-        self.resend = Arc::new(move |value| before(value) || not_taken.matches(value));
+        self.resend = either(self.resend, not_taken);
         self
     }
 

@@ -238,15 +238,11 @@ fn every_pipe_setting_bound_is_enforced() {
 #[test]
 fn a_known_setting_given_through_extra_is_refused_by_name() {
     let mut settings = PipeSettings::new().streaming_max_insert_wait_ms(5_000);
-    settings
-        .extra
-        .insert("streaming_max_insert_wait_ms".into(), 100.into());
-    settings
-        .extra
-        .insert("object_storage_use_cluster_function".into(), true.into());
-    settings
-        .extra
-        .insert("kafka_max_poll_records".into(), 500.into());
+    settings.extra.extend([
+        ("streaming_max_insert_wait_ms".into(), 100.into()),
+        ("object_storage_use_cluster_function".into(), true.into()),
+        ("kafka_max_poll_records".into(), 500.into()),
+    ]);
     assert_eq!(
         problems(kafka_pipe().settings(settings)),
         [
