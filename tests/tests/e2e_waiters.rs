@@ -33,17 +33,26 @@ async fn stop_then_start_and_wait_returns_a_running_service() {
     assert_eq!(running.state, Some(ServiceState::Running));
     assert_eq!(running.id, service.id());
 
-    let state_calls: Vec<u16> = emulator
-        .requests()
-        .of(OperationId::UpdateServiceState)
+    let requests = emulator.requests();
+    let state_calls = requests.of(OperationId::UpdateServiceState);
+    let commands: Vec<(&str, u16)> = state_calls
         .iter()
-        .map(|r| r.status)
+        .filter_map(|r| {
+            let command = r.body.as_ref()?.get("command")?.as_str()?;
+            Some((command, r.status))
+        })
         .collect();
-    assert!(
-        state_calls.contains(&409),
-        "the start met the stopping service and was refused: {state_calls:?}"
+    assert_eq!(
+        commands,
+        [("stop", 200), ("start", 409), ("start", 200)],
+        "the start met the stopping service and was refused, then sent once more when it was \
+         stopped; every other call was a read"
     );
-    assert_eq!(state_calls.last(), Some(&200));
+    assert!(
+        state_calls.len() > commands.len(),
+        "the waiter read the state"
+    );
+    assert_eq!(state_calls.last().map(|r| r.status), Some(200));
 
     // And the reverse: stop right after a start.
     service.start().await.unwrap();

@@ -4,7 +4,7 @@ mod support;
 
 use std::time::Duration;
 
-use api_mgmt::{Error, PipeState, ServiceState, WaitError, WaitOptions};
+use api_mgmt::{Error, PipeState, ServiceCommand, WaitError, WaitOptions};
 use support::{PIPE, Reply, SERVICE, ScriptServer, service};
 
 fn pipe_in(state: &str) -> Reply {
@@ -102,59 +102,112 @@ async fn a_timeout_returns_the_last_seen_pipe() {
     }
 }
 
-#[tokio::test]
-async fn start_and_wait_resends_start_until_running() {
-    let server = ScriptServer::start(vec![
-        service_in("stopped"),
-        service_in("starting"),
-        service_in("running"),
-    ])
-    .await;
-    let svc = service(&server.mgmt())
-        .start_and_wait(&fast())
+/// Runs `start_and_wait` (or `stop_and_wait`) against `replies`, checks that it reached the target,
+/// and answers the bodies of the state calls: `{"command": ...}`, or `{}` for a read.
+async fn wait_with(command: ServiceCommand, replies: Vec<Reply>) -> Vec<serde_json::Value> {
+    let server = ScriptServer::start(replies).await;
+    let reached = service(&server.mgmt())
+        .command_and_wait(command, &fast())
         .await
         .unwrap();
-    assert_eq!(svc.state, Some(ServiceState::Running));
+    assert_eq!(reached.state, Some(command.target()));
     let requests = server.requests();
-    assert_eq!(requests.len(), 3);
     assert!(
         requests
             .iter()
-            .all(|r| r.method == "PATCH" && r.json() == serde_json::json!({"command": "start"}))
+            .all(|r| r.method == "PATCH" && r.path.ends_with("/state"))
+    );
+    requests.iter().map(|r| r.json()).collect()
+}
+
+fn sent(command: ServiceCommand) -> serde_json::Value {
+    serde_json::json!({ "command": command.to_string() })
+}
+
+fn read() -> serde_json::Value {
+    serde_json::json!({})
+}
+
+const START: ServiceCommand = ServiceCommand::Start;
+
+#[tokio::test]
+async fn start_and_wait_sends_start_once_then_reads() {
+    let replies = vec![
+        service_in("stopped"),
+        service_in("starting"),
+        service_in("running"),
+    ];
+    assert_eq!(
+        wait_with(START, replies).await,
+        [sent(START), read(), read()],
+        "the answer to the start is the service before it changed, not a refusal"
     );
 }
 
 #[tokio::test]
 async fn a_conflict_while_stopping_is_waited_out_and_the_start_sent_again() {
-    let busy = || Reply::mgmt_error(409, "CONFLICT", "service is stopping; cannot start");
-    let server = ScriptServer::start(vec![
-        busy(),
+    let replies = vec![
+        Reply::mgmt_error(409, "CONFLICT", "service is stopping; cannot start"),
         service_in("stopping"),
-        busy(),
+        service_in("stopping"),
         service_in("stopped"),
         service_in("starting"),
         service_in("running"),
-    ])
-    .await;
-    let svc = service(&server.mgmt())
-        .start_and_wait(&fast())
-        .await
-        .unwrap();
-    assert_eq!(svc.state, Some(ServiceState::Running));
-    let bodies: Vec<serde_json::Value> = server.requests().iter().map(|r| r.json()).collect();
-    let start = serde_json::json!({"command": "start"});
-    let read = serde_json::json!({});
+    ];
     assert_eq!(
-        bodies,
-        [
-            start.clone(),
-            read.clone(),
-            start.clone(),
-            read,
-            start.clone(),
-            start
-        ],
-        "after each 409 the waiter reads the state (no command), then starts again"
+        wait_with(START, replies).await,
+        [sent(START), read(), read(), read(), sent(START), read()],
+        "after the 409 the waiter reads until the stop is over, then starts again"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_state_keeps_the_wait_going_without_a_command() {
+    let replies = vec![
+        service_in("starting"),
+        service_in("hibernating"),
+        service_in("hibernating"),
+        service_in("running"),
+    ];
+    assert_eq!(
+        wait_with(START, replies).await,
+        [sent(START), read(), read(), read()]
+    );
+}
+
+#[tokio::test]
+async fn degraded_keeps_the_wait_going_without_a_command() {
+    for (command, answer) in [
+        (ServiceCommand::Start, "starting"),
+        (ServiceCommand::Stop, "stopping"),
+    ] {
+        let replies = vec![
+            service_in(answer),
+            service_in("degraded"),
+            service_in("degraded"),
+            service_in(command.target().as_str()),
+        ];
+        assert_eq!(
+            wait_with(command, replies).await,
+            [sent(command), read(), read(), read()],
+            "{command}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_service_back_in_stopped_after_a_start_gets_exactly_one_more_start() {
+    let replies = vec![
+        service_in("starting"),
+        service_in("starting"),
+        service_in("stopped"),
+        service_in("starting"),
+        service_in("starting"),
+        service_in("running"),
+    ];
+    assert_eq!(
+        wait_with(START, replies).await,
+        [sent(START), read(), read(), sent(START), read(), read()]
     );
 }
 

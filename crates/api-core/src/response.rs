@@ -1,15 +1,28 @@
 //! [`Response`]: a successful result with the metadata of the call.
 
+use std::fmt;
 use std::ops::Deref;
 
 use reqwest::header::HeaderMap;
 
-/// Metadata of a successful call.
-#[derive(Debug, Clone)]
+/// Response headers that can carry a credential: a session cookie the server sets, or a request's
+/// credential echoed back by a proxy. Challenges (`www-authenticate`) carry none and are shown.
+const CREDENTIAL_HEADERS: [&str; 5] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+    "x-api-key",
+];
+
+/// Metadata of a successful call. `Debug` shows the value of a header that can carry a credential
+/// (`set-cookie`, `cookie`, `authorization`, `proxy-authorization`, `x-api-key`) or is marked
+/// sensitive as `[REDACTED]`.
+#[derive(Clone)]
 pub struct ResponseMeta {
     /// The HTTP status.
     pub status: u16,
-    /// The response headers (never request headers, so no credentials).
+    /// The response headers.
     pub headers: HeaderMap,
     /// The server's request id (`x-request-id` header, else the envelope's `requestId`).
     pub request_id: Option<String>,
@@ -17,7 +30,36 @@ pub struct ResponseMeta {
     pub attempts: u32,
 }
 
-/// A successful result with the metadata of the call. Dereferences to the value.
+impl fmt::Debug for ResponseMeta {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResponseMeta")
+            .field("status", &self.status)
+            .field("headers", &Headers(&self.headers))
+            .field("request_id", &self.request_id)
+            .field("attempts", &self.attempts)
+            .finish()
+    }
+}
+
+/// Headers as `Debug` shows them: credentials redacted.
+struct Headers<'a>(&'a HeaderMap);
+
+impl fmt::Debug for Headers<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut map = f.debug_map();
+        for (name, value) in self.0 {
+            if value.is_sensitive() || CREDENTIAL_HEADERS.contains(&name.as_str()) {
+                map.entry(name, &format_args!("[REDACTED]"));
+            } else {
+                map.entry(name, value);
+            }
+        }
+        map.finish()
+    }
+}
+
+/// A successful result with the metadata of the call. Dereferences to the value. Its `Debug` shows
+/// no credential (see [`ResponseMeta`]).
 ///
 /// ```
 /// # fn show(pipe: api_core::Response<String>) {
@@ -73,5 +115,57 @@ impl<T> Deref for Response<T> {
 
     fn deref(&self) -> &T {
         &self.value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use reqwest::header::{HeaderName, HeaderValue};
+
+    use super::*;
+
+    #[test]
+    fn debug_shows_no_credential_header() {
+        let mut headers = HeaderMap::new();
+        let mut add = |name: &'static str, value: &str| {
+            headers.append(
+                HeaderName::from_static(name),
+                HeaderValue::from_str(value).unwrap(),
+            );
+        };
+        add("set-cookie", "session=c00k1e-s3cret; HttpOnly");
+        add("set-cookie", "other=c00k1e-tw0");
+        add("cookie", "session=c00k1e-echo");
+        add("authorization", "Basic a2V5OnMzY3JldA==");
+        add("proxy-authorization", "Bearer pr0xy-t0ken");
+        add("x-api-key", "k3y-s3cret");
+        add("x-request-id", "91021324-3546-4f70-8182-930415263748");
+        add("www-authenticate", "Bearer realm=\"api\"");
+        let mut marked = HeaderValue::from_static("m4rked-s3cret");
+        marked.set_sensitive(true);
+        headers.insert("x-custom", marked);
+        let meta = ResponseMeta {
+            status: 200,
+            headers,
+            request_id: None,
+            attempts: 1,
+        };
+        let response = Response::new("value", meta.clone());
+        for shown in [
+            format!("{meta:?}"),
+            format!("{response:?}"),
+            format!("{response:#?}"),
+        ] {
+            for secret in ["c00k1e", "a2V5", "pr0xy", "k3y-s3cret", "m4rked"] {
+                assert!(!shown.contains(secret), "{secret} in {shown}");
+            }
+            assert!(shown.contains("\"set-cookie\": [REDACTED]"), "{shown}");
+            assert!(
+                shown.contains("91021324-3546-4f70-8182-930415263748"),
+                "{shown}"
+            );
+            assert!(shown.contains("realm"), "a challenge is shown: {shown}");
+        }
+        assert!(format!("{response:?}").contains("\"value\""));
     }
 }

@@ -96,10 +96,14 @@ impl ServiceHandle {
         responses::service(response)
     }
 
-    /// Starts the service and waits until it is `running`. The API has no read operation for a
-    /// service, so this re-sends `start` (which is idempotent) to observe the state. A service that is
-    /// still stopping answers `start` with 409: the waiter reads the state, waits for the stop to
-    /// finish and then starts it. Fails fast when the service is failed or deleted.
+    /// Starts the service and waits until it is `running`, reading it with [`get`](Self::get).
+    ///
+    /// `start` is sent once, and again only when a read shows the service `stopped` (a start refused
+    /// with 409 while the service was still stopping, or a service that fell back). Every state other
+    /// than `running` and the dead ends keeps the wait going without a command (`starting`, `stopping`,
+    /// `degraded`, `idle`, a state this SDK does not know, ...). Fails fast when the service is failed
+    /// or (being) deleted; times out with the last seen service. See
+    /// [`wait_for_service`](api_core::management::wait_for_service).
     ///
     /// ```no_run
     /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
@@ -112,12 +116,13 @@ impl ServiceHandle {
     }
 
     /// Stops the service and waits until it is `stopped`, the same way as
-    /// [`start_and_wait`](Self::start_and_wait).
+    /// [`start_and_wait`](Self::start_and_wait): `stop` is sent again only when a read shows the
+    /// service `running`.
     pub async fn stop_and_wait(&self, options: &WaitOptions) -> Result<Service, Error> {
         self.command_and_wait(ServiceCommand::Stop, options).await
     }
 
-    /// Sends `command` until the service reaches the state it leads to.
+    /// Sends `command` and reads the service until it reaches the state the command leads to.
     pub async fn command_and_wait(
         &self,
         command: ServiceCommand,

@@ -17,16 +17,13 @@ pub(crate) async fn run(
     command: cli::ServiceCommand,
     session: &mut Session<'_>,
 ) -> Result<(), Failure> {
-    let (command, args) = match command {
-        cli::ServiceCommand::Start(args) => (ServiceCommand::Start, args),
-        cli::ServiceCommand::Stop(args) => (ServiceCommand::Stop, args),
+    let (command, name, args) = match command {
+        cli::ServiceCommand::Start(args) => (ServiceCommand::Start, "start", args),
+        cli::ServiceCommand::Stop(args) => (ServiceCommand::Stop, "stop", args),
     };
     let service = session.settings()?.service()?;
     let context = Context {
-        service_command: Some(match command {
-            ServiceCommand::Start => "start",
-            ServiceCommand::Stop => "stop",
-        }),
+        service_command: Some(name),
         ..Context::api(Api::Management)
     };
     let result = if args.wait {

@@ -14,6 +14,7 @@ use crate::ids::{PipeId, ServiceId};
 /// The kind of source a pipe reads. `Display` writes the API's member name (`kafka`, `objectStorage`,
 /// `kinesis`, `postgres`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SourceKind {
     /// A Kafka-style message stream.
     Kafka,

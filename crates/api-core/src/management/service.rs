@@ -12,6 +12,7 @@ use crate::ids::ServiceId;
 
 /// The command of the service state endpoint. `Display` writes the wire form (`start`, `stop`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ServiceCommand {
     /// Start a stopped service.
     Start,
@@ -20,12 +21,28 @@ pub enum ServiceCommand {
 }
 
 impl ServiceCommand {
-    /// The state the command leads to.
+    /// The state the command leads to: `running` for start, `stopped` for stop.
     pub fn target(self) -> ServiceState {
         match self {
             ServiceCommand::Start => ServiceState::Running,
             ServiceCommand::Stop => ServiceState::Stopped,
         }
+    }
+
+    /// The state the command moves a service out of: `stopped` for start, `running` for stop. A
+    /// service read in it after the command has not taken the command.
+    pub fn starts_from(self) -> ServiceState {
+        match self {
+            ServiceCommand::Start => ServiceState::Stopped,
+            ServiceCommand::Stop => ServiceState::Running,
+        }
+    }
+
+    /// The command that leads to `state`, if one does.
+    pub fn leading_to(state: &ServiceState) -> Option<Self> {
+        [ServiceCommand::Start, ServiceCommand::Stop]
+            .into_iter()
+            .find(|command| &command.target() == state)
     }
 }
 

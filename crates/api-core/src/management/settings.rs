@@ -42,7 +42,9 @@ macro_rules! pipe_settings {
                 pub $flag: Option<bool>,
             )+
             /// Every other setting the server sent, by name, exactly as it came. Sent back unchanged
-            /// when these settings are given to a new pipe (the server decides what they mean).
+            /// when these settings are given to a new pipe (the server decides what they mean). A
+            /// setting named here that has a field above is refused when the request is built: set
+            /// it with its setter.
             #[serde(flatten)]
             pub extra: BTreeMap<String, serde_json::Value>,
         }
@@ -72,6 +74,10 @@ macro_rules! pipe_settings {
             /// Every integer setting with its bounds, as `(name, min, max)`.
             pub const BOUNDS: &'static [(&'static str, u64, u64)] = &[$((stringify!($int), $min, $max),)+];
 
+            /// The name of every setting that has a field.
+            pub(crate) const KNOWN: &'static [&'static str] =
+                &[$(stringify!($int),)+ $(stringify!($flag),)+];
+
             pub(crate) fn decode(raw: raw::PipeSettings, at: Path<'_>) -> Result<Self, Invalid> {
                 Ok(Self {
                     $($int: fit(raw.$int, at.field(stringify!($int)))?,)+
@@ -80,7 +86,14 @@ macro_rules! pipe_settings {
                 })
             }
 
+            /// The request form; a known setting given through `extra` is a problem at its path.
             pub(crate) fn lower(&self, p: &mut Problems) -> raw::PipeSettingsRequest {
+                for name in self.extra.keys().filter(|name| Self::KNOWN.contains(&name.as_str())) {
+                    p.add(
+                        format!("settings.{name}"),
+                        format!("a known setting: set it with PipeSettings::{name}(), not through extra"),
+                    );
+                }
                 raw::PipeSettingsRequest {
                     $($int: bounded(p, concat!("settings.", stringify!($int)), self.$int, $min, Some($max)),)+
                     $($flag: self.$flag,)+
@@ -141,6 +154,29 @@ mod tests {
             .unwrap_err()
             .at("getPipeSettings");
         assert_eq!(err.path, "result.db_max_threads");
+    }
+
+    #[test]
+    fn a_known_setting_cannot_hide_in_extra() {
+        for name in PipeSettings::KNOWN {
+            let mut settings = PipeSettings::new().db_max_threads(8);
+            settings.extra.insert((*name).to_string(), 1.into());
+            settings
+                .extra
+                .insert("kafka_max_poll_records".into(), 500.into());
+            let mut p = Problems::new();
+            settings.lower(&mut p);
+            let err = p.finish("pipe create request").unwrap_err();
+            assert_eq!(err.problems.len(), 1, "{err}");
+            assert_eq!(err.problems[0].path, format!("settings.{name}"));
+            assert!(
+                err.problems[0]
+                    .message
+                    .contains(&format!("PipeSettings::{name}()")),
+                "{err}"
+            );
+        }
+        assert_eq!(PipeSettings::KNOWN.len(), PipeSettings::BOUNDS.len() + 2);
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use api_raw::support::{PipeState, ServiceState};
 
-use super::{Pipe, Service};
+use super::{Pipe, Service, ServiceCommand};
 use crate::error::{Error, Result};
 use crate::response::Response;
 
@@ -152,8 +152,17 @@ impl<T: ?Sized, A: Condition<T>> Condition<T> for Not<A> {
 
 type Check<T> = Arc<dyn Fn(&T) -> bool + Send + Sync>;
 
+/// `check` or `more`.
+fn either<T: ?Sized + 'static>(
+    check: Check<T>,
+    more: impl Condition<T> + Send + Sync + 'static,
+) -> Check<T> {
+    Arc::new(move |value| check(value) || more.matches(value))
+}
+
 /// What a waiter waits for: done when its condition holds, failed as soon as its failure condition
-/// holds (a state from which the target cannot be reached). Named targets are built on it
+/// holds (a state from which the target cannot be reached); for a service, also when its command was
+/// not taken and is sent again ([`resend_if`](Self::resend_if)). Named targets are built on it
 /// ([`WaitFor::pipe_state`], [`WaitFor::pipe_steady`], [`WaitFor::service_state`]; a state converts
 /// into its target); any condition can be waited for with [`WaitFor::condition`].
 ///
@@ -172,6 +181,7 @@ pub struct WaitFor<T> {
     description: String,
     done: Check<T>,
     fail: Check<T>,
+    resend: Check<T>,
 }
 
 impl<T> fmt::Debug for WaitFor<T> {
@@ -188,7 +198,7 @@ impl<T> fmt::Display for WaitFor<T> {
 
 impl<T: 'static> WaitFor<T> {
     /// Wait until `done` holds; `description` names it in errors. Nothing fails fast until
-    /// [`fail_if`](Self::fail_if) says what should.
+    /// [`fail_if`](Self::fail_if) says what should, and no command is sent again.
     pub fn condition(
         description: impl Into<String>,
         done: impl Condition<T> + Send + Sync + 'static,
@@ -197,13 +207,13 @@ impl<T: 'static> WaitFor<T> {
             description: description.into(),
             done: Arc::new(move |value| done.matches(value)),
             fail: Arc::new(|_| false),
+            resend: Arc::new(|_| false),
         }
     }
 
     /// Also fail as soon as `fail` holds (checked after the target, so a value that meets both is done).
     pub fn fail_if(mut self, fail: impl Condition<T> + Send + Sync + 'static) -> Self {
-        let before = self.fail;
-        self.fail = Arc::new(move |value| before(value) || fail.matches(value));
+        self.fail = either(self.fail, fail);
         self
     }
 
@@ -242,10 +252,14 @@ impl WaitFor<Pipe> {
 }
 
 impl WaitFor<Service> {
-    /// The service is in `state`. Fails fast when the service is failed, terminating, terminated or
-    /// (soft-)deleted, unless that is the state waited for. A [`ServiceState`] converts into this.
+    /// The service is in `state`. Fails fast in a dead end ([`ServiceState::is_dead_end`]: failed,
+    /// terminating, terminated, softdeleting, softdeleted), unless that is the state waited for. For
+    /// `running` and `stopped`, a service read back in the state its command starts from
+    /// ([`ServiceCommand::starts_from`]) has not taken the command, which is sent again. Any other
+    /// state keeps the wait going. A [`ServiceState`] converts into this.
     pub fn service_state(state: ServiceState) -> Self {
         let target = state.clone();
+        let not_taken = ServiceCommand::leading_to(&state).map(ServiceCommand::starts_from);
         Self::condition(state.to_string(), move |service: &Service| {
             service.state.as_ref() == Some(&target)
         })
@@ -255,6 +269,23 @@ impl WaitFor<Service> {
                 .as_ref()
                 .is_some_and(|s| s != &state && s.is_dead_end())
         })
+        .resend_if(move |service: &Service| {
+            not_taken
+                .as_ref()
+                .is_some_and(|from| service.state.as_ref() == Some(from))
+        })
+    }
+
+    /// Also send the command again when a read of the service shows `not_taken`: the service did
+    /// not take the command (it was refused with 409 while another transition ran) or fell back.
+    pub fn resend_if(mut self, not_taken: impl Condition<Service> + Send + Sync + 'static) -> Self {
+        self.resend = either(self.resend, not_taken);
+        self
+    }
+
+    /// Whether a service read as `value` has not taken the command, which is then sent again.
+    pub fn needs_resend(&self, value: &Service) -> bool {
+        (self.resend)(value)
     }
 }
 
@@ -542,11 +573,19 @@ pub trait ServiceWait {
     fn observe(&self) -> impl Future<Output = Result<Response<Service>>>;
 }
 
-/// Sends the command of `probe` until the service meets `target`, and returns it.
+/// Sends the command of `probe` once, then reads the service until it meets `target`, and returns it.
 ///
-/// A 409 means the service is between two states (stopping, when asked to start): the waiter reads
-/// the service (and fails fast if it is failed or deleted), waits, and sends the command again once the
-/// transition is over. Times out with [`WaitError::ServiceTimedOut`] carrying the last seen service.
+/// The wait ends when the service meets `target`; when it fails fast ([`WaitError::ServiceFailed`]:
+/// for a state target, a dead end such as failed, terminating or terminated); at the timeout
+/// ([`WaitError::ServiceTimedOut`], with the last seen service); or at an error other than a 409 to
+/// the command. Every other state keeps the wait going with reads only, no command: provisioning,
+/// starting, stopping, idle, awaking, partially_running, degraded, a state this SDK does not know,
+/// or none.
+///
+/// The command is sent again only when a read shows it was not taken ([`WaitFor::needs_resend`]:
+/// `stopped` while waiting for `running`, `running` while waiting for `stopped`), once per such
+/// read. So a start refused with 409 because the service is still stopping is sent again when the
+/// service reads `stopped`, and a service that falls back to `stopped` gets one more start.
 pub async fn wait_for_service(
     probe: &impl ServiceWait,
     target: &WaitFor<Service>,
@@ -554,6 +593,7 @@ pub async fn wait_for_service(
 ) -> Result<Service> {
     let mut pacer = Pacer::new(options);
     let mut last_seen: Option<Box<Service>> = None;
+    let mut send = true;
     let timed_out = |pacer: &Pacer<'_>, last_seen| {
         Error::Wait(WaitError::ServiceTimedOut {
             target: target.to_string(),
@@ -562,42 +602,49 @@ pub async fn wait_for_service(
         })
     };
     loop {
-        let Ok(sent) = tokio::time::timeout(pacer.remaining(), probe.send()).await else {
+        // Each call gets only the time that is left. The command's own answer is the service at
+        // that instant, before the change; only a read says whether the command was taken.
+        let polled = if send {
+            match within(&pacer, probe.send()).await {
+                Some(Err(e)) if e.is_conflict() => {
+                    tracing::debug!("the service did not take the command; reading its state");
+                    within(&pacer, probe.observe())
+                        .await
+                        .map(|read| (read, true))
+                }
+                sent => sent.map(|answer| (answer, false)),
+            }
+        } else {
+            within(&pacer, probe.observe())
+                .await
+                .map(|read| (read, true))
+        };
+        let Some((answer, read)) = polled else {
             return Err(timed_out(&pacer, last_seen));
         };
-        let service = match sent {
-            Ok(response) => Some(response.into_inner()),
-            Err(e) if e.is_conflict() => {
-                tracing::debug!("service busy with another transition; reading its state");
-                match tokio::time::timeout(pacer.remaining(), probe.observe()).await {
-                    Ok(Ok(response)) => Some(response.into_inner()),
-                    // A server that does not read a service this way only costs the fail-fast check;
-                    // any other error (credentials, decoding) ends the wait.
-                    Ok(Err(e)) if matches!(e.status(), Some(400 | 404 | 405 | 501)) => None,
-                    Ok(Err(e)) => return Err(e),
-                    Err(_) => return Err(timed_out(&pacer, last_seen)),
-                }
-            }
-            Err(e) => return Err(e),
-        };
-        if let Some(service) = service {
-            tracing::debug!(state = service.state_name(), "service polled");
-            if target.is_done(&service) {
-                return Ok(service);
-            }
-            if target.is_failed(&service) {
-                return Err(WaitError::ServiceFailed {
-                    target: target.to_string(),
-                    service: Box::new(service),
-                }
-                .into());
-            }
-            last_seen = Some(Box::new(service));
+        let service = answer?.into_inner();
+        tracing::debug!(state = service.state_name(), "service polled");
+        if target.is_done(&service) {
+            return Ok(service);
         }
+        if target.is_failed(&service) {
+            return Err(WaitError::ServiceFailed {
+                target: target.to_string(),
+                service: Box::new(service),
+            }
+            .into());
+        }
+        send = read && target.needs_resend(&service);
+        last_seen = Some(Box::new(service));
         if !pacer.pause().await {
             return Err(timed_out(&pacer, last_seen));
         }
     }
+}
+
+/// `call`, given only the time the wait has left; `None` when it runs out.
+async fn within<T>(pacer: &Pacer<'_>, call: impl Future<Output = T>) -> Option<T> {
+    tokio::time::timeout(pacer.remaining(), call).await.ok()
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use checks::non_empty;
 
 /// The source of a new pipe: exactly one kind, by construction.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum Source {
     /// A Kafka-style message stream.
     Kafka(KafkaSource),

@@ -235,6 +235,25 @@ fn every_pipe_setting_bound_is_enforced() {
     }
 }
 
+#[test]
+fn a_known_setting_given_through_extra_is_refused_by_name() {
+    let mut settings = PipeSettings::new().streaming_max_insert_wait_ms(5_000);
+    settings.extra.extend([
+        ("streaming_max_insert_wait_ms".into(), 100.into()),
+        ("object_storage_use_cluster_function".into(), true.into()),
+        ("kafka_max_poll_records".into(), 500.into()),
+    ]);
+    assert_eq!(
+        problems(kafka_pipe().settings(settings)),
+        [
+            "settings.object_storage_use_cluster_function: a known setting: set it with \
+             PipeSettings::object_storage_use_cluster_function(), not through extra",
+            "settings.streaming_max_insert_wait_ms: a known setting: set it with \
+             PipeSettings::streaming_max_insert_wait_ms(), not through extra",
+        ]
+    );
+}
+
 /// Sets one integer setting by name (through the public setters).
 fn settings_from_json(json: &serde_json::Value) -> PipeSettings {
     let (name, value) = json.as_object().unwrap().iter().next().unwrap();

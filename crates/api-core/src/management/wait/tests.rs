@@ -328,11 +328,12 @@ fn intervals_grow_by_half_up_to_the_cap() {
     );
 }
 
-/// A scripted service: answers to `send` and `observe` in order.
+/// A scripted service: answers to `send` and `observe` in order, then `starting` to both.
 struct Script {
     sends: Mutex<VecDeque<Result<Response<Service>>>>,
     observes: Mutex<VecDeque<Result<Response<Service>>>>,
     sent: AtomicUsize,
+    observed: AtomicUsize,
 }
 
 impl Script {
@@ -344,53 +345,150 @@ impl Script {
             sends: Mutex::new(sends.into()),
             observes: Mutex::new(observes.into()),
             sent: AtomicUsize::new(0),
+            observed: AtomicUsize::new(0),
         }
     }
+
+    /// How many commands and how many reads it answered.
+    fn calls(self) -> (usize, usize) {
+        (self.sent.into_inner(), self.observed.into_inner())
+    }
+}
+
+/// Waits with `script` until the service is in `state`, polling fast.
+async fn wait_until(script: &Script, state: ServiceState) -> Result<Service> {
+    wait_for_service(script, &WaitFor::service_state(state), &fast()).await
 }
 
 /// Waits with `script` until the service is running, polling fast.
 async fn wait_running(script: &Script) -> Result<Service> {
-    wait_for_service(
-        script,
-        &WaitFor::service_state(ServiceState::Running),
-        &fast(),
-    )
-    .await
+    wait_until(script, ServiceState::Running).await
 }
 
 impl ServiceWait for Script {
     async fn send(&self) -> Result<Response<Service>> {
         self.sent.fetch_add(1, Ordering::Relaxed);
-        self.sends
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| service("starting"))
+        let next = self.sends.lock().unwrap().pop_front();
+        next.unwrap_or_else(|| service("starting"))
     }
 
     async fn observe(&self) -> Result<Response<Service>> {
-        self.observes
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_else(|| service("stopping"))
+        self.observed.fetch_add(1, Ordering::Relaxed);
+        let next = self.observes.lock().unwrap().pop_front();
+        next.unwrap_or_else(|| service("starting"))
     }
 }
 
+#[test]
+fn a_command_starts_from_the_state_the_other_leads_to() {
+    for command in [ServiceCommand::Start, ServiceCommand::Stop] {
+        assert_eq!(ServiceCommand::leading_to(&command.target()), Some(command));
+        assert_ne!(command.starts_from(), command.target());
+    }
+    assert_eq!(ServiceCommand::Start.starts_from(), ServiceState::Stopped);
+    assert_eq!(ServiceCommand::Stop.starts_from(), ServiceState::Running);
+    assert_eq!(ServiceCommand::leading_to(&ServiceState::Idle), None);
+}
+
 #[tokio::test]
-async fn a_conflict_while_stopping_is_a_reason_to_keep_waiting() {
+async fn a_conflict_while_stopping_is_waited_out_and_the_start_sent_once_stopped() {
     let script = Script::new(
         vec![
             api_error("updateServiceState", 409, "CONFLICT"),
-            api_error("updateServiceState", 409, "CONFLICT"),
             service("starting"),
+        ],
+        vec![
+            service("stopping"),
+            service("stopping"),
+            service("stopped"),
             service("running"),
         ],
-        vec![service("stopping"), service("stopping")],
     );
     let running = wait_running(&script).await.unwrap();
     assert_eq!(running.state, Some(ServiceState::Running));
-    assert_eq!(script.sent.into_inner(), 4);
+    assert_eq!(script.calls(), (2, 4), "(commands, reads)");
+}
+
+#[tokio::test]
+async fn states_that_are_neither_target_nor_dead_end_are_only_read() {
+    let between = [
+        "provisioning",
+        "starting",
+        "stopping",
+        "idle",
+        "awaking",
+        "partially_running",
+        "degraded",
+        "hibernating",
+    ];
+    for (target, answer) in [
+        (ServiceState::Running, "starting"),
+        (ServiceState::Stopped, "stopping"),
+    ] {
+        for state in between {
+            let script = Script::new(
+                vec![service(answer)],
+                vec![service(state), service(state), service(target.as_str())],
+            );
+            let reached = wait_until(&script, target.clone()).await.unwrap();
+            assert_eq!(reached.state.as_ref(), Some(&target));
+            assert_eq!(script.calls(), (1, 3), "{state} while waiting for {target}");
+        }
+    }
+    // A service that reports no state at all is read too.
+    let stateless = || {
+        let raw: raw::Service =
+            serde_json::from_value(serde_json::json!({"id": SERVICE, "name": "s"})).unwrap();
+        Ok(Response::new(
+            Service::decode(raw, Path::Root("result")).unwrap(),
+            meta(),
+        ))
+    };
+    let script = Script::new(vec![stateless()], vec![stateless(), service("running")]);
+    wait_running(&script).await.unwrap();
+    assert_eq!(script.calls(), (1, 2));
+}
+
+#[tokio::test]
+async fn a_service_back_where_the_command_starts_gets_it_once_more() {
+    let script = Script::new(
+        vec![service("starting"), service("starting")],
+        vec![service("starting"), service("stopped"), service("running")],
+    );
+    wait_running(&script).await.unwrap();
+    assert_eq!(script.calls(), (2, 3), "one more start");
+
+    let script = Script::new(
+        vec![service("stopping"), service("stopping")],
+        vec![service("running"), service("stopping"), service("stopped")],
+    );
+    wait_until(&script, ServiceState::Stopped).await.unwrap();
+    assert_eq!(script.calls(), (2, 3), "one more stop");
+}
+
+#[tokio::test]
+async fn the_answer_to_the_command_is_not_a_read() {
+    // The command answers with the service at that instant, before it changes: `stopped` there does
+    // not mean the start was not taken.
+    let script = Script::new(
+        vec![service("stopped")],
+        vec![service("starting"), service("running")],
+    );
+    wait_running(&script).await.unwrap();
+    assert_eq!(script.calls(), (1, 2));
+}
+
+#[tokio::test]
+async fn a_condition_of_ones_own_never_sends_the_command_again() {
+    let script = Script::new(
+        vec![service("starting")],
+        vec![service("stopped"), service("stopped"), service("running")],
+    );
+    let running = WaitFor::condition("running", |s: &Service| {
+        s.state == Some(ServiceState::Running)
+    });
+    wait_for_service(&script, &running, &fast()).await.unwrap();
+    assert_eq!(script.calls(), (1, 3));
 }
 
 #[tokio::test]
@@ -407,13 +505,9 @@ async fn a_service_that_is_failed_or_deleted_fails_fast() {
         );
     }
     let script = Script::new(vec![service("failed")], vec![]);
-    let err = wait_for_service(
-        &script,
-        &WaitFor::service_state(ServiceState::Stopped),
-        &fast(),
-    )
-    .await
-    .unwrap_err();
+    let err = wait_until(&script, ServiceState::Stopped)
+        .await
+        .unwrap_err();
     assert!(
         err.to_string()
             .contains("is failed, from which it cannot reach stopped"),
@@ -440,6 +534,7 @@ async fn a_service_timeout_keeps_the_last_seen_service() {
         wait.last_seen_service().map(Service::state_name),
         Some("starting")
     );
+    assert_eq!(script.calls().0, 1, "starting is only read");
     // Other errors end the wait at once.
     let script = Script::new(
         vec![api_error("updateServiceState", 403, "FORBIDDEN")],
@@ -496,21 +591,14 @@ async fn an_error_after_the_pipe_was_seen_keeps_the_pipe() {
 }
 
 #[tokio::test]
-async fn a_read_error_after_a_conflict_ends_the_service_wait() {
-    let script = Script::new(
-        vec![api_error("updateServiceState", 409, "CONFLICT")],
-        vec![api_error("updateServiceState", 401, "UNAUTHORIZED")],
-    );
-    let err = wait_running(&script).await.unwrap_err();
-    assert!(err.is_unauthorized(), "{err}");
-    // A server that cannot read a service without a command only loses the fail-fast check.
-    let script = Script::new(
-        vec![
-            api_error("updateServiceState", 409, "CONFLICT"),
-            service("running"),
-        ],
-        vec![api_error("updateServiceState", 400, "BAD_REQUEST")],
-    );
-    let running = wait_running(&script).await.unwrap();
-    assert_eq!(running.state_name(), "running");
+async fn a_read_error_ends_the_service_wait() {
+    for status in [401, 400, 404] {
+        let script = Script::new(
+            vec![api_error("updateServiceState", 409, "CONFLICT")],
+            vec![api_error("updateServiceState", status, "ERROR")],
+        );
+        let err = wait_running(&script).await.unwrap_err();
+        assert_eq!(err.status(), Some(status), "{err}");
+        assert_eq!(script.calls(), (1, 1), "nothing is sent blind");
+    }
 }
