@@ -3,21 +3,14 @@
 use std::fmt;
 use std::ops::Deref;
 
+use api_raw::support::redact;
 use reqwest::header::HeaderMap;
 
-/// Response headers that can carry a credential: a session cookie the server sets, or a request's
-/// credential echoed back by a proxy. Challenges (`www-authenticate`) carry none and are shown.
-const CREDENTIAL_HEADERS: [&str; 5] = [
-    "authorization",
-    "proxy-authorization",
-    "cookie",
-    "set-cookie",
-    "x-api-key",
-];
-
 /// Metadata of a successful call. `Debug` shows the value of a header that can carry a credential
-/// (`set-cookie`, `cookie`, `authorization`, `proxy-authorization`, `x-api-key`) or is marked
-/// sensitive as `[REDACTED]`.
+/// (a secret name by the one redaction rule: `set-cookie`, `cookie`, `authorization`,
+/// `proxy-authorization`, `x-api-key`, any `*token*`, ...) or is marked sensitive as `[REDACTED]`,
+/// and every other value with URI passwords removed. Challenges (`www-authenticate`) carry no
+/// credential and are shown.
 #[derive(Clone)]
 pub struct ResponseMeta {
     /// The HTTP status.
@@ -47,11 +40,15 @@ struct Headers<'a>(&'a HeaderMap);
 impl fmt::Debug for Headers<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut map = f.debug_map();
+        let redactor = redact::Redactor::new();
         for (name, value) in self.0 {
-            if value.is_sensitive() || CREDENTIAL_HEADERS.contains(&name.as_str()) {
-                map.entry(name, &format_args!("[REDACTED]"));
+            if value.is_sensitive() || redact::is_secret_member(name.as_str()) {
+                map.entry(name, &format_args!("{}", redact::REDACTED));
             } else {
-                map.entry(name, value);
+                match value.to_str() {
+                    Ok(text) => map.entry(name, &redactor.text(text)),
+                    Err(_) => map.entry(name, value),
+                };
             }
         }
         map.finish()

@@ -157,7 +157,8 @@ open_enum! {
 }
 
 impl ServiceState {
-    /// Whether the service is running and accepts work (such as a pipe create).
+    /// Whether the service is running, healthy, and accepts work such as a pipe create (`running`
+    /// only: `degraded` is not). The same meaning as [`PipeState::is_running`].
     pub fn is_running(&self) -> bool {
         matches!(self, Self::Running)
     }
@@ -214,8 +215,14 @@ impl PipeState {
         matches!(self, Self::Failed | Self::InternalError)
     }
 
-    /// Whether the pipe is loading data, healthy or not (Running or Degraded).
+    /// Whether the pipe is Running: loading data and healthy (Degraded is not; see
+    /// [`is_loading`](Self::is_loading)). The same meaning as [`ServiceState::is_running`].
     pub fn is_running(&self) -> bool {
+        matches!(self, Self::Running)
+    }
+
+    /// Whether the pipe is loading data, healthy or not (Running or Degraded).
+    pub fn is_loading(&self) -> bool {
         matches!(self, Self::Running | Self::Degraded)
     }
 }
@@ -273,7 +280,13 @@ mod tests {
             ]
         );
         assert!(PipeState::InternalError.is_failed());
-        assert!(PipeState::Degraded.is_running() && !PipeState::Degraded.is_steady());
+        assert!(PipeState::Degraded.is_loading() && !PipeState::Degraded.is_steady());
+        assert!(!PipeState::Degraded.is_running() && PipeState::Running.is_running());
+        assert_eq!(
+            PipeState::Degraded.is_running(),
+            ServiceState::Degraded.is_running(),
+            "is_running means healthy and running on both"
+        );
     }
 
     #[test]
