@@ -5,7 +5,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use api_mgmt::{Destination, Error, KafkaSource, NewPipe, RateLimit, RetryPolicy, TransportKind};
-use support::{KEY_ID, KEY_SECRET, PIPE, Reply, ScriptServer, fast_retries, service};
+use support::{KEY_ID, KEY_SECRET, PIPE, Reply, ScriptServer, Transport, fast_retries, service};
 
 fn new_pipe() -> NewPipe {
     NewPipe::builder("p")
@@ -21,15 +21,14 @@ fn new_pipe() -> NewPipe {
         .unwrap()
 }
 
-#[tokio::test]
-async fn a_429_with_reset_is_retried_after_the_server_wait() {
+async fn a_429_with_reset_is_retried_after_the_server_wait(transport: Transport) {
     let server = ScriptServer::start(vec![
         Reply::mgmt_error(429, "TOO_MANY_REQUESTS", "slow down").header("x-ratelimit-reset", "1"),
         Reply::fixture("get_pipe_kinesis"),
     ])
     .await;
     let started = Instant::now();
-    let pipe = service(&server.mgmt())
+    let pipe = service(&server.mgmt_via(transport))
         .pipe(PIPE.parse().unwrap())
         .get()
         .await
@@ -44,8 +43,7 @@ async fn a_429_with_reset_is_retried_after_the_server_wait() {
     assert_eq!(server.requests().len(), 2);
 }
 
-#[tokio::test]
-async fn a_get_is_retried_through_two_503s() {
+async fn a_get_is_retried_through_two_503s(transport: Transport) {
     let server = ScriptServer::start(vec![
         Reply::text(
             503,
@@ -60,7 +58,7 @@ async fn a_get_is_retried_through_two_503s() {
         Reply::fixture("get_pipe_settings"),
     ])
     .await;
-    let settings = service(&server.mgmt())
+    let settings = service(&server.mgmt_via(transport))
         .pipe(PIPE.parse().unwrap())
         .settings()
         .await
@@ -69,8 +67,7 @@ async fn a_get_is_retried_through_two_503s() {
     assert_eq!(server.requests().len(), 3);
 }
 
-#[tokio::test]
-async fn a_create_is_not_retried_after_a_500_or_503() {
+async fn a_create_is_not_retried_after_a_500_or_503(transport: Transport) {
     for (status, body) in [
         (
             500,
@@ -83,7 +80,7 @@ async fn a_create_is_not_retried_after_a_500_or_503() {
             Reply::fixture("create_pipe_kafka"),
         ])
         .await;
-        let err = service(&server.mgmt())
+        let err = service(&server.mgmt_via(transport))
             .pipes()
             .create(&new_pipe())
             .await
@@ -97,14 +94,13 @@ async fn a_create_is_not_retried_after_a_500_or_503() {
     }
 }
 
-#[tokio::test]
-async fn a_create_is_retried_after_a_429() {
+async fn a_create_is_retried_after_a_429(transport: Transport) {
     let server = ScriptServer::start(vec![
         Reply::mgmt_error(429, "TOO_MANY_REQUESTS", "slow down").header("x-ratelimit-reset", "0"),
         Reply::fixture("create_pipe_kafka"),
     ])
     .await;
-    let pipe = service(&server.mgmt())
+    let pipe = service(&server.mgmt_via(transport))
         .pipes()
         .create(&new_pipe())
         .await
@@ -112,14 +108,13 @@ async fn a_create_is_retried_after_a_429() {
     assert_eq!(pipe.meta().attempts, 2);
 }
 
-#[tokio::test]
-async fn a_refused_connection_is_retried_even_for_a_create() {
+async fn a_refused_connection_is_retried_even_for_a_create(transport: Transport) {
     let port = {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.local_addr().unwrap().port()
     };
-    let client = api_mgmt::Client::builder(format!("http://127.0.0.1:{port}"))
-        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+    let client = transport
+        .mgmt_builder(&format!("http://127.0.0.1:{port}"))
         .retry(fast_retries().max_attempts(3))
         .build()
         .unwrap();
@@ -137,14 +132,13 @@ async fn a_refused_connection_is_retried_even_for_a_create() {
     }
 }
 
-#[tokio::test]
-async fn retries_can_be_disabled_per_client_clone() {
+async fn retries_can_be_disabled_per_client_clone(transport: Transport) {
     let server = ScriptServer::start(vec![
         Reply::text(503, "text/plain", "busy"),
         Reply::fixture("get_pipe_kinesis"),
     ])
     .await;
-    let client = server.mgmt().with_retry(RetryPolicy::disabled());
+    let client = server.mgmt_via(transport).with_retry(RetryPolicy::disabled());
     let err = service(&client)
         .pipe(PIPE.parse().unwrap())
         .get()
@@ -154,8 +148,7 @@ async fn retries_can_be_disabled_per_client_clone() {
     assert_eq!(server.requests().len(), 1);
 }
 
-#[tokio::test]
-async fn error_classes_carry_status_code_message_request_id_and_raw_body() {
+async fn error_classes_carry_status_code_message_request_id_and_raw_body(transport: Transport) {
     let page = "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>";
     let server = ScriptServer::start(vec![
         Reply::mgmt_error(424, "FAILED_DEPENDENCY", "service a1b2 is stopped"),
@@ -164,7 +157,7 @@ async fn error_classes_carry_status_code_message_request_id_and_raw_body() {
         Reply::mgmt_error(409, "CONFLICT", "already registered"),
     ])
     .await;
-    let client = server.mgmt().with_retry(RetryPolicy::disabled());
+    let client = server.mgmt_via(transport).with_retry(RetryPolicy::disabled());
     let svc = service(&client);
 
     let not_running = svc.pipes().create(&new_pipe()).await.unwrap_err();
@@ -194,8 +187,7 @@ async fn error_classes_carry_status_code_message_request_id_and_raw_body() {
     );
 }
 
-#[tokio::test]
-async fn a_bad_success_body_names_the_operation_and_json_path() {
+async fn a_bad_success_body_names_the_operation_and_json_path(transport: Transport) {
     let bad = r#"{"status": 200, "requestId": "7b1e9c2d-3a4f-4e5d-8c6b-9a0f1e2d3c4b",
         "result": {"name": "p", "scaling": {"replicas": 1, "replicaCpuMillicores": "lots"}}}"#;
     let server = ScriptServer::start(vec![
@@ -203,7 +195,7 @@ async fn a_bad_success_body_names_the_operation_and_json_path() {
         Reply::json(200, r#"{"status": 200}"#),
     ])
     .await;
-    let pipe = service(&server.mgmt()).pipe(PIPE.parse().unwrap());
+    let pipe = service(&server.mgmt_via(transport)).pipe(PIPE.parse().unwrap());
     match pipe.get().await.unwrap_err() {
         Error::Decode(e) => {
             assert_eq!(e.operation, "getPipe");
@@ -226,12 +218,10 @@ async fn a_bad_success_body_names_the_operation_and_json_path() {
     assert_eq!(server.requests().len(), 2, "decode errors are not retried");
 }
 
-#[tokio::test]
-async fn a_slow_attempt_times_out_and_the_operation_deadline_holds() {
+async fn a_slow_attempt_times_out_and_the_operation_deadline_holds(transport: Transport) {
     let slow = || Reply::fixture("get_pipe_kinesis").delay(Duration::from_millis(400));
     let server = ScriptServer::start(vec![slow(), slow(), slow(), slow()]).await;
-    let client = api_mgmt::Client::builder(&server.url)
-        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+    let client = transport.mgmt_builder(&server.url)
         .attempt_timeout(Duration::from_millis(100))
         .retry(fast_retries().max_attempts(2))
         .build()
@@ -247,8 +237,7 @@ async fn a_slow_attempt_times_out_and_the_operation_deadline_holds() {
         "{err}"
     );
 
-    let deadline = api_mgmt::Client::builder(&server.url)
-        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+    let deadline = transport.mgmt_builder(&server.url)
         .operation_timeout(Duration::from_millis(150))
         .build()
         .unwrap();
@@ -271,14 +260,12 @@ async fn a_slow_attempt_times_out_and_the_operation_deadline_holds() {
 
 /// A single slow attempt ends at the attempt timeout, as a timeout of that attempt, even with a longer
 /// operation timeout (the HTTP client's per-attempt timeout bounds it; no timer of the runtime's runs).
-#[tokio::test]
-async fn a_single_slow_attempt_ends_at_the_attempt_timeout() {
+async fn a_single_slow_attempt_ends_at_the_attempt_timeout(transport: Transport) {
     let server = ScriptServer::start(vec![
         Reply::fixture("create_pipe_kafka").delay(Duration::from_secs(2)),
     ])
     .await;
-    let client = api_mgmt::Client::builder(&server.url)
-        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+    let client = transport.mgmt_builder(&server.url)
         .attempt_timeout(Duration::from_millis(200))
         .operation_timeout(Duration::from_secs(5))
         .build()
@@ -295,12 +282,10 @@ async fn a_single_slow_attempt_ends_at_the_attempt_timeout() {
     assert!(err.is_timeout() && err.is_outcome_unknown(), "{err}");
 }
 
-#[tokio::test]
-async fn the_client_rate_limit_paces_requests_across_clones() {
+async fn the_client_rate_limit_paces_requests_across_clones(transport: Transport) {
     let replies = (0..6).map(|_| Reply::fixture("get_pipe_kinesis")).collect();
     let server = ScriptServer::start(replies).await;
-    let client = api_mgmt::Client::builder(&server.url)
-        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+    let client = transport.mgmt_builder(&server.url)
         .rate_limit(RateLimit::new(5, Duration::from_millis(500)).unwrap())
         .build()
         .unwrap();
@@ -327,14 +312,12 @@ async fn the_client_rate_limit_paces_requests_across_clones() {
     assert_eq!(server.requests().len(), 6);
 }
 
-#[tokio::test]
-async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout() {
+async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout(transport: Transport) {
     let replies = (0..12)
         .map(|_| Reply::fixture("get_pipe_kinesis"))
         .collect();
     let server = ScriptServer::start(replies).await;
-    let client = api_mgmt::Client::builder(&server.url)
-        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+    let client = transport.mgmt_builder(&server.url)
         .rate_limit(RateLimit::new(20, Duration::from_secs(1)).unwrap())
         .operation_timeout(Duration::from_millis(300))
         .build()
@@ -358,8 +341,7 @@ async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout() 
     assert_eq!(server.requests().len(), 12);
 }
 
-#[tokio::test]
-async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight() {
+async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight(transport: Transport) {
     // A read: 503, then an answer too slow for the operation's deadline. With the default attempt
     // timeout (30 s) the whole call runs under the operation's timer; with an attempt timeout no longer
     // than the operation's, the first attempt runs under none and the retry under the deadline.
@@ -369,8 +351,7 @@ async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight(
             Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(2)),
         ])
         .await;
-        let mut builder = api_mgmt::Client::builder(&server.url)
-            .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+        let mut builder = transport.mgmt_builder(&server.url)
             .retry(fast_retries())
             .operation_timeout(Duration::from_millis(300));
         if let Some(timeout) = attempt_timeout {
@@ -407,8 +388,7 @@ async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight(
         Reply::fixture("create_pipe_kafka").delay(Duration::from_secs(2)),
     ])
     .await;
-    let client = api_mgmt::Client::builder(&server.url)
-        .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+    let client = transport.mgmt_builder(&server.url)
         .operation_timeout(Duration::from_millis(200))
         .build()
         .unwrap();
@@ -426,3 +406,191 @@ async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight(
     assert!(err.to_string().contains("inspect the service"), "{err}");
     assert_eq!(server.requests().len(), 1);
 }
+
+/// A stalled first attempt ends at the SDK's attempt timeout (not the caller's own client timeout of
+/// ten minutes) and is retried, within the operation timeout.
+async fn a_stalled_attempt_is_cut_and_retried(transport: Transport) {
+    let server = ScriptServer::start(vec![
+        Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(30)),
+        Reply::fixture("get_pipe_kinesis"),
+    ])
+    .await;
+    let client = transport
+        .mgmt_builder(&server.url)
+        .attempt_timeout(Duration::from_millis(200))
+        .operation_timeout(Duration::from_secs(10))
+        .retry(fast_retries())
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let pipe = service(&client).pipe(PIPE.parse().unwrap()).get().await.unwrap();
+    assert_eq!(pipe.meta().attempts, 2);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+}
+
+/// `raw()` sends the credentials, the user agent and the attempt timeout too.
+async fn the_generated_client_sends_credentials_and_keeps_the_attempt_timeout(transport: Transport) {
+    let server = ScriptServer::start(vec![
+        Reply::fixture("get_pipe_kinesis"),
+        Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(30)),
+    ])
+    .await;
+    let client = transport
+        .mgmt_builder(&server.url)
+        .attempt_timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let (org, svc, pipe) = (
+        support::ORG.parse().unwrap(),
+        support::SERVICE.parse().unwrap(),
+        PIPE.parse().unwrap(),
+    );
+    client.raw().get_pipe(&org, &svc, &pipe).await.unwrap();
+    let sent = &server.requests()[0];
+    let basic = base64_basic(KEY_ID, KEY_SECRET);
+    assert_eq!(sent.headers.get("authorization"), Some(&basic));
+    assert!(sent.headers.get("user-agent").is_some_and(|ua| ua.starts_with("api-mgmt/")));
+    let started = Instant::now();
+    let err = client.raw().get_pipe(&org, &svc, &pipe).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5), "{err}");
+}
+
+fn base64_basic(id: &str, secret: &str) -> String {
+    use base64::Engine;
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{id}:{secret}"))
+    )
+}
+
+/// `Duration::MAX` is "no limit" for every timeout: calls work and nothing panics.
+async fn endless_timeouts_mean_no_limit(transport: Transport) {
+    let server = ScriptServer::start(vec![Reply::fixture("get_pipe_kinesis"); 2]).await;
+    for builder in [
+        transport.mgmt_builder(&server.url).operation_timeout(Duration::MAX),
+        transport
+            .mgmt_builder(&server.url)
+            .attempt_timeout(Duration::MAX)
+            .operation_timeout(Duration::MAX),
+    ] {
+        let client = builder.build().unwrap();
+        let pipe = service(&client).pipe(PIPE.parse().unwrap()).get().await.unwrap();
+        assert_eq!(pipe.meta().status, 200);
+    }
+    if transport == Transport::Built {
+        let endless = transport
+            .mgmt_builder(&server.url)
+            .connect_timeout(Duration::MAX)
+            .build();
+        assert!(endless.is_ok());
+    }
+}
+
+/// A `Retry-After` given as an HTTP-date is waited out (counted from the answer's `Date`).
+async fn a_retry_after_date_is_waited_out(transport: Transport) {
+    let now = std::time::SystemTime::now();
+    let date = |at: std::time::SystemTime| httpdate::fmt_http_date(at);
+    let server = ScriptServer::start(vec![
+        Reply::mgmt_error(429, "TOO_MANY_REQUESTS", "slow down")
+            .header("Date", &date(now))
+            .header("Retry-After", &date(now + Duration::from_secs(1))),
+        Reply::fixture("get_pipe_kinesis"),
+    ])
+    .await;
+    let client = server.mgmt_via(transport);
+    let started = Instant::now();
+    let pipe = service(&client).pipe(PIPE.parse().unwrap()).get().await.unwrap();
+    assert_eq!(pipe.meta().attempts, 2);
+    // One second (HTTP-dates have whole seconds: 0 to 1 s of it may have passed already), plus
+    // jitter of at most 100 ms.
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(300), "came back too soon: {waited:?}");
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
+}
+
+/// Every ending of a call over real HTTP, for a create and for a read: how many requests were
+/// sent, and the outcome flags, as the one table says.
+async fn every_status_ending_follows_the_outcome_table(transport: Transport) {
+    for status in [400u16, 401, 403, 404, 405, 409, 413, 422, 424, 429, 500, 501, 502, 503, 504, 418] {
+        let known = matches!(status, 400 | 401 | 403 | 404 | 405 | 409 | 413 | 422 | 424 | 429);
+        let transient = matches!(status, 429 | 502..=504);
+        let replies = vec![Reply::mgmt_error(status, "SOME_CODE", "no"); 2];
+        // A create: retried only when nothing was applied and it may help.
+        let server = ScriptServer::start(replies.clone()).await;
+        let client = transport
+            .mgmt_builder(&server.url)
+            .retry(fast_retries().max_attempts(2))
+            .build()
+            .unwrap();
+        let err = service(&client).pipes().create(&new_pipe()).await.unwrap_err();
+        assert_eq!(err.is_outcome_unknown(), !known, "create {status}: {err}");
+        assert_eq!(server.requests().len(), if known && transient { 2 } else { 1 }, "create {status}");
+        // A read: never unknown, retried whenever it may help.
+        let server = ScriptServer::start(replies).await;
+        let client = transport
+            .mgmt_builder(&server.url)
+            .retry(fast_retries().max_attempts(2))
+            .build()
+            .unwrap();
+        let err = service(&client).pipe(PIPE.parse().unwrap()).get().await.unwrap_err();
+        assert!(!err.is_outcome_unknown(), "get {status}: {err}");
+        assert_eq!(server.requests().len(), if transient { 2 } else { 1 }, "get {status}");
+    }
+}
+
+/// A success whose body cannot be decoded: the create was accepted, its outcome is unknown and the
+/// error says so.
+async fn an_undecodable_create_answer_says_it_was_accepted(transport: Transport) {
+    let server = ScriptServer::start(vec![Reply::json(200, r#"{"status":200,"result":{"name":"p"}}"#)]).await;
+    let err = service(&server.mgmt_via(transport)).pipes().create(&new_pipe()).await.unwrap_err();
+    assert!(err.is_outcome_unknown() && !err.is_retryable(), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("the server accepted the request (HTTP 200)"), "{text}");
+    assert!(text.contains("inspect the service's pipes"), "{text}");
+}
+
+/// An error body that breaks off: the status already said how the call ended (a 404 proves the
+/// create was not applied), so it is that API error, not a lost answer.
+async fn an_error_body_that_breaks_off_is_classified_by_its_status(transport: Transport) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let mut request = [0u8; 8192];
+            let _ = socket.read(&mut request).await;
+            let head = "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n";
+            let _ = socket.write_all(head.as_bytes()).await;
+            let _ = socket.write_all(br#"{"status":404,"error":"NOT_FOUND: no such"#).await;
+            let _ = socket.shutdown().await;
+        }
+    });
+    let client = transport.mgmt_builder(&url).build().unwrap();
+    let err = service(&client).pipes().create(&new_pipe()).await.unwrap_err();
+    assert!(err.is_not_found() && !err.is_outcome_unknown(), "{err}");
+    let api = err.as_api().expect("an API error");
+    assert!(api.body.starts_with(r#"{"status":404"#), "{}", api.body);
+}
+
+for_both_transports!(
+    a_429_with_reset_is_retried_after_the_server_wait,
+    a_get_is_retried_through_two_503s,
+    a_create_is_not_retried_after_a_500_or_503,
+    a_create_is_retried_after_a_429,
+    a_refused_connection_is_retried_even_for_a_create,
+    retries_can_be_disabled_per_client_clone,
+    error_classes_carry_status_code_message_request_id_and_raw_body,
+    a_bad_success_body_names_the_operation_and_json_path,
+    a_slow_attempt_times_out_and_the_operation_deadline_holds,
+    a_single_slow_attempt_ends_at_the_attempt_timeout,
+    the_client_rate_limit_paces_requests_across_clones,
+    waiting_for_the_limiter_does_not_count_against_the_operation_timeout,
+    an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight,
+    a_stalled_attempt_is_cut_and_retried,
+    the_generated_client_sends_credentials_and_keeps_the_attempt_timeout,
+    endless_timeouts_mean_no_limit,
+    a_retry_after_date_is_waited_out,
+    every_status_ending_follows_the_outcome_table,
+    an_undecodable_create_answer_says_it_was_accepted,
+    an_error_body_that_breaks_off_is_classified_by_its_status,
+);

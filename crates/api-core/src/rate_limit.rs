@@ -29,9 +29,10 @@ impl RateLimit {
         let count = NonZeroU32::new(max)
             .ok_or_else(|| ConfigError("a rate limit needs max >= 1".into()))?;
         // One request every `window / max`, 2% slower; checked, so an absurd window is an error.
-        let period = Duration::try_from_secs_f64((window / count.get()).as_secs_f64() * 1.02)
+        let even = window / count.get();
+        let period = Duration::try_from_secs_f64(even.as_secs_f64() * 1.02)
             .ok()
-            .filter(|period| *period <= MAX_PERIOD)
+            .filter(|_| even <= MAX_PERIOD)
             .ok_or_else(|| {
                 ConfigError(format!(
                     "a rate limit of {max} per {window:?} paces slower than one request a day"
@@ -96,6 +97,7 @@ mod tests {
             "{absurd}"
         );
         assert!(RateLimit::new(1, Duration::from_secs(80_000)).is_ok());
+        assert!(RateLimit::new(1, MAX_PERIOD).is_ok(), "one a day is allowed");
         assert_eq!(
             format!("{:?}", RateLimit::management()),
             "RateLimit(10 per 10s)"

@@ -44,19 +44,23 @@ impl RetryPolicy {
         self
     }
 
-    /// The base of the exponential backoff.
+    /// The base of the exponential backoff (default 250 ms). Zero means retries come at once;
+    /// `Duration::MAX` is capped by [`max_backoff`](Self::max_backoff).
     pub fn initial_backoff(mut self, backoff: Duration) -> Self {
         self.initial_backoff = backoff;
         self
     }
 
-    /// The longest backoff between two attempts (server-requested waits excepted).
+    /// The longest backoff between two attempts, server-requested waits excepted (default 8 s; zero
+    /// means retries come at once).
     pub fn max_backoff(mut self, backoff: Duration) -> Self {
         self.max_backoff = backoff;
         self
     }
 
-    /// The longest time spent on one call, retries and waits included, before giving up retrying.
+    /// The longest time spent on one call, retries and waits included, before giving up retrying
+    /// (default 90 s; zero means no retry ever starts, `Duration::MAX` leaves only the operation
+    /// timeout).
     pub fn max_elapsed(mut self, elapsed: Duration) -> Self {
         self.max_elapsed = elapsed;
         self
@@ -69,18 +73,14 @@ impl RetryPolicy {
 
     /// The delay before retry number `retry` (1 for the first retry), with full jitter.
     pub fn backoff(&self, retry: u32) -> Duration {
-        let cap = self.backoff_cap(retry);
-        let millis = u64::try_from(cap.as_millis()).unwrap_or(u64::MAX);
-        Duration::from_millis(fastrand::u64(0..=millis))
+        jitter(self.backoff_cap(retry))
     }
 
     /// The delay before a retry the server asked to wait `wait` for (`Retry-After`, a rate-limit
     /// reset): that wait plus up to a fifth of it again (at least 100 ms, at most 5 s), so clients
     /// sharing a key do not all come back at the same instant of a fixed window.
     pub fn server_wait(&self, wait: Duration) -> Duration {
-        let cap = self.server_jitter_cap(wait);
-        let millis = u64::try_from(cap.as_millis()).unwrap_or(u64::MAX);
-        wait.saturating_add(Duration::from_millis(fastrand::u64(0..=millis)))
+        wait.saturating_add(jitter(self.server_jitter_cap(wait)))
     }
 
     /// The most [`server_wait`](Self::server_wait) adds to a server-requested wait.
@@ -95,6 +95,13 @@ impl RetryPolicy {
             .saturating_mul(factor)
             .min(self.max_backoff)
     }
+}
+
+/// A duration drawn uniformly from `0..=cap`, to the microsecond (a cap under a millisecond still
+/// spreads), saturating for a cap beyond `u64` microseconds.
+fn jitter(cap: Duration) -> Duration {
+    let micros = u64::try_from(cap.as_micros()).unwrap_or(u64::MAX);
+    Duration::from_micros(fastrand::u64(0..=micros))
 }
 
 #[cfg(test)]
@@ -174,6 +181,15 @@ mod tests {
         );
         assert_ne!(default.clone().initial_backoff(ms(1)), default);
         assert_ne!(default.clone().max_backoff(ms(1)), default);
+    }
+
+    #[test]
+    fn jitter_spreads_below_a_millisecond_and_saturates_above_u64() {
+        let draws: Vec<Duration> = (0..200).map(|_| jitter(Duration::from_micros(900))).collect();
+        assert!(draws.iter().all(|d| *d <= Duration::from_micros(900)));
+        assert!(draws.iter().any(|d| *d > Duration::from_micros(450)));
+        assert!(jitter(Duration::MAX) <= Duration::from_micros(u64::MAX));
+        assert_eq!(jitter(Duration::ZERO), Duration::ZERO);
     }
 
     #[test]

@@ -145,6 +145,15 @@ impl ScriptServer {
             .expect("client")
     }
 
+    /// A management client of this server through `transport`, with fast retries.
+    pub fn mgmt_via(&self, transport: Transport) -> api_mgmt::Client {
+        transport
+            .mgmt_builder(&self.url)
+            .retry(fast_retries())
+            .build()
+            .expect("client")
+    }
+
     /// An observability client of this server, with fast retries.
     pub fn obs(&self) -> api_obs::Client {
         api_obs::Client::builder(&self.url)
@@ -153,6 +162,54 @@ impl ScriptServer {
             .build()
             .expect("client")
     }
+}
+
+/// Who builds the HTTP client: the runtime, or the caller (`http_client(..)`, a `reqwest::Client` of
+/// its own). The runtime promises the same behaviour for both, and its tests run with both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// The client the SDK builds.
+    Built,
+    /// A caller's own client, with a long timeout of its own that the SDK's attempt timeout must
+    /// replace.
+    Caller,
+}
+
+impl Transport {
+    /// A management client builder for `url` with the test credentials, sending through this kind
+    /// of client.
+    pub fn mgmt_builder(self, url: &str) -> api_mgmt::ConfigBuilder<api_mgmt::Client> {
+        let builder = api_mgmt::Client::builder(url)
+            .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET));
+        match self {
+            Transport::Built => builder,
+            Transport::Caller => builder.http_client(
+                api_mgmt::http_client_builder()
+                    .timeout(Duration::from_secs(600))
+                    .build()
+                    .expect("a caller's client"),
+            ),
+        }
+    }
+}
+
+/// Runs each named `async fn name(transport: Transport)` as two tests, one per [`Transport`].
+#[macro_export]
+macro_rules! for_both_transports {
+    ($($name:ident),* $(,)?) => {
+        mod built_client {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name($crate::support::Transport::Built).await
+            })*
+        }
+        mod caller_client {
+            $(#[tokio::test]
+            async fn $name() {
+                super::$name($crate::support::Transport::Caller).await
+            })*
+        }
+    };
 }
 
 /// Retries with millisecond backoff, so tests do not sleep.

@@ -19,7 +19,10 @@ const MIN_PAUSE: Duration = Duration::from_millis(10);
 /// 10 ms.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WaitOptions {
-    /// Give up after this long.
+    /// Give up after this long: each read gets no more than the time that is left, so a slow read
+    /// cannot stretch it. Every value is safe: `Duration::ZERO` gives up at once, `Duration::MAX`
+    /// never. A command (start, stop) is never cut short once sent: it is awaited to its answer
+    /// (within the client's operation timeout), so a wait never ends with a command half-sent.
     pub timeout: Duration,
     /// The first pause between two polls.
     pub initial_interval: Duration,
@@ -427,6 +430,12 @@ impl<'a> Pacer<'a> {
         }
     }
 
+    /// Runs one read of the wait within the time that is left (`None` when it runs out), so the
+    /// timeout holds even when one read is slow (retries, server waits).
+    async fn read<T>(&self, call: impl Future<Output = T>) -> Option<T> {
+        tokio::time::timeout(self.remaining(), call).await.ok()
+    }
+
     fn remaining(&self) -> Duration {
         self.options.timeout.saturating_sub(self.started.elapsed())
     }
@@ -482,9 +491,7 @@ where
         last_seen,
     };
     loop {
-        // Each poll gets only the time that is left, so the timeout holds even when one read is slow
-        // (retries, server waits).
-        let Ok(polled) = tokio::time::timeout(pacer.remaining(), get()).await else {
+        let Some(polled) = pacer.read(get()).await else {
             return Err(timed_out(&pacer, last_seen).into());
         };
         match polled {
@@ -545,14 +552,14 @@ where
     let mut pacer = Pacer::new(options);
     let mut last_seen = None;
     loop {
-        let answered = match tokio::time::timeout(pacer.remaining(), get()).await {
-            Ok(Ok(response)) => {
+        let answered = match pacer.read(get()).await {
+            Some(Ok(response)) => {
                 last_seen = Some(Box::new(response.into_inner()));
                 true
             }
-            Ok(Err(e)) if e.is_not_found() => return Ok(()),
-            Ok(Err(e)) => return Err(e),
-            Err(_) => false,
+            Some(Err(e)) if e.is_not_found() => return Ok(()),
+            Some(Err(e)) => return Err(e),
+            None => false,
         };
         if !answered || !pacer.pause().await {
             return Err(WaitError::PipeTimedOut {
@@ -602,22 +609,19 @@ pub async fn wait_for_service(
         })
     };
     loop {
-        // Each call gets only the time that is left. The command's own answer is the service at
-        // that instant, before the change; only a read says whether the command was taken.
+        // A command, once sent, is awaited to its answer (a command cut short would leave its
+        // outcome unsaid); reads get the time that is left. The command's own answer is the service
+        // at that instant, before the change; only a read says whether the command was taken.
         let polled = if send {
-            match within(&pacer, probe.send()).await {
-                Some(Err(e)) if e.is_conflict() => {
+            match probe.send().await {
+                Err(e) if e.is_conflict() => {
                     tracing::debug!("the service did not take the command; reading its state");
-                    within(&pacer, probe.observe())
-                        .await
-                        .map(|read| (read, true))
+                    pacer.read(probe.observe()).await.map(|read| (read, true))
                 }
-                sent => sent.map(|answer| (answer, false)),
+                sent => Some((sent, false)),
             }
         } else {
-            within(&pacer, probe.observe())
-                .await
-                .map(|read| (read, true))
+            pacer.read(probe.observe()).await.map(|read| (read, true))
         };
         let Some((answer, read)) = polled else {
             return Err(timed_out(&pacer, last_seen));
@@ -640,11 +644,6 @@ pub async fn wait_for_service(
             return Err(timed_out(&pacer, last_seen));
         }
     }
-}
-
-/// `call`, given only the time the wait has left; `None` when it runs out.
-async fn within<T>(pacer: &Pacer<'_>, call: impl Future<Output = T>) -> Option<T> {
-    tokio::time::timeout(pacer.remaining(), call).await.ok()
 }
 
 #[cfg(test)]

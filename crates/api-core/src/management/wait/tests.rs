@@ -602,3 +602,38 @@ async fn a_read_error_ends_the_service_wait() {
         assert_eq!(script.calls(), (1, 1), "nothing is sent blind");
     }
 }
+
+/// A command that takes a while to answer.
+struct SlowCommand;
+
+impl ServiceWait for SlowCommand {
+    async fn send(&self) -> Result<Response<Service>> {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        service("starting")
+    }
+
+    async fn observe(&self) -> Result<Response<Service>> {
+        service("starting")
+    }
+}
+
+#[tokio::test]
+async fn a_command_is_never_cut_short_by_the_wait_timeout() {
+    for timeout in [Duration::ZERO, Duration::from_millis(20)] {
+        let options = fast().timeout(timeout);
+        let err = wait_for_service(
+            &SlowCommand,
+            &WaitFor::service_state(ServiceState::Running),
+            &options,
+        )
+        .await
+        .unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+        // The command's answer arrived and is the last service seen.
+        let Error::Wait(wait) = &err else {
+            panic!("not a wait error: {err}")
+        };
+        let last = wait.last_seen_service();
+        assert_eq!(last.and_then(|s| s.state.clone()), Some(ServiceState::Starting), "{timeout:?}");
+    }
+}
