@@ -138,7 +138,9 @@ async fn retries_can_be_disabled_per_client_clone(transport: Transport) {
         Reply::fixture("get_pipe_kinesis"),
     ])
     .await;
-    let client = server.mgmt_via(transport).with_retry(RetryPolicy::disabled());
+    let client = server
+        .mgmt_via(transport)
+        .with_retry(RetryPolicy::disabled());
     let err = service(&client)
         .pipe(PIPE.parse().unwrap())
         .get()
@@ -157,7 +159,9 @@ async fn error_classes_carry_status_code_message_request_id_and_raw_body(transpo
         Reply::mgmt_error(409, "CONFLICT", "already registered"),
     ])
     .await;
-    let client = server.mgmt_via(transport).with_retry(RetryPolicy::disabled());
+    let client = server
+        .mgmt_via(transport)
+        .with_retry(RetryPolicy::disabled());
     let svc = service(&client);
 
     let not_running = svc.pipes().create(&new_pipe()).await.unwrap_err();
@@ -221,7 +225,8 @@ async fn a_bad_success_body_names_the_operation_and_json_path(transport: Transpo
 async fn a_slow_attempt_times_out_and_the_operation_deadline_holds(transport: Transport) {
     let slow = || Reply::fixture("get_pipe_kinesis").delay(Duration::from_millis(400));
     let server = ScriptServer::start(vec![slow(), slow(), slow(), slow()]).await;
-    let client = transport.mgmt_builder(&server.url)
+    let client = transport
+        .mgmt_builder(&server.url)
         .attempt_timeout(Duration::from_millis(100))
         .retry(fast_retries().max_attempts(2))
         .build()
@@ -237,7 +242,8 @@ async fn a_slow_attempt_times_out_and_the_operation_deadline_holds(transport: Tr
         "{err}"
     );
 
-    let deadline = transport.mgmt_builder(&server.url)
+    let deadline = transport
+        .mgmt_builder(&server.url)
         .operation_timeout(Duration::from_millis(150))
         .build()
         .unwrap();
@@ -265,7 +271,8 @@ async fn a_single_slow_attempt_ends_at_the_attempt_timeout(transport: Transport)
         Reply::fixture("create_pipe_kafka").delay(Duration::from_secs(2)),
     ])
     .await;
-    let client = transport.mgmt_builder(&server.url)
+    let client = transport
+        .mgmt_builder(&server.url)
         .attempt_timeout(Duration::from_millis(200))
         .operation_timeout(Duration::from_secs(5))
         .build()
@@ -285,7 +292,8 @@ async fn a_single_slow_attempt_ends_at_the_attempt_timeout(transport: Transport)
 async fn the_client_rate_limit_paces_requests_across_clones(transport: Transport) {
     let replies = (0..6).map(|_| Reply::fixture("get_pipe_kinesis")).collect();
     let server = ScriptServer::start(replies).await;
-    let client = transport.mgmt_builder(&server.url)
+    let client = transport
+        .mgmt_builder(&server.url)
         .rate_limit(RateLimit::new(5, Duration::from_millis(500)).unwrap())
         .build()
         .unwrap();
@@ -312,12 +320,15 @@ async fn the_client_rate_limit_paces_requests_across_clones(transport: Transport
     assert_eq!(server.requests().len(), 6);
 }
 
-async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout(transport: Transport) {
+async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout(
+    transport: Transport,
+) {
     let replies = (0..12)
         .map(|_| Reply::fixture("get_pipe_kinesis"))
         .collect();
     let server = ScriptServer::start(replies).await;
-    let client = transport.mgmt_builder(&server.url)
+    let client = transport
+        .mgmt_builder(&server.url)
         .rate_limit(RateLimit::new(20, Duration::from_secs(1)).unwrap())
         .operation_timeout(Duration::from_millis(300))
         .build()
@@ -341,7 +352,9 @@ async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout(tr
     assert_eq!(server.requests().len(), 12);
 }
 
-async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight(transport: Transport) {
+async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight(
+    transport: Transport,
+) {
     // A read: 503, then an answer too slow for the operation's deadline. With the default attempt
     // timeout (30 s) the whole call runs under the operation's timer; with an attempt timeout no longer
     // than the operation's, the first attempt runs under none and the retry under the deadline.
@@ -351,7 +364,8 @@ async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight(
             Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(2)),
         ])
         .await;
-        let mut builder = transport.mgmt_builder(&server.url)
+        let mut builder = transport
+            .mgmt_builder(&server.url)
             .retry(fast_retries())
             .operation_timeout(Duration::from_millis(300));
         if let Some(timeout) = attempt_timeout {
@@ -388,7 +402,8 @@ async fn an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight(
         Reply::fixture("create_pipe_kafka").delay(Duration::from_secs(2)),
     ])
     .await;
-    let client = transport.mgmt_builder(&server.url)
+    let client = transport
+        .mgmt_builder(&server.url)
         .operation_timeout(Duration::from_millis(200))
         .build()
         .unwrap();
@@ -423,13 +438,23 @@ async fn a_stalled_attempt_is_cut_and_retried(transport: Transport) {
         .build()
         .unwrap();
     let started = Instant::now();
-    let pipe = service(&client).pipe(PIPE.parse().unwrap()).get().await.unwrap();
+    let pipe = service(&client)
+        .pipe(PIPE.parse().unwrap())
+        .get()
+        .await
+        .unwrap();
     assert_eq!(pipe.meta().attempts, 2);
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 /// `raw()` sends the credentials, the user agent and the attempt timeout too.
-async fn the_generated_client_sends_credentials_and_keeps_the_attempt_timeout(transport: Transport) {
+async fn the_generated_client_sends_credentials_and_keeps_the_attempt_timeout(
+    transport: Transport,
+) {
     let server = ScriptServer::start(vec![
         Reply::fixture("get_pipe_kinesis"),
         Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(30)),
@@ -449,7 +474,11 @@ async fn the_generated_client_sends_credentials_and_keeps_the_attempt_timeout(tr
     let sent = &server.requests()[0];
     let basic = base64_basic(KEY_ID, KEY_SECRET);
     assert_eq!(sent.headers.get("authorization"), Some(&basic));
-    assert!(sent.headers.get("user-agent").is_some_and(|ua| ua.starts_with("api-mgmt/")));
+    assert!(
+        sent.headers
+            .get("user-agent")
+            .is_some_and(|ua| ua.starts_with("api-mgmt/"))
+    );
     let started = Instant::now();
     let err = client.raw().get_pipe(&org, &svc, &pipe).await.unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(5), "{err}");
@@ -467,14 +496,20 @@ fn base64_basic(id: &str, secret: &str) -> String {
 async fn endless_timeouts_mean_no_limit(transport: Transport) {
     let server = ScriptServer::start(vec![Reply::fixture("get_pipe_kinesis"); 2]).await;
     for builder in [
-        transport.mgmt_builder(&server.url).operation_timeout(Duration::MAX),
+        transport
+            .mgmt_builder(&server.url)
+            .operation_timeout(Duration::MAX),
         transport
             .mgmt_builder(&server.url)
             .attempt_timeout(Duration::MAX)
             .operation_timeout(Duration::MAX),
     ] {
         let client = builder.build().unwrap();
-        let pipe = service(&client).pipe(PIPE.parse().unwrap()).get().await.unwrap();
+        let pipe = service(&client)
+            .pipe(PIPE.parse().unwrap())
+            .get()
+            .await
+            .unwrap();
         assert_eq!(pipe.meta().status, 200);
     }
     if transport == Transport::Built {
@@ -499,20 +534,32 @@ async fn a_retry_after_date_is_waited_out(transport: Transport) {
     .await;
     let client = server.mgmt_via(transport);
     let started = Instant::now();
-    let pipe = service(&client).pipe(PIPE.parse().unwrap()).get().await.unwrap();
+    let pipe = service(&client)
+        .pipe(PIPE.parse().unwrap())
+        .get()
+        .await
+        .unwrap();
     assert_eq!(pipe.meta().attempts, 2);
     // One second (HTTP-dates have whole seconds: 0 to 1 s of it may have passed already), plus
     // jitter of at most 100 ms.
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_millis(300), "came back too soon: {waited:?}");
+    assert!(
+        waited >= Duration::from_millis(300),
+        "came back too soon: {waited:?}"
+    );
     assert!(waited < Duration::from_secs(3), "{waited:?}");
 }
 
 /// Every ending of a call over real HTTP, for a create and for a read: how many requests were
 /// sent, and the outcome flags, as the one table says.
 async fn every_status_ending_follows_the_outcome_table(transport: Transport) {
-    for status in [400u16, 401, 403, 404, 405, 409, 413, 422, 424, 429, 500, 501, 502, 503, 504, 418] {
-        let known = matches!(status, 400 | 401 | 403 | 404 | 405 | 409 | 413 | 422 | 424 | 429);
+    for status in [
+        400u16, 401, 403, 404, 405, 409, 413, 422, 424, 429, 500, 501, 502, 503, 504, 418,
+    ] {
+        let known = matches!(
+            status,
+            400 | 401 | 403 | 404 | 405 | 409 | 413 | 422 | 424 | 429
+        );
         let transient = matches!(status, 429 | 502..=504);
         let replies = vec![Reply::mgmt_error(status, "SOME_CODE", "no"); 2];
         // A create: retried only when nothing was applied and it may help.
@@ -522,9 +569,17 @@ async fn every_status_ending_follows_the_outcome_table(transport: Transport) {
             .retry(fast_retries().max_attempts(2))
             .build()
             .unwrap();
-        let err = service(&client).pipes().create(&new_pipe()).await.unwrap_err();
+        let err = service(&client)
+            .pipes()
+            .create(&new_pipe())
+            .await
+            .unwrap_err();
         assert_eq!(err.is_outcome_unknown(), !known, "create {status}: {err}");
-        assert_eq!(server.requests().len(), if known && transient { 2 } else { 1 }, "create {status}");
+        assert_eq!(
+            server.requests().len(),
+            if known && transient { 2 } else { 1 },
+            "create {status}"
+        );
         // A read: never unknown, retried whenever it may help.
         let server = ScriptServer::start(replies).await;
         let client = transport
@@ -532,20 +587,39 @@ async fn every_status_ending_follows_the_outcome_table(transport: Transport) {
             .retry(fast_retries().max_attempts(2))
             .build()
             .unwrap();
-        let err = service(&client).pipe(PIPE.parse().unwrap()).get().await.unwrap_err();
+        let err = service(&client)
+            .pipe(PIPE.parse().unwrap())
+            .get()
+            .await
+            .unwrap_err();
         assert!(!err.is_outcome_unknown(), "get {status}: {err}");
-        assert_eq!(server.requests().len(), if transient { 2 } else { 1 }, "get {status}");
+        assert_eq!(
+            server.requests().len(),
+            if transient { 2 } else { 1 },
+            "get {status}"
+        );
     }
 }
 
 /// A success whose body cannot be decoded: the create was accepted, its outcome is unknown and the
 /// error says so.
 async fn an_undecodable_create_answer_says_it_was_accepted(transport: Transport) {
-    let server = ScriptServer::start(vec![Reply::json(200, r#"{"status":200,"result":{"name":"p"}}"#)]).await;
-    let err = service(&server.mgmt_via(transport)).pipes().create(&new_pipe()).await.unwrap_err();
+    let server = ScriptServer::start(vec![Reply::json(
+        200,
+        r#"{"status":200,"result":{"name":"p"}}"#,
+    )])
+    .await;
+    let err = service(&server.mgmt_via(transport))
+        .pipes()
+        .create(&new_pipe())
+        .await
+        .unwrap_err();
     assert!(err.is_outcome_unknown() && !err.is_retryable(), "{err}");
     let text = err.to_string();
-    assert!(text.contains("the server accepted the request (HTTP 200)"), "{text}");
+    assert!(
+        text.contains("the server accepted the request (HTTP 200)"),
+        "{text}"
+    );
     assert!(text.contains("inspect the service's pipes"), "{text}");
 }
 
@@ -561,12 +635,18 @@ async fn an_error_body_that_breaks_off_is_classified_by_its_status(transport: Tr
             let _ = socket.read(&mut request).await;
             let head = "HTTP/1.1 404 Not Found\r\ncontent-type: application/json\r\ncontent-length: 400\r\n\r\n";
             let _ = socket.write_all(head.as_bytes()).await;
-            let _ = socket.write_all(br#"{"status":404,"error":"NOT_FOUND: no such"#).await;
+            let _ = socket
+                .write_all(br#"{"status":404,"error":"NOT_FOUND: no such"#)
+                .await;
             let _ = socket.shutdown().await;
         }
     });
     let client = transport.mgmt_builder(&url).build().unwrap();
-    let err = service(&client).pipes().create(&new_pipe()).await.unwrap_err();
+    let err = service(&client)
+        .pipes()
+        .create(&new_pipe())
+        .await
+        .unwrap_err();
     assert!(err.is_not_found() && !err.is_outcome_unknown(), "{err}");
     let api = err.as_api().expect("an API error");
     assert!(api.body.starts_with(r#"{"status":404"#), "{}", api.body);

@@ -216,24 +216,6 @@ impl Failure {
         failure
     }
 
-    /// Removes every secret value from the text this failure shows.
-    pub fn redact(&mut self, secrets: &[String]) {
-        let scrub = |text: &mut String| {
-            for secret in secrets.iter().filter(|s| s.len() >= 4) {
-                if text.contains(secret.as_str()) {
-                    *text = text.replace(secret.as_str(), "[REDACTED]");
-                }
-            }
-        };
-        scrub(&mut self.message);
-        if let Some(hint) = &mut self.hint {
-            scrub(hint);
-        }
-        for (_, problem) in &mut self.problems {
-            scrub(&mut problem.message);
-        }
-    }
-
     /// The error as people read it: one line (plus one line per file problem).
     pub fn human(&self) -> String {
         let mut line = format!("error: {}", self.code);
@@ -609,14 +591,6 @@ mod tests {
         );
         assert_eq!(json["error"]["retryable"], false);
         assert_eq!(json["error"]["outcomeUnknown"], false);
-    }
-
-    #[test]
-    fn secrets_are_scrubbed_from_every_text() {
-        let mut failure =
-            Failure::usage("the key s3cr3t-value was refused").with_hint("not s3cr3t-value");
-        failure.redact(&["s3cr3t-value".to_string(), "ab".to_string()]);
-        assert!(!failure.human().contains("s3cr3t"), "{}", failure.human());
     }
 
     #[test]

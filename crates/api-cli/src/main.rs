@@ -44,20 +44,20 @@ fn main() -> ExitCode {
         }
     };
     // A secret given as a flag is refused, and kept out of every message.
-    let flagged = [&cli.global.key_secret, &cli.global.token];
-    let secrets = flagged.into_iter().flatten().cloned().collect();
+    for flagged in [&cli.global.key_secret, &cli.global.token]
+        .into_iter()
+        .flatten()
+    {
+        output::keep_secret(flagged);
+    }
     let mut session = Session {
         out,
         env: &env,
         global: cli.global,
-        secrets,
     };
     match runtime.block_on(commands::run(cli.command, &mut session)) {
         Ok(()) => ExitCode::from(Exit::Success.code()),
-        Err(mut failure) => {
-            failure.redact(&session.secrets);
-            report(out, &failure)
-        }
+        Err(failure) => report(out, &failure),
     }
 }
 
@@ -72,7 +72,7 @@ fn report(out: Output, failure: &Failure) -> ExitCode {
 }
 
 /// Help and version go to stdout (exit 0); a usage error goes to stderr with exit 2, as JSON when the
-/// output is JSON.
+/// output is JSON, without the value of any flag named like a secret.
 fn usage_error(error: &clap::Error) -> ExitCode {
     if matches!(
         error.kind(),
@@ -81,8 +81,9 @@ fn usage_error(error: &clap::Error) -> ExitCode {
         let _ = error.print();
         return ExitCode::from(Exit::Success.code());
     }
+    keep_secret_flag_values();
     if !json_requested() {
-        let _ = error.print();
+        write_stderr(&error.render().to_string());
         return ExitCode::from(Exit::Usage.code());
     }
     let message = if error.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
@@ -104,6 +105,24 @@ fn usage_error(error: &clap::Error) -> ExitCode {
         },
         &failure,
     )
+}
+
+/// Keeps the value of every flag named like a secret (`--key-secret`, `--token`, a misspelt
+/// `--pasword=...`) out of the messages, from the raw arguments, since they did not parse.
+fn keep_secret_flag_values() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    for (i, arg) in args.iter().enumerate() {
+        let Some(flag) = arg.strip_prefix("--") else {
+            continue;
+        };
+        let (name, value) = match flag.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (flag, args.get(i + 1).map(String::as_str)),
+        };
+        if let Some(value) = value.filter(|_| api_mgmt::redact::is_secret_member(name)) {
+            output::keep_secret(value);
+        }
+    }
 }
 
 /// Whether the command line asks for JSON (or leaves the format to stdout, which is not a terminal);

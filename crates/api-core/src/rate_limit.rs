@@ -97,7 +97,10 @@ mod tests {
             "{absurd}"
         );
         assert!(RateLimit::new(1, Duration::from_secs(80_000)).is_ok());
-        assert!(RateLimit::new(1, MAX_PERIOD).is_ok(), "one a day is allowed");
+        assert!(
+            RateLimit::new(1, MAX_PERIOD).is_ok(),
+            "one a day is allowed"
+        );
         assert_eq!(
             format!("{:?}", RateLimit::management()),
             "RateLimit(10 per 10s)"

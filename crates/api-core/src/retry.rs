@@ -185,7 +185,9 @@ mod tests {
 
     #[test]
     fn jitter_spreads_below_a_millisecond_and_saturates_above_u64() {
-        let draws: Vec<Duration> = (0..200).map(|_| jitter(Duration::from_micros(900))).collect();
+        let draws: Vec<Duration> = (0..200)
+            .map(|_| jitter(Duration::from_micros(900)))
+            .collect();
         assert!(draws.iter().all(|d| *d <= Duration::from_micros(900)));
         assert!(draws.iter().any(|d| *d > Duration::from_micros(450)));
         assert!(jitter(Duration::MAX) <= Duration::from_micros(u64::MAX));

@@ -63,6 +63,7 @@ pub use api_core::management::{
     wait_for_service,
 };
 /// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
+pub use api_core::redact;
 pub use api_core::reqwest;
 pub use api_core::{
     ApiError, Config, ConfigBuilder, Credentials, DecodeError, Error, ErrorCode, IdError,

@@ -33,6 +33,7 @@ pub use api_core::observability::{
     SeriesType, Tile, WhereLanguage, operations, raw_types,
 };
 /// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
+pub use api_core::redact;
 pub use api_core::reqwest;
 pub use api_core::{
     AlertId, ApiError, Config, ConfigBuilder, Credentials, DashboardId, DecodeError, Error,

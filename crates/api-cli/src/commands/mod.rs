@@ -17,8 +17,8 @@ use crate::output::{Output, write_stderr, write_stdout};
 use crate::pipe_file::Lookup;
 use crate::settings::Settings;
 
-/// What every command shares: the output, the environment, the global flags, and the secrets to keep
-/// out of every message.
+/// What every command shares: the output, the environment and the global flags. The secret values
+/// it meets are kept out of every output ([`output::keep_secret`](crate::output::keep_secret)).
 pub(crate) struct Session<'a> {
     /// Where results go.
     pub out: Output,
@@ -26,15 +26,16 @@ pub(crate) struct Session<'a> {
     pub env: Lookup<'a>,
     /// The global flags.
     pub global: GlobalArgs,
-    /// Secret values seen so far (key secret, token, the pipe file's secrets).
-    pub secrets: Vec<String>,
 }
 
 impl Session<'_> {
     /// Resolves the settings, and remembers their secrets for redaction.
     pub fn settings(&mut self) -> Result<Settings, Failure> {
         let settings = Settings::resolve(&self.global, self.env)?;
-        self.secrets.extend(settings.secrets());
+        settings
+            .secrets()
+            .iter()
+            .for_each(|secret| crate::output::keep_secret(secret));
         if !self.out.is_json() {
             for warning in &settings.warnings {
                 write_stderr(warning);

@@ -53,12 +53,9 @@ fn failure(error: &Error, id: PipeId) -> Failure {
 
 async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), Failure> {
     let new_pipe = pipe_file::load(&args.file, session.env).map_err(Failure::file)?;
-    session.secrets.extend(
-        new_pipe
-            .secrets()
-            .into_iter()
-            .map(|secret| secret.expose().to_string()),
-    );
+    for secret in new_pipe.secrets() {
+        crate::output::keep_secret(secret.expose());
+    }
     if args.dry_run {
         let request = pipe_file::redacted_request(&new_pipe);
         return session.out.show(&request, |request| {

@@ -15,9 +15,6 @@ pub(crate) use reader::{FileProblem, Lookup};
 /// The largest pipe file read (the API takes request bodies up to 2 MiB).
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
-/// Member names whose values are secrets in the create shape.
-const SECRET_MEMBERS: [&str; 3] = ["password", "secretKey", "connectionString"];
-
 /// A pipe file that failed: where it came from and every problem.
 #[derive(Debug, Clone)]
 pub(crate) struct FileError {
@@ -86,32 +83,17 @@ fn read(path: &Path) -> Result<String, String> {
     })
 }
 
-/// The request as it would be sent, with every secret replaced by `[REDACTED]`.
+/// The request as it would be sent, through the SDK's one redaction rule: secret-named members
+/// (settings included), the pipe's secret values wherever they appear, and URI passwords are
+/// `[REDACTED]`.
 pub(crate) fn redacted_request(pipe: &NewPipe) -> serde_json::Value {
-    let secrets: Vec<&str> = pipe.secrets().into_iter().map(|s| s.expose()).collect();
-    let mut json = serde_json::to_value(pipe.as_raw()).unwrap_or(serde_json::Value::Null);
-    redact(&mut json, &secrets);
-    json
-}
-
-fn redact(json: &mut serde_json::Value, secrets: &[&str]) {
-    use serde_json::Value;
-    match json {
-        Value::Object(members) => {
-            for (name, value) in members.iter_mut() {
-                if SECRET_MEMBERS.contains(&name.as_str()) && value.is_string() {
-                    *value = Value::String("[REDACTED]".into());
-                } else {
-                    redact(value, secrets);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|item| redact(item, secrets)),
-        Value::String(text) if secrets.iter().any(|s| !s.is_empty() && text == s) => {
-            *text = "[REDACTED]".into();
-        }
-        _ => {}
+    let mut redactor = api_mgmt::redact::Redactor::new();
+    for secret in pipe.secrets() {
+        redactor.add(secret.expose());
     }
+    let mut json = serde_json::to_value(pipe.as_raw()).unwrap_or(serde_json::Value::Null);
+    redactor.json(&mut json);
+    json
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use api_raw::management::types as raw;
+use api_raw::support::redact::Redactor;
 use serde::Serialize;
 
 use super::new_pipe::checks::bounded;
@@ -28,7 +29,7 @@ macro_rules! pipe_settings {
         /// let settings = PipeSettings::new().streaming_max_insert_wait_ms(5_000).db_max_threads(8);
         /// assert_eq!(settings.db_max_threads, Some(8));
         /// ```
-        #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+        #[derive(Clone, Default, PartialEq, Eq, Serialize)]
         #[non_exhaustive]
         pub struct PipeSettings {
             $(
@@ -44,9 +45,20 @@ macro_rules! pipe_settings {
             /// Every other setting the server sent, by name, exactly as it came. Sent back unchanged
             /// when these settings are given to a new pipe (the server decides what they mean). A
             /// setting named here that has a field above is refused when the request is built: set
-            /// it with its setter.
-            #[serde(flatten)]
+            /// it with its setter. Nobody has vetted these settings, so `Debug` and serde output
+            /// show them through the one redaction rule (a `*_password` setting as `[REDACTED]`).
+            #[serde(flatten, serialize_with = "redacted_extra")]
             pub extra: BTreeMap<String, serde_json::Value>,
+        }
+
+        impl std::fmt::Debug for PipeSettings {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct("PipeSettings")
+                    $(.field(stringify!($int), &self.$int))+
+                    $(.field(stringify!($flag), &self.$flag))+
+                    .field("extra", &Redacted(&self.extra))
+                    .finish()
+            }
         }
 
         impl PipeSettings {
@@ -104,6 +116,29 @@ macro_rules! pipe_settings {
     };
 }
 
+/// The unknown settings as they may be shown: through the one redaction rule.
+fn redacted(extra: &BTreeMap<String, serde_json::Value>) -> serde_json::Value {
+    let mut shown = serde_json::Value::Object(extra.clone().into_iter().collect());
+    Redactor::new().json(&mut shown);
+    shown
+}
+
+fn redacted_extra<S: serde::Serializer>(
+    extra: &BTreeMap<String, serde_json::Value>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    redacted(extra).serialize(serializer)
+}
+
+/// `Debug` of the unknown settings, redacted.
+struct Redacted<'a>(&'a BTreeMap<String, serde_json::Value>);
+
+impl std::fmt::Debug for Redacted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&redacted(self.0), f)
+    }
+}
+
 pipe_settings! {
     integers {
         streaming_max_insert_wait_ms: 500 ..= 60_000,
@@ -145,6 +180,33 @@ mod tests {
             json.get("streaming_max_insert_wait_ms").is_none(),
             "absent stays absent"
         );
+    }
+
+    #[test]
+    fn unknown_secret_settings_are_shown_redacted_and_sent_as_they_are() {
+        let mut settings = PipeSettings::new().db_max_threads(4);
+        settings
+            .extra
+            .insert("kafka_sasl_password".into(), "hunter22".into());
+        settings
+            .extra
+            .insert("schema_registry_url".into(), "https://u:pw-1@reg".into());
+        settings
+            .extra
+            .insert("kafka_max_poll_records".into(), 500.into());
+        let json = serde_json::to_value(&settings).unwrap();
+        assert_eq!(json["kafka_sasl_password"], "[REDACTED]");
+        assert_eq!(json["schema_registry_url"], "https://u:[REDACTED]@reg");
+        assert_eq!(json["kafka_max_poll_records"], 500);
+        assert_eq!(json["db_max_threads"], 4);
+        let shown = format!("{settings:?}");
+        assert!(
+            !shown.contains("hunter22") && !shown.contains("pw-1"),
+            "{shown}"
+        );
+        assert!(shown.contains("db_max_threads: Some(4)"), "{shown}");
+        let sent = settings.lower(&mut Problems::new());
+        assert_eq!(sent.extra["kafka_sasl_password"], "hunter22");
     }
 
     #[test]

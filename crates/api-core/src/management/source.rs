@@ -3,6 +3,7 @@
 //! Request-only members (credentials, access keys) never come back, so they are not here; what the
 //! server does send back that is secret (the object storage connection string) is a [`Secret`].
 
+use api_raw::support::redact::Redactor;
 use std::fmt;
 
 use api_raw::management::types as raw;
@@ -93,47 +94,11 @@ impl Serialize for PipeSource {
             PipeSource::Postgres(postgres) => map.serialize_entry("postgres", postgres)?,
             PipeSource::Unknown(unknown) => {
                 if let Some(kind) = &unknown.kind {
-                    map.serialize_entry(kind, &redact_secrets(&unknown.json))?;
+                    map.serialize_entry(kind, &Redactor::new().json_copy(&unknown.json))?;
                 }
             }
         }
         map.end()
-    }
-}
-
-/// Member names that hold secrets in the API's shapes (compared without case): their string values
-/// are replaced in the serde output of an unknown source, whose members nobody has vetted.
-const SECRET_NAMES: [&str; 8] = [
-    "password",
-    "secret",
-    "token",
-    "connectionstring",
-    "credential",
-    "apikey",
-    "privatekey",
-    "accountkey",
-];
-
-fn redact_secrets(json: &serde_json::Value) -> serde_json::Value {
-    use serde_json::Value;
-    match json {
-        Value::Object(members) => Value::Object(
-            members
-                .iter()
-                .map(|(name, value)| {
-                    let lower = name.to_ascii_lowercase();
-                    let secret = SECRET_NAMES.iter().any(|s| lower.contains(s));
-                    let value = match value {
-                        Value::Null => Value::Null,
-                        _ if secret => Value::String("[REDACTED]".into()),
-                        other => redact_secrets(other),
-                    };
-                    (name.clone(), value)
-                })
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(redact_secrets).collect()),
-        other => other.clone(),
     }
 }
 
@@ -147,8 +112,9 @@ impl fmt::Display for PipeSource {
 /// the server sent no source at all).
 ///
 /// Its `Debug` shows the kind and the member names only, and its serde output (inside
-/// [`PipeSource`]) replaces the values of members named like secrets (`password`, `secretKey`,
-/// `connectionString`, ...): an unknown kind may carry secrets nobody has marked. [`json`](Self::json)
+/// [`PipeSource`]) goes through the one redaction rule ([`api_raw::support::redact`]): members named
+/// like secrets (`password`, `secretKey`, `connectionString`, ...) lose their values, and so do
+/// passwords inside URIs; an unknown kind may carry secrets nobody has marked. [`json`](Self::json)
 /// is the explicit way to the values.
 #[derive(Clone, PartialEq)]
 pub struct UnknownSource {

@@ -634,6 +634,10 @@ async fn a_command_is_never_cut_short_by_the_wait_timeout() {
             panic!("not a wait error: {err}")
         };
         let last = wait.last_seen_service();
-        assert_eq!(last.and_then(|s| s.state.clone()), Some(ServiceState::Starting), "{timeout:?}");
+        assert_eq!(
+            last.and_then(|s| s.state.clone()),
+            Some(ServiceState::Starting),
+            "{timeout:?}"
+        );
     }
 }
