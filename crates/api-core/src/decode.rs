@@ -93,13 +93,9 @@ pub(crate) fn fit<T: TryFrom<i64>>(value: Option<i64>, at: Path<'_>) -> Result<O
 pub(crate) fn whole(value: Option<f64>, at: Path<'_>) -> Result<Option<u32>, Invalid> {
     value
         .map(|v| {
-            let whole =
-                v.is_finite() && v.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&v);
-            if whole {
-                Ok(v as u32)
-            } else {
-                Err(at.error(format!("expected a whole number, got {v}")))
-            }
+            api_raw::support::whole_number(v)
+                .and_then(|whole| u32::try_from(whole).ok())
+                .ok_or_else(|| at.error(format!("expected a whole number, got {v}")))
         })
         .transpose()
 }

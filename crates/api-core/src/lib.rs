@@ -5,7 +5,8 @@
 //! - [`Runtime`]: runs a generated operation with the rate limiter, safe retries, timeouts, a `tracing`
 //!   span and error decoding, and returns a [`Response`] with the call's metadata.
 //! - [`Error`]: the one error type; [`ApiError`] carries status, code, message, request id and raw body.
-//! - Typed ids ([`OrganizationId`], [`ServiceId`], [`PipeId`], [`AlertId`], ...).
+//! - Typed ids ([`OrganizationId`], [`ServiceId`], [`PipeId`], and with `observability` `AlertId`
+//!   and `DashboardId`).
 //! - `management` and `observability`: domain types of each API (decoded from the generated types,
 //!   read without unwrapping), behind the cargo features of the same names (forwarded to `api-raw`),
 //!   so a facade compiles only the API it serves.
@@ -20,6 +21,7 @@ mod envelope;
 mod error;
 mod error_body;
 mod error_code;
+mod facade;
 mod ids;
 mod operation;
 pub mod outcome;
@@ -49,9 +51,9 @@ pub use error::{
 };
 pub use error_body::REQUEST_ID_HEADER;
 pub use error_code::{ErrorCode, UnknownCode};
-pub use ids::{
-    AlertId, DashboardId, IdError, OrganizationId, PipeId, ReversePrivateEndpointId, ServiceId,
-};
+#[cfg(feature = "observability")]
+pub use ids::{AlertId, DashboardId};
+pub use ids::{IdError, OrganizationId, PipeId, ReversePrivateEndpointId, ServiceId};
 pub use operation::{Idempotency, Operation, ResponseBody};
 pub use rate_limit::RateLimit;
 /// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].

@@ -107,10 +107,7 @@ async fn get_alert(
         Ok(entered) => entered,
         Err(response) => return response,
     };
-    let well_formed = id.len() == 24
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let well_formed = api_raw::support::AlertId::matches(&id);
     let response = if !well_formed {
         message(
             StatusCode::BAD_REQUEST,

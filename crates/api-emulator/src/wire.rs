@@ -1,13 +1,12 @@
 //! JSON as the production service (a JavaScript server) writes it: a whole number is `3`, never `3.0`;
 //! fractions stay fractions. Every API answer of the emulator goes through [`json`].
 
+use api_raw::support::whole_number;
 use serde::Serialize;
 use serde_json::Value;
 
-/// The largest whole number a JavaScript number holds exactly (2^53); beyond it, keep the float.
-const MAX_SAFE: f64 = 9_007_199_254_740_992.0;
-
-/// `value` as JSON, with every whole-valued float written as an integer.
+/// `value` as JSON, with every whole-valued float written as an integer (the SDK's one rule,
+/// [`api_raw::support::whole_number`]).
 pub fn json(value: impl Serialize) -> Value {
     // The emulator's own types always serialise; should one not, the answer says so plainly.
     serde_json::to_value(value)
@@ -16,11 +15,9 @@ pub fn json(value: impl Serialize) -> Value {
 
 fn whole(value: Value) -> Value {
     match value {
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() <= MAX_SAFE => {
-                Value::from(f as i64)
-            }
-            _ => Value::Number(n),
+        Value::Number(n) => match n.as_f64().filter(|_| n.is_f64()).and_then(whole_number) {
+            Some(whole) => Value::from(whole),
+            None => Value::Number(n),
         },
         Value::Array(items) => Value::Array(items.into_iter().map(whole).collect()),
         Value::Object(members) => {

@@ -1,76 +1,33 @@
 //! [`Client`]: the observability API client, with [`AlertHandle`] and [`Dashboards`].
 
-use std::fmt;
-
 use api_core::observability::operations as ops;
 use api_core::observability::{Alert, Dashboard, responses};
 use api_core::raw::observability as raw;
-use api_core::{
-    AlertId, Config, ConfigBuilder, Connection, Error, FromConfig, Response, RetryPolicy,
-};
+use api_core::{AlertId, Error, Response};
 
-/// A client of the observability API. Cheap to clone: clones share connections and the rate limiter.
-///
-/// ```no_run
-/// # async fn run() -> Result<(), api_obs::Error> {
-/// use api_obs::{Client, Credentials};
-///
-/// let client = Client::builder("https://obs.example.com")
-///     .credentials(Credentials::bearer("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6"))
-///     .build()?;
-/// let alert = client.alert("66a1f0c2d4e5f60718293a4b".parse()?).get().await?;
-/// println!("{} is {}", alert.name, alert.state_name());
-/// for dashboard in client.dashboards().list().await?.iter() {
-///     println!("{} has {} tiles", dashboard.name, dashboard.tiles.len());
-/// }
-/// # Ok(()) }
-/// ```
-#[derive(Clone)]
-pub struct Client {
-    connection: Connection<raw::Client>,
+api_core::facade_client! {
+    /// A client of the observability API. Cheap to clone: clones share connections and the rate limiter.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), api_obs::Error> {
+    /// use api_obs::{Client, Credentials};
+    ///
+    /// let client = Client::builder("https://obs.example.com")
+    ///     .credentials(Credentials::bearer("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6"))
+    ///     .build()?;
+    /// let alert = client.alert("66a1f0c2d4e5f60718293a4b".parse()?).get().await?;
+    /// println!("{} is {}", alert.name, alert.state_name());
+    /// for dashboard in client.dashboards().list().await?.iter() {
+    ///     println!("{} has {} tiles", dashboard.name, dashboard.tiles.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub struct Client(raw::Client);
+    from_env = observability_from_env, rate_limit = observability,
+    variables = "`CLOUD_OBSERVABILITY_URL` and `CLOUD_OBSERVABILITY_TOKEN`";
 }
 
 impl Client {
-    /// A builder for a client of the observability API at `base_url`, with the user agent
-    /// `api-obs/<version>`.
-    pub fn builder(base_url: impl Into<String>) -> ConfigBuilder<Client> {
-        ConfigBuilder::new(base_url).user_agent(user_agent())
-    }
-
-    /// A builder configured from `CLOUD_OBSERVABILITY_URL` and `CLOUD_OBSERVABILITY_TOKEN`, to add a rate
-    /// limit, timeouts or a transport before [`build`](ConfigBuilder::build).
-    ///
-    /// ```no_run
-    /// # fn run() -> Result<(), api_obs::Error> {
-    /// let client = api_obs::Client::builder_from_env()?
-    ///     .rate_limit(api_obs::RateLimit::observability())
-    ///     .operation_timeout(std::time::Duration::from_secs(60))
-    ///     .build()?;
-    /// # Ok(()) }
-    /// ```
-    pub fn builder_from_env() -> Result<ConfigBuilder<Client>, Error> {
-        Ok(ConfigBuilder::<Client>::observability_from_env()?.user_agent(user_agent()))
-    }
-
-    /// A client configured from `CLOUD_OBSERVABILITY_URL` and `CLOUD_OBSERVABILITY_TOKEN` (see [`Client::builder_from_env`]).
-    pub fn from_env() -> Result<Self, Error> {
-        Self::builder_from_env()?.build()
-    }
-
-    /// A client from a checked configuration.
-    pub fn new(config: Config) -> Result<Self, Error> {
-        Ok(Self {
-            connection: Connection::new(config)?,
-        })
-    }
-
-    /// A client that shares this one's connections and rate limiter but retries by `policy`.
-    pub fn with_retry(&self, policy: RetryPolicy) -> Self {
-        Self {
-            connection: self.connection.with_retry(policy),
-        }
-    }
-
     /// One alert.
     pub fn alert(&self, id: AlertId) -> AlertHandle {
         AlertHandle {
@@ -85,34 +42,6 @@ impl Client {
             client: self.clone(),
         }
     }
-
-    /// The configuration.
-    pub fn config(&self) -> &Config {
-        self.connection.config()
-    }
-
-    /// The generated client, for what this facade does not wrap.
-    pub fn raw(&self) -> &raw::Client {
-        self.connection.raw()
-    }
-}
-
-impl FromConfig for Client {
-    fn from_config(config: Config) -> Result<Self, Error> {
-        Self::new(config)
-    }
-}
-
-impl fmt::Debug for Client {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("api_obs::Client")
-            .field("config", self.connection.config())
-            .finish()
-    }
-}
-
-fn user_agent() -> String {
-    concat!(env!("CARGO_PKG_NAME"), "/", env!("CARGO_PKG_VERSION")).to_string()
 }
 
 /// One alert.
@@ -146,10 +75,7 @@ impl AlertHandle {
                 expected: "24 hexadecimal digits",
             }
         })?;
-        let (runtime, raw) = (
-            self.client.connection.runtime(),
-            self.client.connection.raw(),
-        );
+        let (runtime, raw) = self.client.parts();
         let response = runtime
             .execute(&ops::GET_ALERT, || raw.get_alert(&id))
             .await?;
@@ -174,10 +100,7 @@ impl Dashboards {
     /// # Ok(()) }
     /// ```
     pub async fn list(&self) -> Result<Response<Vec<Dashboard>>, Error> {
-        let (runtime, raw) = (
-            self.client.connection.runtime(),
-            self.client.connection.raw(),
-        );
+        let (runtime, raw) = self.client.parts();
         let response = runtime
             .execute(&ops::LIST_DASHBOARDS, || raw.list_dashboards())
             .await?;

@@ -135,7 +135,10 @@ struct Redacted<'a>(&'a BTreeMap<String, serde_json::Value>);
 
 impl std::fmt::Debug for Redacted<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&redacted(self.0), f)
+        match redacted(self.0) {
+            serde_json::Value::Object(shown) => f.debug_map().entries(shown.iter()).finish(),
+            other => std::fmt::Debug::fmt(&other, f),
+        }
     }
 }
 

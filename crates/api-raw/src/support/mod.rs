@@ -26,7 +26,7 @@ pub use management_enums::{
     Compression, MskAuthentication, PipeState, ReversePrivateEndpointStatus,
     ReversePrivateEndpointType, ServiceEndpointProtocol, ServiceState,
 };
-pub use number::{serialize_number, serialize_optional_number};
+pub use number::{serialize_number, serialize_optional_number, whole_number};
 #[cfg(feature = "observability")]
 pub use observability_enums::{
     AlertChannelType, AlertInterval, AlertSource, AlertState, AlertThresholdType, MetricDataType,
@@ -37,10 +37,10 @@ pub use open_enum::UnknownValue;
 pub use operation::{Idempotency, Operation, operation};
 #[cfg(feature = "observability")]
 pub use patterned::AlertId;
-#[cfg(any(feature = "management", feature = "observability"))]
-pub use patterned::PatternError;
 #[cfg(feature = "management")]
-pub use patterned::{Arn, OffsetTimestamp};
+pub use patterned::{Arn, CPU_QUANTITY_PATTERN, MEMORY_QUANTITY_PATTERN, OffsetTimestamp};
+#[cfg(any(feature = "management", feature = "observability"))]
+pub use patterned::{PatternError, check_for_pattern};
 #[cfg(feature = "management")]
 pub use quantity::{CpuMillicores, MemoryGb, QuantityError};
 pub use secret::Secret;

@@ -5,13 +5,19 @@ use serde::Serializer;
 /// The largest whole number a JavaScript number holds exactly (2^53); beyond it, the float is kept.
 const MAX_SAFE_WHOLE: f64 = 9_007_199_254_740_992.0;
 
+/// `value` as the integer a JavaScript server writes for it: `Some` when it is whole and exact as
+/// an integer (within 2^53), `None` when it must stay a float. The one whole-number rule: the SDK's
+/// request bodies and serde output, and every answer of the emulator, use it.
+pub fn whole_number(value: f64) -> Option<i64> {
+    // Exact: whole and within 2^53 (so the cast cannot lose anything).
+    (value.fract() == 0.0 && value.abs() <= MAX_SAFE_WHOLE).then_some(value as i64)
+}
+
 /// Writes `value` as an integer when it is whole (and exact as one), else as a float.
 pub fn serialize_number<S: Serializer>(value: f64, serializer: S) -> Result<S::Ok, S::Error> {
-    if value.fract() == 0.0 && value.abs() <= MAX_SAFE_WHOLE {
-        // Exact: whole and within 2^53.
-        serializer.serialize_i64(value as i64)
-    } else {
-        serializer.serialize_f64(value)
+    match whole_number(value) {
+        Some(whole) => serializer.serialize_i64(whole),
+        None => serializer.serialize_f64(value),
     }
 }
 
@@ -38,6 +44,20 @@ mod tests {
 
     fn written(n: Option<f64>) -> String {
         serde_json::to_string(&Sample { n }).unwrap()
+    }
+
+    #[test]
+    fn the_whole_number_rule() {
+        assert_eq!(super::whole_number(3.0), Some(3));
+        assert_eq!(super::whole_number(-0.0), Some(0));
+        assert_eq!(
+            super::whole_number(9_007_199_254_740_992.0),
+            Some(9_007_199_254_740_992)
+        );
+        assert_eq!(super::whole_number(9_007_199_254_740_994.0), None);
+        for not_whole in [0.5, f64::NAN, f64::INFINITY, -f64::INFINITY, 1e300] {
+            assert_eq!(super::whole_number(not_whole), None, "{not_whole}");
+        }
     }
 
     #[test]

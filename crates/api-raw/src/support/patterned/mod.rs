@@ -40,6 +40,12 @@ macro_rules! patterned_string {
             /// The spec's pattern for this type.
             pub const PATTERN: &'static str = $pattern;
 
+            /// Whether `text` matches the pattern: the one check of this rule, for every crate
+            /// that needs it (the SDK, the emulator, the CLI).
+            pub fn matches(text: &str) -> bool {
+                $check(text)
+            }
+
             /// The string.
             pub fn as_str(&self) -> &str {
                 &self.0
@@ -148,6 +154,65 @@ patterned_string!(
     pattern = "^[0-9a-f]{24}$",
     check = is_alert_id
 );
+
+/// The pattern of a CPU quantity string (`"500m"`, `"1.5"`).
+#[cfg(feature = "management")]
+pub const CPU_QUANTITY_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?m?$";
+
+/// The pattern of a memory quantity string (`"2Gi"`, `"512Mi"`, `"0.5"`).
+#[cfg(feature = "management")]
+pub const MEMORY_QUANTITY_PATTERN: &str = r"^[0-9]+(\.[0-9]+)?(Gi|Mi|G|M)?$";
+
+/// A hand-written check of a pattern.
+pub type Check = fn(&str) -> bool;
+
+/// The hand-written check of each `pattern` the specs use, so that nothing needs a regular
+/// expression engine to validate against them (the emulator's request validator uses this);
+/// `None` for a pattern no type of this build implements.
+pub fn check_for_pattern(pattern: &str) -> Option<Check> {
+    let checks: &[(&str, Check)] = &[
+        #[cfg(feature = "management")]
+        (Arn::PATTERN, is_arn),
+        #[cfg(feature = "management")]
+        (OffsetTimestamp::PATTERN, is_offset_timestamp),
+        #[cfg(feature = "management")]
+        (CPU_QUANTITY_PATTERN, is_cpu_quantity),
+        #[cfg(feature = "management")]
+        (MEMORY_QUANTITY_PATTERN, is_memory_quantity),
+        #[cfg(feature = "observability")]
+        (AlertId::PATTERN, is_alert_id),
+    ];
+    checks
+        .iter()
+        .find(|(known, _)| *known == pattern)
+        .map(|(_, check)| *check)
+}
+
+/// `^[0-9]+(\.[0-9]+)?m?$`.
+#[cfg_attr(not(feature = "management"), allow(dead_code))]
+fn is_cpu_quantity(text: &str) -> bool {
+    let number = text.strip_suffix('m').unwrap_or(text);
+    is_decimal(number)
+}
+
+/// `^[0-9]+(\.[0-9]+)?(Gi|Mi|G|M)?$`.
+#[cfg_attr(not(feature = "management"), allow(dead_code))]
+fn is_memory_quantity(text: &str) -> bool {
+    let number = ["Gi", "Mi", "G", "M"]
+        .iter()
+        .find_map(|unit| text.strip_suffix(unit))
+        .unwrap_or(text);
+    is_decimal(number)
+}
+
+/// `[0-9]+(\.[0-9]+)?`, whole.
+fn is_decimal(text: &str) -> bool {
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit());
+    match text.split_once('.') {
+        Some((whole, fraction)) => digits(whole) && digits(fraction),
+        None => digits(text),
+    }
+}
 
 /// `^arn:[^:]+:[^:]*:[^:]*:[^:]*:.+$`: four colon-free fields (the first not empty), then a resource
 /// of at least one character with no line terminator (what `.` does not match).

@@ -5,13 +5,13 @@ use proptest::prelude::*;
 
 use super::*;
 
-/// The `pattern` of `components.schemas.<schema>` in `spec/<file>`.
+/// The `pattern` of `components.schemas.<schema>` (a JSON pointer below it) in `spec/<file>`.
 fn spec_pattern(file: &str, schema: &str) -> String {
     let path = format!("{}/../../spec/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let spec: serde_json::Value = serde_norway::from_str(&text).unwrap();
-    spec["components"]["schemas"][schema]["pattern"]
-        .as_str()
+    spec.pointer(&format!("/components/schemas/{schema}/pattern"))
+        .and_then(|p| p.as_str())
         .unwrap_or_else(|| panic!("{file}: {schema} has no pattern"))
         .to_string()
 }
@@ -52,6 +52,24 @@ fn rules() -> Vec<Rule> {
             valid: &["2026-03-01T12:30", "0000-00-00T00:00"],
             alphabet: "0129-T:Z t\n٣",
         },
+        #[cfg(feature = "management")]
+        Rule {
+            file: "management.yaml",
+            schema: "CpuMillicores/oneOf/1",
+            pattern: CPU_QUANTITY_PATTERN,
+            check: is_cpu_quantity,
+            valid: &["500m", "1", "0.25", "12.5m"],
+            alphabet: "0159.mMk \n",
+        },
+        #[cfg(feature = "management")]
+        Rule {
+            file: "management.yaml",
+            schema: "MemoryGb/oneOf/1",
+            pattern: MEMORY_QUANTITY_PATTERN,
+            check: is_memory_quantity,
+            valid: &["2Gi", "512Mi", "0.5", "1G", "3M"],
+            alphabet: "0129.GMiKg \n",
+        },
         #[cfg(feature = "observability")]
         Rule {
             file: "observability.yaml",
@@ -76,6 +94,8 @@ fn the_patterns_are_the_specs() {
         for valid in rule.valid {
             assert!((rule.check)(valid), "{}: {valid:?}", rule.schema);
         }
+        let found = check_for_pattern(rule.pattern).expect("every spec pattern has its check");
+        assert_eq!(found as usize, rule.check as usize, "{}", rule.schema);
     }
 }
 
