@@ -157,41 +157,61 @@ fn quoted_members(text: &str, spans: &mut Vec<(usize, usize)>) {
     }
 }
 
-/// The spans of the values of `name=value` pairs with a secret name, after `?`, `&`, `;` or a space.
+/// The spans of the values of `name=value` pairs with a secret name: a query or form (`?token=x&`),
+/// a config or `.env` line (`secret = "x"`, also in a parser's error snippet). The name follows the
+/// start, a space, `?`, `&`, `;` or `|`; spaces may stand around `=`; a quoted value ends at its
+/// closing quote.
 fn query_pairs(text: &str, spans: &mut Vec<(usize, usize)>) {
     let bytes = text.as_bytes();
     let mut search = 0;
     while let Some(offset) = text[search..].find('=') {
         let equals = search + offset;
         search = equals + 1;
-        let name_start = bytes[..equals]
+        let name_end = equals - spaces_before(&bytes[..equals]);
+        let name_start = bytes[..name_end]
             .iter()
             .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')))
             .map_or(0, |at| at + 1);
         let after_separator = name_start == 0
-            || matches!(
-                bytes[name_start - 1],
-                b'?' | b'&' | b';' | b' ' | b'\t' | b'\n'
-            );
-        if name_start == equals || !after_separator || !is_secret_member(&text[name_start..equals])
+            || matches!(bytes[name_start - 1], b'?' | b'&' | b';' | b'|')
+            || bytes[name_start - 1].is_ascii_whitespace();
+        if name_start == name_end
+            || !after_separator
+            || !is_secret_member(&text[name_start..name_end])
         {
             continue;
         }
-        let value_start = equals + 1;
-        let value_len = bytes[value_start..]
-            .iter()
-            .take_while(|b| {
-                !matches!(
-                    b,
-                    b'&' | b';' | b' ' | b'\t' | b'\r' | b'\n' | b'"' | b'\'' | b'<' | b'\\'
-                )
-            })
-            .count();
-        if value_len > 0 {
-            spans.push((value_start, value_start + value_len));
+        let mut value_start = equals + 1;
+        value_start += spaces(&bytes[value_start..]);
+        let (value_start, value_end) = match bytes.get(value_start) {
+            Some(quote @ (b'"' | b'\'')) => {
+                let open = value_start + 1;
+                let close = bytes[open..]
+                    .iter()
+                    .position(|b| b == quote || *b == b'\n')
+                    .map_or(bytes.len(), |at| open + at);
+                (open, close)
+            }
+            _ => {
+                let len = bytes[value_start..]
+                    .iter()
+                    .take_while(|b| {
+                        !matches!(b, b'&' | b';' | b'"' | b'\'' | b'<' | b'\\') && !b.is_ascii_whitespace()
+                    })
+                    .count();
+                (value_start, value_start + len)
+            }
+        };
+        if value_end > value_start {
+            spans.push((value_start, value_end));
         }
-        search = value_start + value_len;
+        search = value_end.max(search);
     }
+}
+
+/// How many spaces end `bytes`.
+fn spaces_before(bytes: &[u8]) -> usize {
+    bytes.iter().rev().take_while(|b| **b == b' ' || **b == b'\t').count()
 }
 
 fn spaces(bytes: &[u8]) -> usize {
