@@ -1,7 +1,7 @@
 //! The shared state of a running emulator, its router, and the layer in front of every route
 //! (request ids, fault injection, the request log).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -16,6 +16,7 @@ use serde_json::Value;
 use crate::clock::Clock;
 use crate::connection::Connection;
 use crate::faults::{self, Cut, Decision, FaultRule};
+use crate::log_buffer::{LOG_BODY_LIMIT, LogBuffer, body_not_kept};
 use crate::operation::OperationId;
 use crate::redact::{REDACTED, SecretNames};
 use crate::request_log::LogEntry;
@@ -27,9 +28,6 @@ use crate::world::World;
 /// The request id of the request being served (also sent as `x-request-id`).
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
-
-/// The most requests the log keeps.
-const LOG_LIMIT: usize = 10_000;
 
 /// Everything a running emulator shares between requests.
 #[derive(Debug)]
@@ -43,7 +41,7 @@ pub struct App {
     /// Armed faults.
     pub faults: Mutex<Vec<FaultRule>>,
     /// The request log.
-    pub log: Mutex<VecDeque<LogEntry>>,
+    log: Mutex<LogBuffer>,
     /// Rate limit windows by key: start (time since the emulator started) and count.
     windows: Mutex<HashMap<String, (Duration, u32)>>,
     /// Request validators.
@@ -66,8 +64,14 @@ pub enum Admission {
 }
 
 impl App {
-    /// Builds the app: the world comes from the store when it holds data, else from the seed.
-    pub fn new(seed: Seed, store: Option<(Store, bool)>, clock: Clock) -> Result<Self, String> {
+    /// Builds the app: the world comes from the store when it holds data, else from the seed; the
+    /// request log keeps at most `log_budget` bytes.
+    pub fn new(
+        seed: Seed,
+        store: Option<(Store, bool)>,
+        clock: Clock,
+        log_budget: usize,
+    ) -> Result<Self, String> {
         let schemas = Schemas::load()?;
         let secrets = schemas.secret_names();
         let now = clock.now();
@@ -86,7 +90,7 @@ impl App {
             world: Mutex::new(world),
             store,
             faults,
-            log: Mutex::new(VecDeque::new()),
+            log: Mutex::new(LogBuffer::new(log_budget)),
             windows: Mutex::new(HashMap::new()),
             schemas,
             secrets,
@@ -138,12 +142,13 @@ impl App {
         }
     }
 
+    /// Locks the request log.
+    pub fn log(&self) -> MutexGuard<'_, LogBuffer> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn record(&self, entry: LogEntry) {
-        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
-        if log.len() == LOG_LIMIT {
-            log.pop_front();
-        }
-        log.push_back(entry);
+        self.log().push(entry);
     }
 }
 
@@ -314,6 +319,8 @@ async fn read_body(
     })?;
     let logged = if bytes.is_empty() {
         None
+    } else if bytes.len() > LOG_BODY_LIMIT {
+        Some(body_not_kept(bytes.len()))
     } else {
         Some(match serde_json::from_slice::<Value>(&bytes) {
             Ok(mut value) => {

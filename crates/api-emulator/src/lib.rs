@@ -31,6 +31,7 @@ mod connection;
 mod control;
 pub mod faults;
 pub mod json_schema;
+mod log_buffer;
 mod management;
 mod observability;
 mod operation;
@@ -59,6 +60,7 @@ pub use api_raw::support::{PipeState, ServiceState};
 pub use axum::http::Method;
 pub use clock::DETERMINISTIC_STEP;
 pub use faults::{Fault, FaultRule, Then, Times};
+pub use log_buffer::{LOG_BODY_LIMIT, LOG_BUDGET, LOG_MAX_ENTRIES};
 pub use operation::{OperationId, UnknownOperation};
 pub use redact::REDACTED;
 pub use request_log::{LogEntry, RequestLog};
@@ -76,6 +78,8 @@ pub struct EmulatorOptions {
     pub data_dir: Option<PathBuf>,
     /// The seed of deterministic mode; the wall clock and random ids when `None`.
     pub deterministic: Option<u64>,
+    /// The most bytes the request log keeps ([`LOG_BUDGET`] by default).
+    pub log_budget: usize,
 }
 
 impl EmulatorOptions {
@@ -86,6 +90,7 @@ impl EmulatorOptions {
             seed: Seed::builtin(),
             data_dir: None,
             deterministic: None,
+            log_budget: LOG_BUDGET,
         }
     }
 
@@ -147,6 +152,13 @@ impl EmulatorOptions {
         self.seed.limits = limits;
         self
     }
+
+    /// Keep at most `bytes` of request log (default [`LOG_BUDGET`]), counted as each entry's size
+    /// serialized as JSON; the oldest entries are evicted first.
+    pub fn log_budget(mut self, bytes: usize) -> Self {
+        self.log_budget = bytes;
+        self
+    }
 }
 
 impl Default for EmulatorOptions {
@@ -183,7 +195,9 @@ impl Emulator {
             Some(seed) => clock::Clock::deterministic(seed),
             None => clock::Clock::wall(),
         };
-        let app = Arc::new(app::App::new(options.seed, store, clock).map_err(EmulatorError)?);
+        let app = Arc::new(
+            app::App::new(options.seed, store, clock, options.log_budget).map_err(EmulatorError)?,
+        );
         let router = axum::Router::new()
             .merge(management::routes())
             .merge(observability::routes())
@@ -351,26 +365,15 @@ impl Emulator {
     }
 
     /// The requests received so far on the API paths, oldest first (as `GET /_emulator/requests`
-    /// shows): operation, redacted body and headers, status and request id of each.
+    /// shows): operation, redacted body and headers, status and request id of each; the newest
+    /// that fit in the log's budget ([`LOG_BUDGET`] bytes unless the options say otherwise).
     pub fn requests(&self) -> RequestLog {
-        RequestLog::new(
-            self.app
-                .log
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .cloned()
-                .collect(),
-        )
+        RequestLog::new(self.app.log().entries().cloned().collect())
     }
 
     /// Empties the request log.
     pub fn clear_requests(&self) {
-        self.app
-            .log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        self.app.log().clear();
     }
 
     /// Stops accepting connections and waits for the server to finish.
