@@ -22,7 +22,7 @@ use crate::redact::{REDACTED, SecretNames};
 use crate::request_log::LogEntry;
 use crate::schema::Schemas;
 use crate::seed::Seed;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, Write};
 use crate::world::World;
 
 /// The request id of the request being served (also sent as `x-request-id`).
@@ -64,8 +64,8 @@ pub enum Admission {
 }
 
 impl App {
-    /// Builds the app: the world comes from the store when it holds data, else from the seed; the
-    /// request log keeps at most `log_budget` bytes.
+    /// Builds the app: the world (and a deterministic clock's position) comes from the store when
+    /// it holds data, else from the seed; the request log keeps at most `log_budget` bytes.
     pub fn new(
         seed: Seed,
         store: Option<(Store, bool)>,
@@ -74,15 +74,19 @@ impl App {
     ) -> Result<Self, String> {
         let schemas = Schemas::load()?;
         let secrets = schemas.secret_names();
-        let now = clock.now();
         let (world, store) = match store {
-            Some((store, true)) => (store.load().map_err(|e| e.to_string())?, Some(store)),
+            Some((store, true)) => {
+                if let Some(position) = store.clock().map_err(|e| e.to_string())? {
+                    clock.resume(position);
+                }
+                (store.load().map_err(|e| e.to_string())?, Some(store))
+            }
             Some((store, false)) => {
-                let world = World::from_seed(&seed, now);
-                store.save_all(&world).map_err(|e| e.to_string())?;
+                let world = World::from_seed(&seed, clock.now());
+                store.save_all(&world, &clock).map_err(|e| e.to_string())?;
                 (world, Some(store))
             }
-            None => (World::from_seed(&seed, now), None),
+            None => (World::from_seed(&seed, clock.now()), None),
         };
         let faults = Mutex::new(seed.faults.clone());
         Ok(Self {
@@ -105,13 +109,10 @@ impl App {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Writes through to the store (a no-op without one).
-    pub fn persist(
-        &self,
-        write: impl FnOnce(&Store) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+    /// Writes through to the store (a no-op without one), with a deterministic clock's position.
+    pub fn persist(&self, write: Write<'_>) -> Result<(), StoreError> {
         match &self.store {
-            Some(store) => write(store),
+            Some(store) => store.write(write, &self.clock),
             None => Ok(()),
         }
     }

@@ -44,6 +44,7 @@ mod store;
 #[cfg(not(feature = "persistence"))]
 #[path = "store_disabled.rs"]
 mod store;
+mod store_write;
 mod views;
 mod wire;
 mod world;
@@ -123,6 +124,11 @@ impl EmulatorOptions {
     /// API request, whatever the wall clock does. The same requests in the same order then get
     /// byte-identical answers. State transitions and rate limit windows run on that clock too: with
     /// the default timing a service starts after two more requests.
+    ///
+    /// With a [`data_dir`](Self::data_dir), the clock's position is stored with every write and
+    /// when the emulator stops, and a restart with the same seed continues from there: no id is
+    /// drawn twice, and earlier pipes keep theirs. (After a crash, the request ids of reads
+    /// answered since the last write can come again.)
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), api_emulator::EmulatorError> {
@@ -217,12 +223,17 @@ impl Emulator {
         let (stop, stopped) = oneshot::channel::<()>();
         let listener = connection::HangupListener(listener);
         let service = router.into_make_service_with_connect_info::<connection::Connection>();
+        let stopping = app.clone();
         let task = tokio::spawn(async move {
             let serve = axum::serve(listener, service).with_graceful_shutdown(async {
                 let _ = stopped.await;
             });
             if let Err(e) = serve.await {
                 tracing::error!(error = %e, "the emulator stopped");
+            }
+            // The request ids drawn since the last write, for a restart on the same data directory.
+            if let Err(error) = stopping.persist(store::Write::Clock) {
+                tracing::error!(%error, "the deterministic clock's position could not be stored");
             }
         });
         Ok(Self {

@@ -28,7 +28,8 @@ struct Args {
     instant: bool,
     /// Deterministic mode: ids and request ids from this seed, a clock that starts at
     /// 2026-01-01T00:00:00Z and moves one second per API request (byte-identical answers to the
-    /// same requests in the same order).
+    /// same requests in the same order). With --data-dir a restart continues the ids and the clock
+    /// rather than replaying them.
     #[arg(long, value_name = "SEED")]
     deterministic: Option<u64>,
     /// Print the built-in seed and exit.

@@ -8,6 +8,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::app::Shared;
+use crate::store::Write;
 
 /// A service as it is now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -117,7 +118,7 @@ pub fn force_pipe_state(app: &Shared, id: Uuid, state: Option<PipeState>) -> Res
     };
     let mut snapshot = record.clone();
     snapshot.forced = state;
-    app.persist(|store| store.save_pipe(id, &snapshot))
+    app.persist(Write::Pipe(id, &snapshot))
         .map_err(|e| e.to_string())?;
     *record = snapshot;
     Ok(true)
@@ -132,7 +133,7 @@ pub fn set_service_state(app: &Shared, id: Uuid, state: ServiceState) -> Result<
     };
     let mut snapshot = record.clone();
     snapshot.set_state(state, now);
-    app.persist(|store| store.save_service(id, &snapshot))
+    app.persist(Write::Service(id, &snapshot))
         .map_err(|e| e.to_string())?;
     *record = snapshot;
     Ok(true)

@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::{Admitted, PipeCreate, ValidJson, errors, parse_uuid, storage_failed};
 use crate::app::Shared;
+use crate::store::Write;
 use crate::world::{PipeRecord, SourceKind};
 
 /// Members accepted on create and never returned.
@@ -212,7 +213,7 @@ pub async fn create(
             format!("a pipe named {name:?} already exists on this service"),
         );
     }
-    if let Err(e) = app.persist(|store| store.save_pipe(id, &record)) {
+    if let Err(e) = app.persist(Write::Pipe(id, &record)) {
         return storage_failed(rid, e);
     }
     let shown = record.pipe.clone();
@@ -241,7 +242,7 @@ fn with_pipe<T>(
     if record.is_gone(now, &app.seed.timing) {
         // Its deletion has finished: forget it, then answer as for any unknown pipe.
         world.pipes.remove(&id);
-        app.persist(|store| store.remove_pipe(id))
+        app.persist(Write::RemovePipes(&[id]))
             .map_err(|e| storage_failed(rid, e))?;
         return Err(not_found());
     }
@@ -285,7 +286,7 @@ pub async fn delete(State(app): State<Shared>, admitted: Admitted) -> Response {
             let mut updated = record.clone();
             updated.deleted_at = Some(app.clock.now());
             let id = updated.pipe.id.unwrap_or_default();
-            app.persist(|store| store.save_pipe(id, &updated))
+            app.persist(Write::Pipe(id, &updated))
                 .map_err(|e| storage_failed(&rid, e))?;
             *record = updated;
         }
