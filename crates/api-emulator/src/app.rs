@@ -102,11 +102,25 @@ impl App {
         })
     }
 
-    /// Locks the world. A panic elsewhere never poisons it for good: the data stays usable.
+    /// Locks the world, first purging the deleted pipes whose deletion has finished (from the
+    /// store too), so that they go without waiting to be read again. A panic elsewhere never
+    /// poisons it for good: the data stays usable.
     pub fn world(&self) -> MutexGuard<'_, World> {
-        self.world
+        let mut world = self
+            .world
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let gone = world.gone_pipes(self.clock.now(), &self.seed.timing);
+        if !gone.is_empty() {
+            match self.persist(Write::RemovePipes(&gone)) {
+                Ok(()) => gone.iter().for_each(|id| {
+                    world.remove_pipe(*id);
+                }),
+                // They stay hidden (they are gone) and are purged on a later lock.
+                Err(error) => tracing::warn!(%error, "deleted pipes could not be purged yet"),
+            }
+        }
+        world
     }
 
     /// Writes through to the store (a no-op without one), with a deterministic clock's position.
@@ -345,5 +359,74 @@ pub(crate) fn refusal(
         crate::management::errors::error(request_id, status, text)
     } else {
         (status, axum::Json(serde_json::json!({ "message": text }))).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seed::Timing;
+    use crate::world::{PipeRecord, SourceKind};
+
+    /// An app whose deleted pipes take two (deterministic) seconds to go.
+    fn app(store: Option<(Store, bool)>) -> App {
+        let mut seed = Seed::builtin();
+        seed.timing = Timing {
+            pipe_delete_ms: 2000,
+            ..Timing::INSTANT
+        };
+        App::new(seed, store, Clock::deterministic(1), 1024).unwrap()
+    }
+
+    /// Adds a pipe deleted now, stored and in the world.
+    fn delete_a_pipe(app: &App) -> uuid::Uuid {
+        let id = app.clock.new_id();
+        let mut record = PipeRecord {
+            organization: uuid::Uuid::nil(),
+            pipe: Default::default(),
+            kind: SourceKind::Kafka,
+            one_shot: false,
+            created: app.clock.now(),
+            forced: None,
+            deleted_at: Some(app.clock.now()),
+            validate_samples: None,
+        };
+        record.pipe.id = Some(id);
+        app.persist(Write::Pipe(id, &record)).unwrap();
+        app.world().put_pipe(id, record);
+        id
+    }
+
+    #[test]
+    fn a_deleted_pipe_is_purged_on_the_first_lock_after_its_deletion_finished() {
+        let app = app(None);
+        let id = delete_a_pipe(&app);
+        app.clock.tick();
+        assert!(app.world().pipe(&id).is_some(), "one second in: deleting");
+        app.clock.tick();
+        assert!(app.world().pipe(&id).is_none(), "two seconds in: purged");
+    }
+
+    #[cfg(feature = "persistence")]
+    #[test]
+    fn a_purged_pipe_is_removed_from_the_store_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = app(Some(Store::open(dir.path()).unwrap()));
+        let id = delete_a_pipe(&app);
+        let stored = |app: &App| {
+            app.store
+                .as_ref()
+                .unwrap()
+                .load()
+                .unwrap()
+                .pipe(&id)
+                .is_some()
+        };
+        app.clock.tick();
+        drop(app.world());
+        assert!(stored(&app), "one second in: still stored");
+        app.clock.tick();
+        drop(app.world());
+        assert!(!stored(&app), "two seconds in: gone from the store");
     }
 }

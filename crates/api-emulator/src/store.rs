@@ -76,9 +76,7 @@ impl Store {
         for entry in tx.open_table(PIPES).map_err(fail)?.iter().map_err(fail)? {
             let (key, value) = entry.map_err(fail)?;
             let record: PipeRecord = serde_json::from_str(value.value()).map_err(fail)?;
-            world
-                .pipes
-                .insert(key.value().parse().map_err(fail)?, record);
+            world.put_pipe(key.value().parse().map_err(fail)?, record);
         }
         Ok(world)
     }
@@ -104,7 +102,7 @@ impl Store {
                     .map_err(fail)?;
             }
             let mut pipes = tx.open_table(PIPES).map_err(fail)?;
-            for (id, record) in &world.pipes {
+            for (id, record) in world.pipes() {
                 pipes
                     .insert(id.to_string().as_str(), to_json(record)?.as_str())
                     .map_err(fail)?;
@@ -209,12 +207,12 @@ mod tests {
         .unwrap();
         store.write(Write::Pipe(id, &record), &clock).unwrap();
         assert_eq!(store.clock().unwrap(), clock.position());
-        assert!(store.load().unwrap().pipes.contains_key(&id));
+        assert!(store.load().unwrap().pipe(&id).is_some());
 
         clock.tick();
         store.write(Write::Clock, &clock).unwrap();
         assert_eq!(store.clock().unwrap(), clock.position());
         store.write(Write::RemovePipes(&[id]), &clock).unwrap();
-        assert!(!store.load().unwrap().pipes.contains_key(&id));
+        assert!(store.load().unwrap().pipe(&id).is_none());
     }
 }
