@@ -29,6 +29,8 @@ mod app;
 mod clock;
 mod connection;
 mod control;
+#[cfg(feature = "persistence")]
+mod data_dir;
 pub mod faults;
 pub mod json_schema;
 mod log_buffer;
@@ -113,7 +115,10 @@ impl EmulatorOptions {
     }
 
     /// Keep state in `dir` (needs the default `persistence` feature; without it,
-    /// [`Emulator::start`] says so).
+    /// [`Emulator::start`] says so). On Unix the directory is created 0700 and its database file
+    /// 0600. An existing directory open to its group or others is made 0700 when it is empty or
+    /// holds only the database, and refused otherwise; an existing database file open to them is
+    /// made 0600.
     pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.data_dir = Some(dir.into());
         self

@@ -17,7 +17,8 @@ struct Args {
     /// Seed file (.toml or .json); the built-in seed when absent (see --print-default-seed).
     #[arg(long)]
     seed: Option<PathBuf>,
-    /// Keep state in this directory across restarts (an embedded redb database).
+    /// Keep state in this directory across restarts (an embedded redb database); on Unix it is made
+    /// private (0700, the database 0600), and an open one that holds other files is refused.
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Turn the rate limits off.

@@ -39,11 +39,11 @@ pub struct Store {
 }
 
 impl Store {
-    /// Opens (or creates) the database in `dir`; says whether it holds a seeded world already.
+    /// Opens (or creates) the database in `dir`, private to its owner (see `data_dir`); says whether
+    /// it holds a seeded world already.
     pub fn open(dir: &Path) -> Result<(Self, bool), StoreError> {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| StoreError(format!("cannot create {}: {e}", dir.display())))?;
-        let db = Database::create(dir.join(FILE_NAME)).map_err(fail)?;
+        let file = crate::data_dir::prepare(dir, FILE_NAME).map_err(StoreError)?;
+        let db = Database::create(file).map_err(fail)?;
         let tx = db.begin_write().map_err(fail)?;
         tx.open_table(SERVICES).map_err(fail)?;
         tx.open_table(PIPES).map_err(fail)?;
