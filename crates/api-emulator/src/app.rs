@@ -2,7 +2,7 @@
 //! (request ids, fault injection, the request log).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -29,8 +29,9 @@ use crate::world::World;
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
 
-/// Everything a running emulator shares between requests.
-#[derive(Debug)]
+/// Everything a running emulator shares between requests. `Debug` shows what it holds in numbers,
+/// never the state itself (pipes and the log may hold secrets; rate limit windows are keyed by
+/// token).
 pub struct App {
     /// The seed (keys, tokens, alerts, dashboards, timing, limits).
     pub seed: Seed,
@@ -164,6 +165,32 @@ impl App {
 
     fn record(&self, entry: LogEntry) {
         self.log().push(entry);
+    }
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("seed", &self.seed)
+            .field("services", &peek(&self.world, |w| w.services.len()))
+            .field("pipes", &peek(&self.world, |w| w.pipes().count()))
+            .field("store", &self.store)
+            .field("faults", &peek(&self.faults, Vec::len))
+            .field("log_entries", &peek(&self.log, LogBuffer::len))
+            .field("log_bytes", &peek(&self.log, LogBuffer::bytes))
+            .field("rate_limit_windows", &peek(&self.windows, HashMap::len))
+            .field("clock", &self.clock)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads what a mutex holds without waiting for it: `None` while another holder has it (so that
+/// `Debug` never blocks, nor deadlocks when the formatting thread holds it).
+fn peek<T, R>(mutex: &Mutex<T>, read: impl FnOnce(&T) -> R) -> Option<R> {
+    match mutex.try_lock() {
+        Ok(guard) => Some(read(&guard)),
+        Err(TryLockError::Poisoned(poisoned)) => Some(read(&poisoned.into_inner())),
+        Err(TryLockError::WouldBlock) => None,
     }
 }
 
@@ -428,5 +455,27 @@ mod tests {
         app.clock.tick();
         drop(app.world());
         assert!(!stored(&app), "two seconds in: gone from the store");
+    }
+
+    #[test]
+    fn debug_shows_no_secret_of_the_seed_nor_the_state() {
+        let app = App::new(Seed::builtin(), None, Clock::wall(), 1024).unwrap();
+        let _ = app.admit(
+            "obs:0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6",
+            10,
+            Duration::from_secs(1),
+        );
+        let shown = format!("{app:?}");
+        assert!(
+            shown.contains(REDACTED) && shown.contains("rate_limit_windows: Some(1)"),
+            "{shown}"
+        );
+        for secret in [
+            "emulator-admin-secret",
+            "emulator-control-token",
+            "0d8f3a4e-1c2b",
+        ] {
+            assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+        }
     }
 }

@@ -21,6 +21,11 @@
 //! [`Fault`] (statuses, hangups, requests applied before the fault answers), [`Emulator::pipes`] and
 //! [`Emulator::services`] show the state with the SDK's typed ids, and
 //! [`EmulatorOptions::deterministic`] makes ids, request ids and times reproducible for snapshots.
+//!
+//! It stays bounded and private: the request log keeps at most [`LOG_BUDGET`] bytes (oldest entries
+//! first out) and no body over [`LOG_BODY_LIMIT`]; deleted pipes are purged once their deletion has
+//! finished, read again or not; with a data directory, the directory and its database are private
+//! to their owner; and `Debug` shows no key secret or token.
 
 // Handlers return early with `Err(Response)`, axum's idiom; boxing every answer would only add noise.
 #![allow(clippy::result_large_err)]
@@ -185,7 +190,8 @@ pub struct EmulatorError(String);
 
 /// A running emulator. Dropping it signals a graceful stop and returns at once; [`Emulator::shutdown`]
 /// also waits until the server has finished, which is what to use before reopening the same
-/// `data_dir` in the same process (the database is released when the server is done).
+/// `data_dir` in the same process (the database is released when the server is done). `Debug`
+/// shows no key secret, token or state: the seed's secrets are `"[REDACTED]"`, the state is counted.
 #[derive(Debug)]
 pub struct Emulator {
     base_url: String,

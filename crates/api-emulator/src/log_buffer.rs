@@ -78,6 +78,16 @@ impl LogBuffer {
     pub(crate) fn entries(&self) -> impl Iterator<Item = &LogEntry> {
         self.entries.iter().map(|(entry, _)| entry)
     }
+
+    /// How many entries it keeps.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The bytes it keeps, as counted against the budget.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
+    }
 }
 
 #[cfg(test)]
@@ -108,19 +118,19 @@ mod tests {
         let mut log = LogBuffer::new(size * 3 + size / 2);
         for n in 0..10 {
             log.push(entry(&format!("{n}{}", "x".repeat(999))));
-            assert!(log.bytes <= size * 3 + size / 2, "{} bytes", log.bytes);
+            assert!(log.bytes() <= size * 3 + size / 2, "{} bytes", log.bytes());
         }
-        assert_eq!(log.entries.len(), 3);
+        assert_eq!(log.len(), 3);
         let kept: Vec<String> = log
             .entries()
             .map(|e| e.body.as_ref().unwrap().as_str().unwrap()[..1].to_string())
             .collect();
         assert_eq!(kept, ["7", "8", "9"]);
-        assert_eq!(log.bytes, 3 * size);
+        assert_eq!(log.bytes(), 3 * size);
         let counted: usize = log.entries().map(LogEntry::json_len).sum();
-        assert_eq!(counted, log.bytes);
+        assert_eq!(counted, log.bytes());
         log.clear();
-        assert_eq!((log.entries.len(), log.bytes), (0, 0));
+        assert_eq!((log.len(), log.bytes()), (0, 0));
     }
 
     #[test]
@@ -129,7 +139,7 @@ mod tests {
         log.push(entry("small"));
         log.push(entry(&"x".repeat(1000)));
         assert_eq!(
-            log.entries.len(),
+            log.len(),
             1,
             "the small entry stays, the large one is dropped"
         );
@@ -141,7 +151,7 @@ mod tests {
         for _ in 0..LOG_MAX_ENTRIES + 5 {
             log.push(entry(""));
         }
-        assert_eq!(log.entries.len(), LOG_MAX_ENTRIES);
+        assert_eq!(log.len(), LOG_MAX_ENTRIES);
     }
 
     #[test]
