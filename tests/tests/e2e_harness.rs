@@ -10,29 +10,9 @@ use api_emulator::{
     EmulatorOptions, Fault, FaultRule, Method, OperationId, PipeState, REDACTED, ServiceState,
 };
 use api_mgmt::{Error, RetryPolicy};
-use serde_json::Value;
-use support::emulated::{kafka_pipe, mgmt, no_retries, running_service, start, start_with};
-
-/// The control endpoints over HTTP.
-async fn control(
-    emulator: &api_emulator::Emulator,
-    method: reqwest::Method,
-    path: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut request = api_mgmt::http_client_builder()
-        .build()
-        .unwrap()
-        .request(method, format!("{}{path}", emulator.base_url()))
-        .bearer_auth(emulator.control_token());
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request.send().await.expect("the control endpoint answers");
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap_or_default();
-    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
-}
+use support::emulated::{
+    control, kafka_pipe, mgmt, no_retries, running_service, start, start_with,
+};
 
 #[tokio::test]
 async fn the_request_log_shows_operation_redacted_body_status_and_request_id() {

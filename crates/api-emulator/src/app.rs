@@ -1,8 +1,8 @@
 //! The shared state of a running emulator, its router, and the layer in front of every route
 //! (request ids, fault injection, the request log).
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -16,23 +16,22 @@ use serde_json::Value;
 use crate::clock::Clock;
 use crate::connection::Connection;
 use crate::faults::{self, Cut, Decision, FaultRule};
+use crate::log_buffer::{LOG_BODY_LIMIT, LogBuffer, body_not_kept};
 use crate::operation::OperationId;
 use crate::redact::{REDACTED, SecretNames};
 use crate::request_log::LogEntry;
 use crate::schema::Schemas;
 use crate::seed::Seed;
-use crate::store::{Store, StoreError};
+use crate::store::{Store, StoreError, Write};
 use crate::world::World;
 
 /// The request id of the request being served (also sent as `x-request-id`).
 #[derive(Debug, Clone)]
 pub struct RequestId(pub String);
 
-/// The most requests the log keeps.
-const LOG_LIMIT: usize = 10_000;
-
-/// Everything a running emulator shares between requests.
-#[derive(Debug)]
+/// Everything a running emulator shares between requests. `Debug` shows what it holds in numbers,
+/// never the state itself (pipes and the log may hold secrets; rate limit windows are keyed by
+/// token).
 pub struct App {
     /// The seed (keys, tokens, alerts, dashboards, timing, limits).
     pub seed: Seed,
@@ -43,7 +42,7 @@ pub struct App {
     /// Armed faults.
     pub faults: Mutex<Vec<FaultRule>>,
     /// The request log.
-    pub log: Mutex<VecDeque<LogEntry>>,
+    log: Mutex<LogBuffer>,
     /// Rate limit windows by key: start (time since the emulator started) and count.
     windows: Mutex<HashMap<String, (Duration, u32)>>,
     /// Request validators.
@@ -66,19 +65,29 @@ pub enum Admission {
 }
 
 impl App {
-    /// Builds the app: the world comes from the store when it holds data, else from the seed.
-    pub fn new(seed: Seed, store: Option<(Store, bool)>, clock: Clock) -> Result<Self, String> {
+    /// Builds the app: the world (and a deterministic clock's position) comes from the store when
+    /// it holds data, else from the seed; the request log keeps at most `log_budget` bytes.
+    pub fn new(
+        seed: Seed,
+        store: Option<(Store, bool)>,
+        clock: Clock,
+        log_budget: usize,
+    ) -> Result<Self, String> {
         let schemas = Schemas::load()?;
         let secrets = schemas.secret_names();
-        let now = clock.now();
         let (world, store) = match store {
-            Some((store, true)) => (store.load().map_err(|e| e.to_string())?, Some(store)),
+            Some((store, true)) => {
+                if let Some(position) = store.clock().map_err(|e| e.to_string())? {
+                    clock.resume(position);
+                }
+                (store.load().map_err(|e| e.to_string())?, Some(store))
+            }
             Some((store, false)) => {
-                let world = World::from_seed(&seed, now);
-                store.save_all(&world).map_err(|e| e.to_string())?;
+                let world = World::from_seed(&seed, clock.now());
+                store.save_all(&world, &clock).map_err(|e| e.to_string())?;
                 (world, Some(store))
             }
-            None => (World::from_seed(&seed, now), None),
+            None => (World::from_seed(&seed, clock.now()), None),
         };
         let faults = Mutex::new(seed.faults.clone());
         Ok(Self {
@@ -86,7 +95,7 @@ impl App {
             world: Mutex::new(world),
             store,
             faults,
-            log: Mutex::new(VecDeque::new()),
+            log: Mutex::new(LogBuffer::new(log_budget)),
             windows: Mutex::new(HashMap::new()),
             schemas,
             secrets,
@@ -94,20 +103,31 @@ impl App {
         })
     }
 
-    /// Locks the world. A panic elsewhere never poisons it for good: the data stays usable.
+    /// Locks the world, first purging the deleted pipes whose deletion has finished (from the
+    /// store too), so that they go without waiting to be read again. A panic elsewhere never
+    /// poisons it for good: the data stays usable.
     pub fn world(&self) -> MutexGuard<'_, World> {
-        self.world
+        let mut world = self
+            .world
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let gone = world.gone_pipes(self.clock.now(), &self.seed.timing);
+        if !gone.is_empty() {
+            match self.persist(Write::RemovePipes(&gone)) {
+                Ok(()) => gone.iter().for_each(|id| {
+                    world.remove_pipe(*id);
+                }),
+                // They stay hidden (they are gone) and are purged on a later lock.
+                Err(error) => tracing::warn!(%error, "deleted pipes could not be purged yet"),
+            }
+        }
+        world
     }
 
-    /// Writes through to the store (a no-op without one).
-    pub fn persist(
-        &self,
-        write: impl FnOnce(&Store) -> Result<(), StoreError>,
-    ) -> Result<(), StoreError> {
+    /// Writes through to the store (a no-op without one), with a deterministic clock's position.
+    pub fn persist(&self, write: Write<'_>) -> Result<(), StoreError> {
         match &self.store {
-            Some(store) => write(store),
+            Some(store) => store.write(write, &self.clock),
             None => Ok(()),
         }
     }
@@ -138,12 +158,39 @@ impl App {
         }
     }
 
+    /// Locks the request log.
+    pub fn log(&self) -> MutexGuard<'_, LogBuffer> {
+        self.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn record(&self, entry: LogEntry) {
-        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
-        if log.len() == LOG_LIMIT {
-            log.pop_front();
-        }
-        log.push_back(entry);
+        self.log().push(entry);
+    }
+}
+
+impl std::fmt::Debug for App {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("App")
+            .field("seed", &self.seed)
+            .field("services", &peek(&self.world, |w| w.services.len()))
+            .field("pipes", &peek(&self.world, |w| w.pipes().count()))
+            .field("store", &self.store)
+            .field("faults", &peek(&self.faults, Vec::len))
+            .field("log_entries", &peek(&self.log, LogBuffer::len))
+            .field("log_bytes", &peek(&self.log, LogBuffer::bytes))
+            .field("rate_limit_windows", &peek(&self.windows, HashMap::len))
+            .field("clock", &self.clock)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Reads what a mutex holds without waiting for it: `None` while another holder has it (so that
+/// `Debug` never blocks, nor deadlocks when the formatting thread holds it).
+fn peek<T, R>(mutex: &Mutex<T>, read: impl FnOnce(&T) -> R) -> Option<R> {
+    match mutex.try_lock() {
+        Ok(guard) => Some(read(&guard)),
+        Err(TryLockError::Poisoned(poisoned)) => Some(read(&poisoned.into_inner())),
+        Err(TryLockError::WouldBlock) => None,
     }
 }
 
@@ -314,6 +361,8 @@ async fn read_body(
     })?;
     let logged = if bytes.is_empty() {
         None
+    } else if bytes.len() > LOG_BODY_LIMIT {
+        Some(body_not_kept(bytes.len()))
     } else {
         Some(match serde_json::from_slice::<Value>(&bytes) {
             Ok(mut value) => {
@@ -337,5 +386,96 @@ pub(crate) fn refusal(
         crate::management::errors::error(request_id, status, text)
     } else {
         (status, axum::Json(serde_json::json!({ "message": text }))).into_response()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::seed::Timing;
+    use crate::world::{PipeRecord, SourceKind};
+
+    /// An app whose deleted pipes take two (deterministic) seconds to go.
+    fn app(store: Option<(Store, bool)>) -> App {
+        let mut seed = Seed::builtin();
+        seed.timing = Timing {
+            pipe_delete_ms: 2000,
+            ..Timing::INSTANT
+        };
+        App::new(seed, store, Clock::deterministic(1), 1024).unwrap()
+    }
+
+    /// Adds a pipe deleted now, stored and in the world.
+    fn delete_a_pipe(app: &App) -> uuid::Uuid {
+        let id = app.clock.new_id();
+        let mut record = PipeRecord {
+            organization: uuid::Uuid::nil(),
+            pipe: Default::default(),
+            kind: SourceKind::Kafka,
+            one_shot: false,
+            created: app.clock.now(),
+            forced: None,
+            deleted_at: Some(app.clock.now()),
+            validate_samples: None,
+        };
+        record.pipe.id = Some(id);
+        app.persist(Write::Pipe(id, &record)).unwrap();
+        app.world().put_pipe(id, record);
+        id
+    }
+
+    #[test]
+    fn a_deleted_pipe_is_purged_on_the_first_lock_after_its_deletion_finished() {
+        let app = app(None);
+        let id = delete_a_pipe(&app);
+        app.clock.tick();
+        assert!(app.world().pipe(&id).is_some(), "one second in: deleting");
+        app.clock.tick();
+        assert!(app.world().pipe(&id).is_none(), "two seconds in: purged");
+    }
+
+    #[cfg(feature = "persistence")]
+    #[test]
+    fn a_purged_pipe_is_removed_from_the_store_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let app = app(Some(Store::open(dir.path()).unwrap()));
+        let id = delete_a_pipe(&app);
+        let stored = |app: &App| {
+            app.store
+                .as_ref()
+                .unwrap()
+                .load()
+                .unwrap()
+                .pipe(&id)
+                .is_some()
+        };
+        app.clock.tick();
+        drop(app.world());
+        assert!(stored(&app), "one second in: still stored");
+        app.clock.tick();
+        drop(app.world());
+        assert!(!stored(&app), "two seconds in: gone from the store");
+    }
+
+    #[test]
+    fn debug_shows_no_secret_of_the_seed_nor_the_state() {
+        let app = App::new(Seed::builtin(), None, Clock::wall(), 1024).unwrap();
+        let _ = app.admit(
+            "obs:0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6",
+            10,
+            Duration::from_secs(1),
+        );
+        let shown = format!("{app:?}");
+        assert!(
+            shown.contains(REDACTED) && shown.contains("rate_limit_windows: Some(1)"),
+            "{shown}"
+        );
+        for secret in [
+            "emulator-admin-secret",
+            "emulator-control-token",
+            "0d8f3a4e-1c2b",
+        ] {
+            assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+        }
     }
 }

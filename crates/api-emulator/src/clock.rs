@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, TimeZone, Utc};
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// How far the deterministic clock moves on each API request.
@@ -23,9 +24,22 @@ enum Mode {
         started: Instant,
     },
     Deterministic {
+        seed: u64,
         epoch: DateTime<Utc>,
         state: Mutex<(u64, fastrand::Rng)>,
     },
+}
+
+/// Where a deterministic clock has got to: the store keeps it with every write, so that a restart on
+/// the same data directory continues the time and the id sequence instead of replaying them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Position {
+    /// The seed of the id generator.
+    pub seed: u64,
+    /// The requests ticked so far.
+    pub ticks: u64,
+    /// The id generator's state.
+    pub generator: u64,
 }
 
 impl Clock {
@@ -46,6 +60,7 @@ impl Clock {
             .unwrap_or_default();
         Self {
             mode: Mode::Deterministic {
+                seed,
                 epoch,
                 state: Mutex::new((0, fastrand::Rng::with_seed(seed))),
             },
@@ -82,6 +97,34 @@ impl Clock {
         }
     }
 
+    /// Where a deterministic clock is now; `None` for the wall clock. (Only a store reads it.)
+    #[cfg_attr(not(feature = "persistence"), allow(dead_code))]
+    pub fn position(&self) -> Option<Position> {
+        match &self.mode {
+            Mode::Wall { .. } => None,
+            Mode::Deterministic { seed, state, .. } => {
+                let state = state.lock().unwrap_or_else(|p| p.into_inner());
+                Some(Position {
+                    seed: *seed,
+                    ticks: state.0,
+                    generator: state.1.get_seed(),
+                })
+            }
+        }
+    }
+
+    /// Continues from a stored position: the time never goes back, and with the same seed the ids
+    /// go on from where they were (another seed keeps its own sequence). The wall clock ignores it.
+    pub fn resume(&self, position: Position) {
+        if let Mode::Deterministic { seed, state, .. } = &self.mode {
+            let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+            state.0 = state.0.max(position.ticks);
+            if position.seed == *seed {
+                state.1 = fastrand::Rng::with_seed(position.generator);
+            }
+        }
+    }
+
     /// A new id: a random version 4 UUID, or the next one of the seeded generator.
     pub fn new_id(&self) -> Uuid {
         match &self.mode {
@@ -114,6 +157,34 @@ mod tests {
         let first = run(7)[0];
         assert_eq!(first.0.to_rfc3339(), "2026-01-01T00:00:01+00:00");
         assert_eq!(first.1.get_version_num(), 4);
+    }
+
+    #[test]
+    fn a_resumed_clock_continues_the_sequence_instead_of_replaying_it() {
+        let first = Clock::deterministic(7);
+        let before: Vec<Uuid> = (0..3)
+            .map(|_| {
+                first.tick();
+                first.new_id()
+            })
+            .collect();
+        let position = first.position().unwrap();
+        let expected = (first.now(), first.new_id());
+
+        let restarted = Clock::deterministic(7);
+        restarted.resume(position);
+        assert_eq!((restarted.now(), restarted.new_id()), expected);
+        assert!(!before.contains(&expected.1));
+
+        let other_seed = Clock::deterministic(8);
+        other_seed.resume(position);
+        assert_eq!(
+            other_seed.now(),
+            expected.0,
+            "the time goes on whatever the seed"
+        );
+        assert_eq!(other_seed.new_id(), Clock::deterministic(8).new_id());
+        assert_eq!(Clock::wall().position(), None);
     }
 
     #[test]

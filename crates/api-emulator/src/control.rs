@@ -112,13 +112,7 @@ async fn list_requests(State(app): State<Shared>, headers: HeaderMap) -> Respons
     if let Err(response) = authorized(&app, &headers) {
         return response;
     }
-    let log: Vec<_> = app
-        .log
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .iter()
-        .cloned()
-        .collect();
+    let log: Vec<_> = app.log().entries().cloned().collect();
     axum::Json(log).into_response()
 }
 
@@ -126,7 +120,7 @@ async fn clear_requests(State(app): State<Shared>, headers: HeaderMap) -> Respon
     if let Err(response) = authorized(&app, &headers) {
         return response;
     }
-    app.log.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    app.log().clear();
     StatusCode::NO_CONTENT.into_response()
 }
 

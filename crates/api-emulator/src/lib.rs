@@ -21,6 +21,11 @@
 //! [`Fault`] (statuses, hangups, requests applied before the fault answers), [`Emulator::pipes`] and
 //! [`Emulator::services`] show the state with the SDK's typed ids, and
 //! [`EmulatorOptions::deterministic`] makes ids, request ids and times reproducible for snapshots.
+//!
+//! It stays bounded and private: the request log keeps at most [`LOG_BUDGET`] bytes (oldest entries
+//! first out) and no body over [`LOG_BODY_LIMIT`]; deleted pipes are purged once their deletion has
+//! finished, read again or not; with a data directory, the directory and its database are private
+//! to their owner; and `Debug` shows no key secret or token.
 
 // Handlers return early with `Err(Response)`, axum's idiom; boxing every answer would only add noise.
 #![allow(clippy::result_large_err)]
@@ -29,8 +34,11 @@ mod app;
 mod clock;
 mod connection;
 mod control;
+#[cfg(feature = "persistence")]
+mod data_dir;
 pub mod faults;
 pub mod json_schema;
+mod log_buffer;
 mod management;
 mod observability;
 mod operation;
@@ -43,6 +51,7 @@ mod store;
 #[cfg(not(feature = "persistence"))]
 #[path = "store_disabled.rs"]
 mod store;
+mod store_write;
 mod views;
 mod wire;
 mod world;
@@ -59,6 +68,7 @@ pub use api_raw::support::{PipeState, ServiceState};
 pub use axum::http::Method;
 pub use clock::DETERMINISTIC_STEP;
 pub use faults::{Fault, FaultRule, Then, Times};
+pub use log_buffer::{LOG_BODY_LIMIT, LOG_BUDGET, LOG_MAX_ENTRIES};
 pub use operation::{OperationId, UnknownOperation};
 pub use redact::REDACTED;
 pub use request_log::{LogEntry, RequestLog};
@@ -76,6 +86,8 @@ pub struct EmulatorOptions {
     pub data_dir: Option<PathBuf>,
     /// The seed of deterministic mode; the wall clock and random ids when `None`.
     pub deterministic: Option<u64>,
+    /// The most bytes the request log keeps ([`LOG_BUDGET`] by default).
+    pub log_budget: usize,
 }
 
 impl EmulatorOptions {
@@ -86,6 +98,7 @@ impl EmulatorOptions {
             seed: Seed::builtin(),
             data_dir: None,
             deterministic: None,
+            log_budget: LOG_BUDGET,
         }
     }
 
@@ -107,7 +120,10 @@ impl EmulatorOptions {
     }
 
     /// Keep state in `dir` (needs the default `persistence` feature; without it,
-    /// [`Emulator::start`] says so).
+    /// [`Emulator::start`] says so). On Unix the directory is created 0700 and its database file
+    /// 0600. An existing directory open to its group or others is made 0700 when it is empty or
+    /// holds only the database, and refused otherwise; an existing database file open to them is
+    /// made 0600.
     pub fn data_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.data_dir = Some(dir.into());
         self
@@ -118,6 +134,11 @@ impl EmulatorOptions {
     /// API request, whatever the wall clock does. The same requests in the same order then get
     /// byte-identical answers. State transitions and rate limit windows run on that clock too: with
     /// the default timing a service starts after two more requests.
+    ///
+    /// With a [`data_dir`](Self::data_dir), the clock's position is stored with every write and
+    /// when the emulator stops, and a restart with the same seed continues from there: no id is
+    /// drawn twice, and earlier pipes keep theirs. (After a crash, the request ids of reads
+    /// answered since the last write can come again.)
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), api_emulator::EmulatorError> {
@@ -147,6 +168,13 @@ impl EmulatorOptions {
         self.seed.limits = limits;
         self
     }
+
+    /// Keep at most `bytes` of request log (default [`LOG_BUDGET`]), counted as each entry's size
+    /// serialized as JSON; the oldest entries are evicted first.
+    pub fn log_budget(mut self, bytes: usize) -> Self {
+        self.log_budget = bytes;
+        self
+    }
 }
 
 impl Default for EmulatorOptions {
@@ -162,7 +190,8 @@ pub struct EmulatorError(String);
 
 /// A running emulator. Dropping it signals a graceful stop and returns at once; [`Emulator::shutdown`]
 /// also waits until the server has finished, which is what to use before reopening the same
-/// `data_dir` in the same process (the database is released when the server is done).
+/// `data_dir` in the same process (the database is released when the server is done). `Debug`
+/// shows no key secret, token or state: the seed's secrets are `"[REDACTED]"`, the state is counted.
 #[derive(Debug)]
 pub struct Emulator {
     base_url: String,
@@ -183,7 +212,9 @@ impl Emulator {
             Some(seed) => clock::Clock::deterministic(seed),
             None => clock::Clock::wall(),
         };
-        let app = Arc::new(app::App::new(options.seed, store, clock).map_err(EmulatorError)?);
+        let app = Arc::new(
+            app::App::new(options.seed, store, clock, options.log_budget).map_err(EmulatorError)?,
+        );
         let router = axum::Router::new()
             .merge(management::routes())
             .merge(observability::routes())
@@ -203,12 +234,17 @@ impl Emulator {
         let (stop, stopped) = oneshot::channel::<()>();
         let listener = connection::HangupListener(listener);
         let service = router.into_make_service_with_connect_info::<connection::Connection>();
+        let stopping = app.clone();
         let task = tokio::spawn(async move {
             let serve = axum::serve(listener, service).with_graceful_shutdown(async {
                 let _ = stopped.await;
             });
             if let Err(e) = serve.await {
                 tracing::error!(error = %e, "the emulator stopped");
+            }
+            // The request ids drawn since the last write, for a restart on the same data directory.
+            if let Err(error) = stopping.persist(store::Write::Clock) {
+                tracing::error!(%error, "the deterministic clock's position could not be stored");
             }
         });
         Ok(Self {
@@ -351,26 +387,15 @@ impl Emulator {
     }
 
     /// The requests received so far on the API paths, oldest first (as `GET /_emulator/requests`
-    /// shows): operation, redacted body and headers, status and request id of each.
+    /// shows): operation, redacted body and headers, status and request id of each; the newest
+    /// that fit in the log's budget ([`LOG_BUDGET`] bytes unless the options say otherwise).
     pub fn requests(&self) -> RequestLog {
-        RequestLog::new(
-            self.app
-                .log
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .cloned()
-                .collect(),
-        )
+        RequestLog::new(self.app.log().entries().cloned().collect())
     }
 
     /// Empties the request log.
     pub fn clear_requests(&self) {
-        self.app
-            .log
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clear();
+        self.app.log().clear();
     }
 
     /// Stops accepting connections and waits for the server to finish.

@@ -17,7 +17,8 @@ struct Args {
     /// Seed file (.toml or .json); the built-in seed when absent (see --print-default-seed).
     #[arg(long)]
     seed: Option<PathBuf>,
-    /// Keep state in this directory across restarts (an embedded redb database).
+    /// Keep state in this directory across restarts (an embedded redb database); on Unix it is made
+    /// private (0700, the database 0600), and an open one that holds other files is refused.
     #[arg(long)]
     data_dir: Option<PathBuf>,
     /// Turn the rate limits off.
@@ -28,7 +29,8 @@ struct Args {
     instant: bool,
     /// Deterministic mode: ids and request ids from this seed, a clock that starts at
     /// 2026-01-01T00:00:00Z and moves one second per API request (byte-identical answers to the
-    /// same requests in the same order).
+    /// same requests in the same order). With --data-dir a restart continues the ids and the clock
+    /// rather than replaying them.
     #[arg(long, value_name = "SEED")]
     deterministic: Option<u64>,
     /// Print the built-in seed and exit.

@@ -25,7 +25,8 @@ pub struct LogEntry {
     /// are `"[REDACTED]"`.
     pub headers: BTreeMap<String, String>,
     /// The request body as JSON with every secret value `"[REDACTED]"`; `None` without a body. A
-    /// body that is not JSON is described (`"<12 bytes, not JSON>"`), never shown.
+    /// body that is not JSON is described (`"<12 bytes, not JSON>"`), never shown, and so is one
+    /// larger than [`LOG_BODY_LIMIT`](crate::LOG_BODY_LIMIT).
     pub body: Option<Value>,
     /// The status answered; 0 when the connection was closed on purpose without an answer.
     pub status: u16,
@@ -33,6 +34,30 @@ pub struct LogEntry {
     pub request_id: String,
     /// Whether an injected fault answered it.
     pub faulted: bool,
+}
+
+impl LogEntry {
+    /// Its size serialized as JSON, which is what counts against the log's budget.
+    pub(crate) fn json_len(&self) -> usize {
+        let mut counter = ByteCounter(0);
+        // Serializing strings, maps of strings, numbers and a JSON value cannot fail.
+        let _ = serde_json::to_writer(&mut counter, self);
+        counter.0
+    }
+}
+
+/// Counts the bytes written to it.
+struct ByteCounter(usize);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The requests received, oldest first, with helpers to find those of one operation.
@@ -63,6 +88,12 @@ impl RequestLog {
     /// How many requests of `operation` there were.
     pub fn count_of(&self, operation: OperationId) -> usize {
         self.of(operation).len()
+    }
+
+    /// Their size serialized as JSON, as counted against the log's budget
+    /// ([`LOG_BUDGET`](crate::LOG_BUDGET) unless the options say otherwise).
+    pub fn bytes(&self) -> usize {
+        self.0.iter().map(LogEntry::json_len).sum()
     }
 
     /// All of them.
@@ -137,6 +168,11 @@ mod tests {
         assert_eq!(log.count_of(OperationId::DeletePipe), 0);
         assert!(log.last_of(OperationId::DeletePipe).is_none());
         assert_eq!(log.len(), 4);
+        let serialized: usize = log
+            .iter()
+            .map(|e| serde_json::to_vec(e).unwrap().len())
+            .sum();
+        assert_eq!(log.bytes(), serialized);
         let json = serde_json::to_value(&log[3]).unwrap();
         assert!(json["operationId"].is_null() && json["requestId"] == "");
     }

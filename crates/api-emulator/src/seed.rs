@@ -62,7 +62,7 @@ pub struct Control {
 impl std::fmt::Debug for Control {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Control")
-            .field("token", &"[REDACTED]")
+            .field("token", &crate::REDACTED)
             .finish()
     }
 }
@@ -196,7 +196,7 @@ impl std::fmt::Debug for ApiKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ApiKey")
             .field("id", &self.id)
-            .field("secret", &"[REDACTED]")
+            .field("secret", &crate::REDACTED)
             .field("organization", &self.organization)
             .field("role", &self.role)
             .finish()
@@ -230,7 +230,7 @@ pub struct ObservabilityToken {
 impl std::fmt::Debug for ObservabilityToken {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ObservabilityToken")
-            .field("token", &"[REDACTED]")
+            .field("token", &crate::REDACTED)
             .field("teams", &self.teams)
             .finish()
     }

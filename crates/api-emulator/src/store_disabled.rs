@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use uuid::Uuid;
-
-use crate::world::{PipeRecord, ServiceRecord, World};
+use crate::clock::{Clock, Position};
+pub use crate::store_write::Write;
+use crate::world::World;
 
 /// A storage failure.
 #[derive(Debug, thiserror::Error)]
@@ -31,22 +31,17 @@ impl Store {
     }
 
     /// Unreachable: there is no store.
-    pub fn save_all(&self, _world: &World) -> Result<(), StoreError> {
+    pub fn clock(&self) -> Result<Option<Position>, StoreError> {
         match *self {}
     }
 
     /// Unreachable: there is no store.
-    pub fn save_service(&self, _id: Uuid, _record: &ServiceRecord) -> Result<(), StoreError> {
+    pub fn save_all(&self, _world: &World, _clock: &Clock) -> Result<(), StoreError> {
         match *self {}
     }
 
     /// Unreachable: there is no store.
-    pub fn save_pipe(&self, _id: Uuid, _record: &PipeRecord) -> Result<(), StoreError> {
-        match *self {}
-    }
-
-    /// Unreachable: there is no store.
-    pub fn remove_pipe(&self, _id: Uuid) -> Result<(), StoreError> {
+    pub fn write(&self, _write: Write<'_>, _clock: &Clock) -> Result<(), StoreError> {
         match *self {}
     }
 }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use uuid::Uuid;
 
 use crate::app::Shared;
+use crate::store::Write;
 
 /// A service as it is now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -85,8 +86,7 @@ pub fn pipes(app: &Shared) -> Vec<PipeView> {
     let timing = app.seed.timing;
     let world = app.world();
     let mut records: Vec<_> = world
-        .pipes
-        .iter()
+        .pipes()
         .filter(|(_, record)| !record.is_gone(now, &timing))
         .collect();
     records.sort_by_key(|(id, record)| (record.created, **id));
@@ -112,14 +112,14 @@ pub fn pipes(app: &Shared) -> Vec<PipeView> {
 /// Forces a pipe's state (`None`: back to its lifecycle); false when there is no such pipe.
 pub fn force_pipe_state(app: &Shared, id: Uuid, state: Option<PipeState>) -> Result<bool, String> {
     let mut world = app.world();
-    let Some(record) = world.pipes.get_mut(&id) else {
+    let Some(record) = world.pipe(&id) else {
         return Ok(false);
     };
     let mut snapshot = record.clone();
     snapshot.forced = state;
-    app.persist(|store| store.save_pipe(id, &snapshot))
+    app.persist(Write::Pipe(id, &snapshot))
         .map_err(|e| e.to_string())?;
-    *record = snapshot;
+    world.put_pipe(id, snapshot);
     Ok(true)
 }
 
@@ -132,7 +132,7 @@ pub fn set_service_state(app: &Shared, id: Uuid, state: ServiceState) -> Result<
     };
     let mut snapshot = record.clone();
     snapshot.set_state(state, now);
-    app.persist(|store| store.save_service(id, &snapshot))
+    app.persist(Write::Service(id, &snapshot))
         .map_err(|e| e.to_string())?;
     *record = snapshot;
     Ok(true)

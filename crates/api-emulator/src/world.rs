@@ -1,7 +1,7 @@
 //! The mutable state: services and pipes, with state machines evaluated lazily from wall-clock times
 //! (so they keep going across a restart with `--data-dir`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 
 use api_raw::management::types as mgmt;
 use api_raw::support::{PipeState, ServiceState};
@@ -71,6 +71,11 @@ pub enum SourceKind {
     Postgres,
 }
 
+/// Whether a deletion that began `at` has finished at `now`: `pipe_delete_ms` later.
+fn deletion_finished(at: DateTime<Utc>, now: DateTime<Utc>, timing: &Timing) -> bool {
+    now - at >= Timing::ms(timing.pipe_delete_ms)
+}
+
 /// A pipe and its lifecycle.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PipeRecord {
@@ -120,7 +125,7 @@ impl PipeRecord {
     /// Whether a deleted pipe has finished disappearing.
     pub fn is_gone(&self, now: DateTime<Utc>, timing: &Timing) -> bool {
         self.deleted_at
-            .is_some_and(|at| now - at >= Timing::ms(timing.pipe_delete_ms))
+            .is_some_and(|at| deletion_finished(at, now, timing))
     }
 
     /// The Pipe as the API shows it now.
@@ -131,13 +136,19 @@ impl PipeRecord {
     }
 }
 
-/// Everything that changes.
+/// Everything that changes. Pipes are reached through methods that keep two indexes beside them:
+/// the live pipes by service and name (the uniqueness check on create), and the pipes being deleted
+/// by deletion time (the purge of those gone), so that neither scans every pipe.
 #[derive(Debug, Default)]
 pub struct World {
     /// Services by id.
     pub services: HashMap<Uuid, ServiceRecord>,
     /// Pipes by id.
-    pub pipes: HashMap<Uuid, PipeRecord>,
+    pipes: HashMap<Uuid, PipeRecord>,
+    /// The live (not deleted) pipes by service and name.
+    names: HashMap<(Uuid, String), Uuid>,
+    /// The deleted pipes, by deletion time.
+    deleting: BTreeSet<(DateTime<Utc>, Uuid)>,
 }
 
 impl World {
@@ -169,7 +180,69 @@ impl World {
             .collect();
         Self {
             services,
-            pipes: HashMap::new(),
+            ..Self::default()
+        }
+    }
+
+    /// Every pipe, deleted ones included until they are purged.
+    pub fn pipes(&self) -> impl Iterator<Item = (&Uuid, &PipeRecord)> {
+        self.pipes.iter()
+    }
+
+    /// One pipe.
+    pub fn pipe(&self, id: &Uuid) -> Option<&PipeRecord> {
+        self.pipes.get(id)
+    }
+
+    /// The live pipe of `service` called `name`.
+    pub fn pipe_named(&self, service: Uuid, name: &str) -> Option<Uuid> {
+        self.names.get(&(service, name.to_string())).copied()
+    }
+
+    /// Adds a pipe, or replaces the one with this id.
+    pub fn put_pipe(&mut self, id: Uuid, record: PipeRecord) {
+        self.unindex(id);
+        match record.deleted_at {
+            Some(at) => {
+                self.deleting.insert((at, id));
+            }
+            None => {
+                if let (Some(service), Some(name)) = (record.pipe.service_id, &record.pipe.name) {
+                    self.names.insert((service, name.clone()), id);
+                }
+            }
+        }
+        self.pipes.insert(id, record);
+    }
+
+    /// Forgets a pipe.
+    pub fn remove_pipe(&mut self, id: Uuid) -> Option<PipeRecord> {
+        self.unindex(id);
+        self.pipes.remove(&id)
+    }
+
+    /// The deleted pipes that have finished disappearing at `now`, oldest deletion first; the cost
+    /// is in those found, not in the number of pipes.
+    pub fn gone_pipes(&self, now: DateTime<Utc>, timing: &Timing) -> Vec<Uuid> {
+        self.deleting
+            .iter()
+            .take_while(|(at, _)| deletion_finished(*at, now, timing))
+            .map(|(_, id)| *id)
+            .collect()
+    }
+
+    fn unindex(&mut self, id: Uuid) {
+        let Some(old) = self.pipes.get(&id) else {
+            return;
+        };
+        if let Some(at) = old.deleted_at {
+            self.deleting.remove(&(at, id));
+        }
+        if let (Some(service), Some(name)) = (old.pipe.service_id, &old.pipe.name) {
+            let key = (service, name.clone());
+            if self.names.get(&key) == Some(&id) {
+                self.names.remove(&key);
+            }
         }
     }
 }
@@ -229,6 +302,55 @@ mod tests {
         assert_eq!(deleted.state_at(at(2500), &timing()), PipeState::Stopping);
         assert!(!deleted.is_gone(at(2500), &timing()));
         assert!(deleted.is_gone(at(3000), &timing()));
+    }
+
+    fn named(service: Uuid, name: &str, created: DateTime<Utc>) -> PipeRecord {
+        let mut record = pipe(SourceKind::Kafka, false, created);
+        record.pipe.service_id = Some(service);
+        record.pipe.name = Some(name.into());
+        record
+    }
+
+    #[test]
+    fn the_indexes_follow_creates_deletes_and_removals() {
+        let t0 = Utc::now();
+        let at = |ms: i64| t0 + chrono::Duration::milliseconds(ms);
+        let (service, other) = (Uuid::from_u128(1), Uuid::from_u128(2));
+        let (a, b, c) = (
+            Uuid::from_u128(10),
+            Uuid::from_u128(11),
+            Uuid::from_u128(12),
+        );
+        let mut world = World::default();
+        world.put_pipe(a, named(service, "orders", t0));
+        world.put_pipe(b, named(other, "orders", t0));
+        assert_eq!(world.pipe_named(service, "orders"), Some(a));
+        assert_eq!(world.pipe_named(other, "orders"), Some(b));
+        assert_eq!(world.pipe_named(service, "events"), None);
+
+        let mut deleted = named(service, "orders", t0);
+        deleted.deleted_at = Some(at(100));
+        world.put_pipe(a, deleted);
+        assert_eq!(
+            world.pipe_named(service, "orders"),
+            None,
+            "a deleted pipe frees its name"
+        );
+        world.put_pipe(c, named(service, "orders", at(200)));
+        assert_eq!(world.pipe_named(service, "orders"), Some(c));
+
+        assert!(world.gone_pipes(at(1099), &timing()).is_empty());
+        assert_eq!(world.gone_pipes(at(1100), &timing()), [a]);
+        world.remove_pipe(a);
+        assert!(world.gone_pipes(at(5000), &timing()).is_empty());
+        assert_eq!(
+            world.pipe_named(service, "orders"),
+            Some(c),
+            "the new pipe keeps the name"
+        );
+        assert_eq!(world.pipes().count(), 2);
+        world.remove_pipe(c);
+        assert_eq!(world.pipe_named(service, "orders"), None);
     }
 
     #[test]

@@ -7,6 +7,30 @@ use api_mgmt::{
     Credentials, Destination, KafkaSource, NewPipe, RetryPolicy, ServiceHandle, WaitOptions,
 };
 
+/// The control endpoints over HTTP.
+pub async fn control(
+    emulator: &Emulator,
+    method: reqwest::Method,
+    path: &str,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut request = api_mgmt::http_client_builder()
+        .build()
+        .unwrap()
+        .request(method, format!("{}{path}", emulator.base_url()))
+        .bearer_auth(emulator.control_token());
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("the control endpoint answers");
+    let status = response.status().as_u16();
+    let text = response.text().await.unwrap_or_default();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(serde_json::Value::Null),
+    )
+}
+
 /// Starts an emulator with instant transitions and no rate limits.
 pub async fn start() -> Emulator {
     start_with(EmulatorOptions::for_tests()).await

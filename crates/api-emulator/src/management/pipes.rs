@@ -6,10 +6,12 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use serde_json::{Value, json};
+use uuid::Uuid;
 
 use super::{Admitted, PipeCreate, ValidJson, errors, parse_uuid, storage_failed};
 use crate::app::Shared;
-use crate::world::{PipeRecord, SourceKind};
+use crate::store::Write;
+use crate::world::{PipeRecord, SourceKind, World};
 
 /// Members accepted on create and never returned.
 const REQUEST_ONLY: [&str; 4] = ["credentials", "accessKey", "validateSamples", "roles"];
@@ -200,31 +202,27 @@ pub async fn create(
             ),
         );
     }
-    let taken = world.pipes.values().any(|p| {
-        p.pipe.service_id == Some(admitted.service)
-            && p.deleted_at.is_none()
-            && p.pipe.name.as_deref() == Some(name.as_str())
-    });
-    if taken {
+    if world.pipe_named(admitted.service, &name).is_some() {
         return errors::error(
             rid,
             StatusCode::CONFLICT,
             format!("a pipe named {name:?} already exists on this service"),
         );
     }
-    if let Err(e) = app.persist(|store| store.save_pipe(id, &record)) {
+    if let Err(e) = app.persist(Write::Pipe(id, &record)) {
         return storage_failed(rid, e);
     }
     let shown = record.pipe.clone();
-    world.pipes.insert(id, record);
+    world.put_pipe(id, record);
     errors::ok(rid, shown)
 }
 
-/// Finds a live pipe of the admitted service, forgetting it if its deletion has finished.
+/// Finds a pipe of the admitted service that is not gone, and hands it to `then` with the world
+/// (locked) to change it in.
 fn with_pipe<T>(
     app: &Shared,
     admitted: &Admitted,
-    then: impl FnOnce(&mut PipeRecord, &Shared) -> Result<T, Response>,
+    then: impl FnOnce(Uuid, PipeRecord, &mut World) -> Result<T, Response>,
 ) -> Result<T, Response> {
     let rid = admitted.request_id.as_str();
     let id = parse_uuid(
@@ -233,28 +231,26 @@ fn with_pipe<T>(
         admitted.pipe_id.as_deref().unwrap_or_default(),
     )?;
     let now = app.clock.now();
-    let not_found = || errors::error(rid, StatusCode::NOT_FOUND, format!("pipe {id} not found"));
     let mut world = app.world();
-    let Some(record) = world.pipes.get_mut(&id) else {
-        return Err(not_found());
+    // A pipe whose deletion has finished is purged when the world is locked; one the store could
+    // not forget yet is hidden all the same.
+    let found = world.pipe(&id).filter(|record| {
+        !record.is_gone(now, &app.seed.timing) && record.pipe.service_id == Some(admitted.service)
+    });
+    let Some(record) = found.cloned() else {
+        return Err(errors::error(
+            rid,
+            StatusCode::NOT_FOUND,
+            format!("pipe {id} not found"),
+        ));
     };
-    if record.is_gone(now, &app.seed.timing) {
-        // Its deletion has finished: forget it, then answer as for any unknown pipe.
-        world.pipes.remove(&id);
-        app.persist(|store| store.remove_pipe(id))
-            .map_err(|e| storage_failed(rid, e))?;
-        return Err(not_found());
-    }
-    if record.pipe.service_id != Some(admitted.service) {
-        return Err(not_found());
-    }
-    then(record, app)
+    then(id, record, &mut world)
 }
 
 /// Handles `getPipe`.
 pub async fn get(State(app): State<Shared>, admitted: Admitted) -> Response {
     let timing = app.seed.timing;
-    match with_pipe(&app, &admitted, |record, _| {
+    match with_pipe(&app, &admitted, |_, record, _| {
         Ok(record.current(app.clock.now(), &timing))
     }) {
         Ok(pipe) => errors::ok(&admitted.request_id, pipe),
@@ -264,9 +260,9 @@ pub async fn get(State(app): State<Shared>, admitted: Admitted) -> Response {
 
 /// Handles `getPipeSettings`.
 pub async fn settings(State(app): State<Shared>, admitted: Admitted) -> Response {
-    match with_pipe(&app, &admitted, |record, _| {
+    match with_pipe(&app, &admitted, |_, record, _| {
         // A pipe without settings answers with an empty object.
-        Ok(record.pipe.settings.clone().map_or_else(
+        Ok(record.pipe.settings.map_or_else(
             || serde_json::Value::Object(Default::default()),
             |settings| serde_json::json!(settings),
         ))
@@ -276,18 +272,17 @@ pub async fn settings(State(app): State<Shared>, admitted: Admitted) -> Response
     }
 }
 
-/// Handles `deletePipe`: the pipe keeps answering GET for `pipe_delete_ms`, then 404. Deleting a pipe
-/// whose deletion is under way answers 200 again (a retried DELETE must not fail).
+/// Handles `deletePipe`: the pipe keeps answering GET for `pipe_delete_ms`, then 404 (it is purged
+/// then, read again or not). Deleting a pipe whose deletion is under way answers 200 again (a
+/// retried DELETE must not fail).
 pub async fn delete(State(app): State<Shared>, admitted: Admitted) -> Response {
     let rid = admitted.request_id.clone();
-    let result = with_pipe(&app, &admitted, |record, app| {
+    let result = with_pipe(&app, &admitted, |id, mut record, world| {
         if record.deleted_at.is_none() {
-            let mut updated = record.clone();
-            updated.deleted_at = Some(app.clock.now());
-            let id = updated.pipe.id.unwrap_or_default();
-            app.persist(|store| store.save_pipe(id, &updated))
+            record.deleted_at = Some(app.clock.now());
+            app.persist(Write::Pipe(id, &record))
                 .map_err(|e| storage_failed(&rid, e))?;
-            *record = updated;
+            world.put_pipe(id, record);
         }
         Ok(())
     });

@@ -7,6 +7,7 @@ use axum::response::Response;
 
 use super::{Admitted, PrivateEndpointCreate, ValidJson, errors, storage_failed};
 use crate::app::Shared;
+use crate::store::Write;
 
 /// Handles `listReversePrivateEndpoints`: all of them, in one answer.
 pub async fn list_reverse(State(app): State<Shared>, admitted: Admitted) -> Response {
@@ -48,7 +49,7 @@ pub async fn create(
     }
     let mut snapshot = record.clone();
     snapshot.private_endpoints.push(endpoint.clone());
-    if let Err(e) = app.persist(|store| store.save_service(admitted.service, &snapshot)) {
+    if let Err(e) = app.persist(Write::Service(admitted.service, &snapshot)) {
         return storage_failed(rid, e);
     }
     *record = snapshot;

@@ -7,6 +7,7 @@ use axum::response::Response;
 
 use super::{Admitted, ServiceStateChange, ValidJson, errors, storage_failed};
 use crate::app::Shared;
+use crate::store::Write;
 
 /// The command of a state change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +67,7 @@ pub async fn update_state(
             // Stored first, then applied: a failed write changes nothing.
             let mut snapshot = record.clone();
             snapshot.set_state(next, now);
-            if let Err(e) = app.persist(|store| store.save_service(admitted.service, &snapshot)) {
+            if let Err(e) = app.persist(Write::Service(admitted.service, &snapshot)) {
                 return storage_failed(rid, e);
             }
             *record = snapshot.clone();
