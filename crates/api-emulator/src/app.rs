@@ -13,12 +13,13 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use serde_json::Value;
 
+use api_raw::support::redact::{self, Redactor};
+
 use crate::clock::Clock;
 use crate::connection::Connection;
 use crate::faults::{self, Cut, Decision, FaultRule};
 use crate::log_buffer::{LOG_BODY_LIMIT, LogBuffer, body_not_kept};
 use crate::operation::OperationId;
-use crate::redact::{REDACTED, SecretNames};
 use crate::request_log::LogEntry;
 use crate::schema::Schemas;
 use crate::seed::Seed;
@@ -47,8 +48,9 @@ pub struct App {
     windows: Mutex<HashMap<String, (Duration, u32)>>,
     /// Request validators.
     pub schemas: Schemas,
-    /// The member names whose values are secret.
-    pub secrets: SecretNames,
+    /// The one redaction rule with the seed's own secrets (key secrets, their `Authorization`
+    /// forms, tokens): everything the emulator shows about requests and state goes through it.
+    pub redactor: Redactor,
     /// Time and generated ids.
     pub clock: Clock,
 }
@@ -74,7 +76,7 @@ impl App {
         log_budget: usize,
     ) -> Result<Self, String> {
         let schemas = Schemas::load()?;
-        let secrets = schemas.secret_names();
+        let redactor = seed.redactor();
         let (world, store) = match store {
             Some((store, true)) => {
                 if let Some(position) = store.clock().map_err(|e| e.to_string())? {
@@ -98,7 +100,7 @@ impl App {
             log: Mutex::new(LogBuffer::new(log_budget)),
             windows: Mutex::new(HashMap::new()),
             schemas,
-            secrets,
+            redactor,
             clock,
         })
     }
@@ -210,14 +212,19 @@ pub async fn front(State(app): State<Shared>, request: Request, next: Next) -> R
     let operation = OperationId::of_request(&method, &path);
     let management = path.starts_with("/v1/");
     let request_id = app.clock.new_id().to_string();
-    let headers = logged_headers(&app.secrets, request.headers());
     let connection = request
         .extensions()
         .get::<ConnectInfo<Connection>>()
         .map(|info| info.0.clone());
-    let (mut request, body) = match read_body(&app.secrets, request).await {
+    let raw_headers = request.headers().clone();
+    let (mut request, body) = match read_body(request).await {
         Ok(read) => read,
         Err((status, text)) => {
+            let redactor = &app.redactor;
+            let (path, headers) = (
+                redactor.text(&path).into_owned(),
+                logged_headers(redactor, &raw_headers),
+            );
             let response = refusal(management, &request_id, status, &text);
             app.record(LogEntry {
                 at,
@@ -232,6 +239,23 @@ pub async fn front(State(app): State<Shared>, request: Request, next: Next) -> R
             });
             return with_request_id(response, &request_id);
         }
+    };
+    // The secret values of this request (by member name) are hidden wherever else they appear in
+    // its entry: the path, a header, another member.
+    let (path_shown, headers, body) = {
+        let mut redactor = app.redactor.clone();
+        if let Some(body) = &body {
+            redactor.add_json_secrets(body);
+        }
+        let body = body.map(|mut body| {
+            redactor.json(&mut body);
+            body
+        });
+        (
+            redactor.text(&path).into_owned(),
+            logged_headers(&redactor, &raw_headers),
+            body,
+        )
     };
     request
         .extensions_mut()
@@ -279,7 +303,7 @@ pub async fn front(State(app): State<Shared>, request: Request, next: Next) -> R
     app.record(LogEntry {
         at,
         method,
-        path,
+        path: path_shown,
         operation_id: operation,
         headers,
         body,
@@ -305,22 +329,20 @@ fn with_request_id(mut response: Response, request_id: &str) -> Response {
     response
 }
 
-/// The headers as the log shows them: credentials redacted, values that are not text described.
-fn logged_headers(secrets: &SecretNames, headers: &HeaderMap) -> BTreeMap<String, String> {
+/// The headers as the log shows them: a header with a secret name (`Authorization`, cookies, API
+/// keys, tokens) redacted, the others through the one redaction rule, values that are not text
+/// described.
+fn logged_headers(redactor: &Redactor, headers: &HeaderMap) -> BTreeMap<String, String> {
     headers
         .iter()
         .map(|(name, value)| {
             let name = name.as_str().to_string();
-            let credential = matches!(
-                name.as_str(),
-                "authorization" | "proxy-authorization" | "cookie" | "x-api-key"
-            ) || secrets.is_secret(&name);
-            let shown = if credential {
-                REDACTED.to_string()
+            let shown = if redact::is_secret_member(&name) {
+                redact::REDACTED.to_string()
             } else {
                 value
                     .to_str()
-                    .map(str::to_string)
+                    .map(|text| redactor.text(text).into_owned())
                     .unwrap_or_else(|_| format!("<{} bytes, not text>", value.len()))
             };
             (name, shown)
@@ -328,12 +350,10 @@ fn logged_headers(secrets: &SecretNames, headers: &HeaderMap) -> BTreeMap<String
         .collect()
 }
 
-/// Reads the body (up to the limit) for the log and puts it back for the handler. A body declared
-/// larger than the limit is not read: the route answers 413 itself (or 405 first).
-async fn read_body(
-    secrets: &SecretNames,
-    request: Request,
-) -> Result<(Request, Option<Value>), (StatusCode, String)> {
+/// Reads the body (up to the limit) for the log and puts it back for the handler; the logged form
+/// is redacted by the caller. A body declared larger than the limit is not read: the route answers
+/// 413 itself (or 405 first).
+async fn read_body(request: Request) -> Result<(Request, Option<Value>), (StatusCode, String)> {
     let declared = request
         .headers()
         .get("content-length")
@@ -365,10 +385,7 @@ async fn read_body(
         Some(body_not_kept(bytes.len()))
     } else {
         Some(match serde_json::from_slice::<Value>(&bytes) {
-            Ok(mut value) => {
-                secrets.redact(&mut value);
-                value
-            }
+            Ok(value) => value,
             Err(_) => Value::String(format!("<{} bytes, not JSON>", bytes.len())),
         })
     };
@@ -467,7 +484,7 @@ mod tests {
         );
         let shown = format!("{app:?}");
         assert!(
-            shown.contains(REDACTED) && shown.contains("rate_limit_windows: Some(1)"),
+            shown.contains(redact::REDACTED) && shown.contains("rate_limit_windows: Some(1)"),
             "{shown}"
         );
         for secret in [

@@ -4,7 +4,6 @@
 use serde_json::Value;
 
 use crate::json_schema::SchemaSet;
-use crate::redact::SecretNames;
 
 /// The management spec, compiled into the emulator.
 pub const MANAGEMENT_SPEC: &str = include_str!("../../../spec/management.yaml");
@@ -15,7 +14,6 @@ pub const OBSERVABILITY_SPEC: &str = include_str!("../../../spec/observability.y
 /// The spec's schemas, to validate request bodies.
 pub struct Schemas {
     set: SchemaSet,
-    secret_names: SecretNames,
 }
 
 impl std::fmt::Debug for Schemas {
@@ -49,15 +47,7 @@ impl Schemas {
                 ));
             }
         }
-        Ok(Self {
-            set,
-            secret_names: SecretNames::from_spec(&spec),
-        })
-    }
-
-    /// The names of the members the spec types as `Secret`.
-    pub fn secret_names(&self) -> SecretNames {
-        self.secret_names.clone()
+        Ok(Self { set })
     }
 
     /// Every way `value` breaks the schema of `body`, each as `path: message`; a message names the

@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use api_raw::management::types as mgmt;
 use api_raw::observability::types as obs;
+use api_raw::support::redact::Redactor;
+use base64::Engine;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -244,7 +246,31 @@ pub struct SeedError {
     message: String,
 }
 
+/// A parser's message as it may be shown: it can quote the line it stopped at (a `secret = "..."`
+/// line of a seed file), so it goes through the one redaction rule.
+fn shown(error: &impl std::fmt::Display) -> String {
+    Redactor::new().text(&error.to_string()).into_owned()
+}
+
 impl Seed {
+    /// The one redaction rule with this seed's secrets: every key secret and its `Authorization`
+    /// form, every observability token and the control token.
+    pub fn redactor(&self) -> Redactor {
+        let mut redactor = Redactor::new();
+        for key in &self.api_keys {
+            redactor.add(&key.secret);
+            redactor.add(
+                &base64::engine::general_purpose::STANDARD
+                    .encode(format!("{}:{}", key.id, key.secret)),
+            );
+        }
+        for token in &self.observability_tokens {
+            redactor.add(&token.token);
+        }
+        redactor.add(&self.control.token);
+        redactor
+    }
+
     /// The built-in seed.
     pub fn builtin() -> Self {
         Self::parse_toml(DEFAULT_SEED, "built-in")
@@ -262,7 +288,7 @@ impl Seed {
             Some("json") => {
                 let seed: Seed = serde_json::from_str(&text).map_err(|e| SeedError {
                     origin: origin.clone(),
-                    message: e.to_string(),
+                    message: shown(&e),
                 })?;
                 seed.checked(&origin)
             }
@@ -274,7 +300,7 @@ impl Seed {
     pub fn parse_toml(text: &str, origin: &str) -> Result<Self, SeedError> {
         let seed: Seed = toml::from_str(text).map_err(|e| SeedError {
             origin: origin.to_string(),
-            message: e.to_string(),
+            message: shown(&e),
         })?;
         seed.checked(origin)
     }

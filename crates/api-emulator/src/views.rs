@@ -61,7 +61,7 @@ pub fn services(app: &Shared) -> Vec<ServiceView> {
         .map(|(id, record)| {
             let current = record.current(now, &timing);
             let mut service = crate::wire::json(&current);
-            app.secrets.redact(&mut service);
+            app.redactor.json(&mut service);
             ServiceView {
                 id: ServiceId::from(*id),
                 organization_id: OrganizationId::from(record.organization),
@@ -95,7 +95,7 @@ pub fn pipes(app: &Shared) -> Vec<PipeView> {
         .map(|(id, record)| {
             let current = record.current(now, &timing);
             let mut pipe = crate::wire::json(&current);
-            app.secrets.redact(&mut pipe);
+            app.redactor.json(&mut pipe);
             PipeView {
                 id: PipeId::from(*id),
                 organization_id: OrganizationId::from(record.organization),

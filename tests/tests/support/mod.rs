@@ -264,4 +264,5 @@ async fn answer(
 }
 
 pub mod emulated;
+pub mod encodings;
 pub mod secrets;

@@ -8,6 +8,7 @@ mod help;
 mod observability;
 mod pipe_file;
 mod pipes;
+mod redaction;
 mod service;
 mod settings;
 mod support;

@@ -196,7 +196,8 @@ fn query_pairs(text: &str, spans: &mut Vec<(usize, usize)>) {
                 let len = bytes[value_start..]
                     .iter()
                     .take_while(|b| {
-                        !matches!(b, b'&' | b';' | b'"' | b'\'' | b'<' | b'\\') && !b.is_ascii_whitespace()
+                        !matches!(b, b'&' | b';' | b'"' | b'\'' | b'<' | b'\\')
+                            && !b.is_ascii_whitespace()
                     })
                     .count();
                 (value_start, value_start + len)
@@ -211,7 +212,11 @@ fn query_pairs(text: &str, spans: &mut Vec<(usize, usize)>) {
 
 /// How many spaces end `bytes`.
 fn spaces_before(bytes: &[u8]) -> usize {
-    bytes.iter().rev().take_while(|b| **b == b' ' || **b == b'\t').count()
+    bytes
+        .iter()
+        .rev()
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count()
 }
 
 fn spaces(bytes: &[u8]) -> usize {

@@ -136,7 +136,10 @@ fn secret_members_lose_their_values_in_text_and_json() {
         none.text("TOML parse error at line 3\n3 | secret = \"s3cr3t\n  |   ^"),
         "TOML parse error at line 3\n3 | secret = \"[REDACTED]\n  |   ^"
     );
-    assert_eq!(none.text("API_KEY_SECRET=abc123 next"), "API_KEY_SECRET=[REDACTED] next");
+    assert_eq!(
+        none.text("API_KEY_SECRET=abc123 next"),
+        "API_KEY_SECRET=[REDACTED] next"
+    );
     assert_eq!(none.text("token = 'tok 1'; x"), "token = '[REDACTED]'; x");
     assert_eq!(none.text("a==b and x=1"), "a==b and x=1");
     let mut body = json!({
