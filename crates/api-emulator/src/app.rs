@@ -149,7 +149,9 @@ impl App {
             *entry = (now, 0);
         }
         let left = window.saturating_sub(now.saturating_sub(entry.0));
-        let reset_secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+        let reset_secs = left
+            .as_secs()
+            .saturating_add(u64::from(left.subsec_nanos() > 0));
         if entry.1 >= max {
             return Admission::Refused { reset_secs };
         }

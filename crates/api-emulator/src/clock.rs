@@ -81,7 +81,10 @@ impl Clock {
             Mode::Wall { .. } => Utc::now(),
             Mode::Deterministic { epoch, .. } => {
                 let elapsed = self.elapsed();
-                *epoch + chrono::Duration::from_std(elapsed).unwrap_or(chrono::Duration::MAX)
+                chrono::Duration::from_std(elapsed)
+                    .ok()
+                    .and_then(|elapsed| epoch.checked_add_signed(elapsed))
+                    .unwrap_or(DateTime::<Utc>::MAX_UTC)
             }
         }
     }
