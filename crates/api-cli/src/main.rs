@@ -32,6 +32,7 @@ fn main() -> ExitCode {
         Err(error) => return usage_error(&error),
     };
     let out = Output::resolve(cli.global.output);
+    progress::say_limit_waits(!out.is_json());
     let env = |name: &str| std::env::var(name).ok();
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()

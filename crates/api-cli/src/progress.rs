@@ -1,6 +1,7 @@
 //! The spinner of a wait: the current state on stderr, only when stderr is a terminal.
 
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -41,5 +42,24 @@ impl Drop for Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// Whether this run writes for people (human output): then waits on the rate limit are said.
+static HUMAN: AtomicBool = AtomicBool::new(false);
+
+/// Says waits on the shared rate limit on stderr from now on (human output only).
+pub(crate) fn say_limit_waits(human: bool) {
+    HUMAN.store(human, Ordering::Relaxed);
+}
+
+/// A call is about to wait `wait` (over a second) for a slot of the rate limit it shares with every
+/// cloudctl (and SDK client) using the same API key.
+pub(crate) fn waiting_on_the_limit(wait: Duration) {
+    if HUMAN.load(Ordering::Relaxed) {
+        crate::output::write_stderr(&format!(
+            "waiting {:.1} s on the shared rate limit of this API key",
+            wait.as_secs_f64()
+        ));
     }
 }

@@ -33,11 +33,15 @@ pub(crate) enum Key {
     ObservabilityUrl,
     /// The observability token.
     ObservabilityToken,
+    /// The client-side rate limit, `MAX/WINDOW`.
+    RateLimit,
+    /// Where the rate limit's state lives: `host`, `process` or a `redis://` URL.
+    RateLimitStore,
 }
 
 impl Key {
     /// Every setting, in the order `config show` lists them.
-    pub const ALL: [Key; 7] = [
+    pub const ALL: [Key; 9] = [
         Key::ApiUrl,
         Key::ApiKeyId,
         Key::ApiKeySecret,
@@ -45,6 +49,8 @@ impl Key {
         Key::ServiceId,
         Key::ObservabilityUrl,
         Key::ObservabilityToken,
+        Key::RateLimit,
+        Key::RateLimitStore,
     ];
 
     /// The environment variable.
@@ -57,6 +63,8 @@ impl Key {
             Key::ServiceId => "CLOUD_SERVICE_ID",
             Key::ObservabilityUrl => "CLOUD_OBSERVABILITY_URL",
             Key::ObservabilityToken => "CLOUD_OBSERVABILITY_TOKEN",
+            Key::RateLimit => api_mgmt::RATE_LIMIT_VAR,
+            Key::RateLimitStore => api_mgmt::RATE_LIMIT_STORE_VAR,
         }
     }
 
@@ -70,6 +78,8 @@ impl Key {
             Key::ServiceId => "service_id",
             Key::ObservabilityUrl => "observability_url",
             Key::ObservabilityToken => "observability_token",
+            Key::RateLimit => "rate_limit",
+            Key::RateLimitStore => "rate_limit_store",
         }
     }
 
@@ -81,7 +91,9 @@ impl Key {
             Key::OrganizationId => Some("--organization"),
             Key::ServiceId => Some("--service"),
             Key::ObservabilityUrl => Some("--observability-url"),
-            Key::ApiKeySecret | Key::ObservabilityToken => None,
+            Key::ApiKeySecret | Key::ObservabilityToken | Key::RateLimit | Key::RateLimitStore => {
+                None
+            }
         }
     }
 
@@ -97,7 +109,9 @@ impl Key {
             Key::OrganizationId => args.organization.as_deref(),
             Key::ServiceId => args.service.as_deref(),
             Key::ObservabilityUrl => args.observability_url.as_deref(),
-            Key::ApiKeySecret | Key::ObservabilityToken => None,
+            Key::ApiKeySecret | Key::ObservabilityToken | Key::RateLimit | Key::RateLimitStore => {
+                None
+            }
         }
     }
 
@@ -110,6 +124,8 @@ impl Key {
             Key::ServiceId => profile.service_id.as_deref(),
             Key::ObservabilityUrl => profile.observability_url.as_deref(),
             Key::ObservabilityToken => profile.observability_token.as_deref(),
+            Key::RateLimit => profile.rate_limit.as_deref(),
+            Key::RateLimitStore => profile.rate_limit_store.as_deref(),
         }
     }
 }
@@ -139,7 +155,8 @@ pub(crate) struct Setting {
 }
 
 impl Setting {
-    /// The value for display: `[REDACTED]` for a secret.
+    /// The value for display: `[REDACTED]` for a secret (a Redis URL's password goes through the
+    /// one redaction rule when it is written).
     pub fn shown(&self) -> Option<String> {
         let value = self.value.as_ref()?;
         Some(if self.key.is_secret() {
@@ -161,6 +178,8 @@ struct Profile {
     service_id: Option<String>,
     observability_url: Option<String>,
     observability_token: Option<String>,
+    rate_limit: Option<String>,
+    rate_limit_store: Option<String>,
 }
 
 /// The config file in use.
@@ -319,15 +338,13 @@ impl Settings {
         ])?;
         let organization: OrganizationId = self.parse(Key::OrganizationId, organization)?;
         let service: ServiceId = self.parse(Key::ServiceId, service)?;
-        let mut builder = api_mgmt::Client::builder(url.expose())
+        let builder = api_mgmt::Client::builder(url.expose())
             .credentials(api_mgmt::Credentials::basic(
                 key_id.expose(),
                 key_secret.clone(),
             ))
-            .user_agent(USER_AGENT);
-        if self.paced {
-            builder = builder.rate_limit(RateLimit::management());
-        }
+            .user_agent(USER_AGENT)
+            .rate_limit(self.rate_limit(RateLimit::management())?);
         let client = builder
             .build()
             .map_err(|e| self.client_error(Key::ApiUrl, &e))?;
@@ -337,25 +354,64 @@ impl Settings {
     /// An observability client.
     pub fn observability(&self) -> Result<api_obs::Client, Failure> {
         let [url, token] = self.require([Key::ObservabilityUrl, Key::ObservabilityToken])?;
-        let mut builder = api_obs::Client::builder(url.expose())
+        api_obs::Client::builder(url.expose())
             .credentials(api_obs::Credentials::bearer(token.clone()))
-            .user_agent(USER_AGENT);
-        if self.paced {
-            builder = builder.rate_limit(RateLimit::observability());
-        }
-        builder
+            .user_agent(USER_AGENT)
+            .rate_limit(self.rate_limit(RateLimit::observability())?)
             .build()
             .map_err(|e| self.client_error(Key::ObservabilityUrl, &e))
     }
 
+    /// The rate limit of this run: `documented` (the API's) or `rate_limit`, in `rate_limit_store`
+    /// (the host store by default, so that every cloudctl of the user shares the key's limit);
+    /// `None` with `--no-rate-limit`. A wait on it longer than a second is said on stderr.
+    pub fn rate_limit(&self, documented: RateLimit) -> Result<Option<RateLimit>, Failure> {
+        if !self.paced {
+            return Ok(None);
+        }
+        let limit = match &self.get(Key::RateLimit).value {
+            Some(text) => self.parse::<RateLimit>(Key::RateLimit, text)?,
+            None => documented,
+        };
+        let store = match &self.get(Key::RateLimitStore).value {
+            Some(text) => api_mgmt::RateLimitStore::parse(text.expose())
+                .map_err(|e| self.setting_error(Key::RateLimitStore, &e.0))?,
+            None => api_mgmt::RateLimitStore::host(),
+        };
+        Ok(Some(
+            limit
+                .store(store)
+                .on_wait(crate::progress::waiting_on_the_limit),
+        ))
+    }
+
+    /// The rate limit and store `config show` reports for the management API.
+    pub fn pacing(&self) -> String {
+        match self.rate_limit(RateLimit::management()) {
+            Ok(Some(limit)) => format!(
+                "paced at {} per {:?} in the {} store",
+                limit.max(),
+                limit.window(),
+                limit.store_kind().describe()
+            ),
+            Ok(None) => "not paced (--no-rate-limit)".into(),
+            Err(failure) => format!("not usable: {}", failure.message),
+        }
+    }
+
     fn parse<T: FromStr<Err: fmt::Display>>(&self, key: Key, value: &Secret) -> Result<T, Failure> {
-        value.expose().parse().map_err(|e| {
-            Failure::usage(format!(
-                "{} (from {}): {e}",
-                key.file_name(),
-                self.origin_text(key)
-            ))
-        })
+        value
+            .expose()
+            .parse()
+            .map_err(|e: T::Err| self.setting_error(key, &e.to_string()))
+    }
+
+    fn setting_error(&self, key: Key, problem: &str) -> Failure {
+        Failure::usage(format!(
+            "{} (from {}): {problem}",
+            key.file_name(),
+            self.origin_text(key)
+        ))
     }
 
     fn client_error(&self, key: Key, error: &api_mgmt::Error) -> Failure {
@@ -621,8 +677,35 @@ mod tests {
             .service()
             .unwrap();
         assert!(
-            format!("{paced:?}").contains("RateLimit(10 per 10s)"),
+            format!("{paced:?}").contains("RateLimit(10 per 10s, host)"),
             "{paced:?}"
+        );
+        let custom = |name: &str| match name {
+            "CLOUD_RATE_LIMIT" => Some("20/2s".to_string()),
+            "CLOUD_RATE_LIMIT_STORE" => Some("process".to_string()),
+            other => env(other),
+        };
+        let chosen = Settings::resolve(&args(&["--config", config]), &custom)
+            .unwrap()
+            .service()
+            .unwrap();
+        assert!(
+            format!("{chosen:?}").contains("RateLimit(20 per 2s)"),
+            "{chosen:?}"
+        );
+        let wrong = |name: &str| match name {
+            "CLOUD_RATE_LIMIT_STORE" => Some("memcached".to_string()),
+            other => env(other),
+        };
+        let err = Settings::resolve(&args(&["--config", config]), &wrong)
+            .unwrap()
+            .service()
+            .unwrap_err();
+        assert!(
+            err.message
+                .contains("rate_limit_store (from env CLOUD_RATE_LIMIT_STORE)"),
+            "{}",
+            err.message
         );
         let unpaced = Settings::resolve(&args(&["--config", config, "--no-rate-limit"]), &env)
             .unwrap()

@@ -191,8 +191,10 @@ impl<T: FromConfig> ConfigBuilder<T> {
         self
     }
 
-    /// A client-side rate limit (`None` turns it off). Pass a clone of one [`RateLimit`] to several
-    /// clients that share an API key.
+    /// A client-side rate limit (`None` turns it off). Clients given clones of one [`RateLimit`]
+    /// share its pace in this process; with [`RateLimitStore::Host`](crate::RateLimitStore::Host) or
+    /// [`RateLimitStore::Redis`](crate::RateLimitStore::Redis) every process using the same API URL
+    /// and key shares it.
     pub fn rate_limit(mut self, rate_limit: impl Into<Option<RateLimit>>) -> Self {
         self.rate_limit = rate_limit.into();
         self

@@ -37,6 +37,15 @@ impl Credentials {
         Self::Bearer(token.into())
     }
 
+    /// What a shared rate limit is keyed by besides the API URL: the key id, or `bearer` for a
+    /// token (never the secret, nor anything derived from it).
+    pub(crate) fn limit_key(&self) -> &str {
+        match self {
+            Self::Basic { key_id, .. } => key_id,
+            Self::Bearer(_) => "bearer",
+        }
+    }
+
     /// Every form of the secret a server might echo: the key secret or the token, and the encoded
     /// `Authorization` value (base64 of `id:secret` for Basic).
     pub(crate) fn secrets(&self) -> Vec<String> {

@@ -7,12 +7,17 @@
 //! | `CLOUD_API_KEY_SECRET` | management | API key secret |
 //! | `CLOUD_OBSERVABILITY_URL` | observability | base URL |
 //! | `CLOUD_OBSERVABILITY_TOKEN` | observability | personal API access key (bearer token) |
+//! | `CLOUD_RATE_LIMIT` | both | a client-side rate limit, `MAX/WINDOW` (`20/2s`) |
+//! | `CLOUD_RATE_LIMIT_STORE` | both | where it lives: `process`, `host` or a `redis://` URL |
 //!
-//! The API has no public default host, so the URL variables are required.
+//! The API has no public default host, so the URL variables are required. Either rate limit
+//! variable turns the client-side limit on (the other one defaulting to the API's documented limit
+//! and to `process`).
 
 use crate::config::{ConfigBuilder, FromConfig};
 use crate::credentials::Credentials;
 use crate::error::ConfigError;
+use crate::rate_limit::RateLimit;
 
 /// Base URL of the management API.
 pub const MANAGEMENT_URL: &str = "CLOUD_API_URL";
@@ -51,7 +56,8 @@ impl<T: FromConfig> ConfigBuilder<T> {
         let url = required(lookup, MANAGEMENT_URL)?;
         let key_id = required(lookup, MANAGEMENT_KEY_ID)?;
         let key_secret = required(lookup, MANAGEMENT_KEY_SECRET)?;
-        Ok(Self::new(url).credentials(Credentials::basic(key_id, key_secret)))
+        let builder = Self::new(url).credentials(Credentials::basic(key_id, key_secret));
+        Ok(builder.rate_limit(RateLimit::from_lookup(RateLimit::management(), lookup)?))
     }
 
     /// An observability builder from `CLOUD_OBSERVABILITY_URL` and `CLOUD_OBSERVABILITY_TOKEN`.
@@ -65,7 +71,8 @@ impl<T: FromConfig> ConfigBuilder<T> {
     ) -> Result<Self, ConfigError> {
         let url = required(lookup, OBSERVABILITY_URL)?;
         let token = required(lookup, OBSERVABILITY_TOKEN)?;
-        Ok(Self::new(url).credentials(Credentials::bearer(token)))
+        let builder = Self::new(url).credentials(Credentials::bearer(token));
+        Ok(builder.rate_limit(RateLimit::from_lookup(RateLimit::observability(), lookup)?))
     }
 }
 

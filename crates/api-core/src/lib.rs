@@ -55,7 +55,10 @@ pub use error_code::{ErrorCode, UnknownCode};
 pub use ids::{AlertId, DashboardId};
 pub use ids::{IdError, OrganizationId, PipeId, ReversePrivateEndpointId, ServiceId};
 pub use operation::{Idempotency, Operation, ResponseBody};
-pub use rate_limit::RateLimit;
+pub use rate_limit::{
+    MAX_SLOWDOWN, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RECOVERY_WINDOWS, REPORTED_WAIT, RateLimit,
+    RateLimitStore, WaitObserver,
+};
 /// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
 pub use reqwest;
 pub use response::{Response, ResponseMeta};

@@ -22,6 +22,7 @@ use crate::error::{
 use crate::error_body::{REQUEST_ID, api_error, header, server_wait};
 use crate::operation::{Operation, ResponseBody};
 use crate::outcome::Ending;
+use crate::rate_limit::Limiter;
 use crate::response::{Response, ResponseMeta};
 use crate::retry::RetryPolicy;
 
@@ -41,6 +42,8 @@ pub struct Runtime {
     /// The client's own secrets (the key secret or token, and the `Authorization` value), removed
     /// from every error it shows.
     redactor: Arc<Redactor>,
+    /// The client-side rate limit, bound to this API URL and key (its store's state for them).
+    limiter: Option<Limiter>,
     /// Whether the attempt timeout already ends a first attempt within the operation's limit: then
     /// the operation's timer starts only when a retry does, and a call that succeeds at once sets no
     /// timer of its own.
@@ -113,11 +116,16 @@ impl Runtime {
         }
         let first_attempt_bounded =
             attempt.is_some_and(|attempt| attempt <= config.operation_timeout);
+        let limiter = config
+            .rate_limit
+            .as_ref()
+            .map(|limit| limit.bind(&config.base_url, config.credentials.limit_key()));
         Ok(Self {
             config: Arc::new(config),
             http,
             defaults,
             redactor: Arc::new(redactor),
+            limiter,
             first_attempt_bounded,
         })
     }
@@ -181,7 +189,7 @@ impl Runtime {
         );
         // The first permit of the client-side limiter is taken before the operation's clock starts:
         // queueing behind other calls is not this call being slow, and a long batch must not time out.
-        if let Some(limiter) = &self.config.rate_limit {
+        if let Some(limiter) = &self.limiter {
             Box::pin(limiter.acquire()).instrument(span.clone()).await;
         }
         let started = Instant::now();
@@ -294,6 +302,12 @@ impl Runtime {
             if let Error::Api(error) = &mut failure.error {
                 error.follows_unknown_outcome = earlier_maybe_applied;
             }
+            // A 429 holds back everyone who shares the limit, not only this call.
+            if failure.ending == Ending::Status(429)
+                && let Some(limiter) = &self.limiter
+            {
+                Box::pin(limiter.throttled(failure.wait)).await;
+            }
             earlier_maybe_applied |= !failure.ending.proves_nothing_applied();
             if !failure.ending.may_retry(op.idempotency) || attempt >= policy.max_attempts {
                 return Err(failure.error);
@@ -331,8 +345,8 @@ impl Runtime {
     where
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {
-        if retry && let Some(limit) = &self.config.rate_limit {
-            Box::pin(limit.acquire()).await;
+        if retry && let Some(limiter) = &self.limiter {
+            Box::pin(limiter.acquire()).await;
         }
         in_flight.store(true, Ordering::Relaxed);
         with_answer_headers(send).await

@@ -162,6 +162,24 @@ impl EmulatorOptions {
         self
     }
 
+    /// Limits the management API to `max` requests per `window_secs` seconds per key, in fixed
+    /// windows (the documented 10 per 10 s by default), and turns the limits on.
+    pub fn management_rate_limit(mut self, max: u32, window_secs: u64) -> Self {
+        self.seed.limits.enabled = true;
+        self.seed.limits.management_max = max;
+        self.seed.limits.management_window_secs = window_secs;
+        self
+    }
+
+    /// Limits the observability API to `max` requests per `window_secs` seconds per token (the
+    /// documented 100 per 60 s by default), and turns the limits on.
+    pub fn observability_rate_limit(mut self, max: u32, window_secs: u64) -> Self {
+        self.seed.limits.enabled = true;
+        self.seed.limits.observability_max = max;
+        self.seed.limits.observability_window_secs = window_secs;
+        self
+    }
+
     /// Override the seed's rate limits.
     pub fn limits(mut self, limits: Limits) -> Self {
         self.seed.limits = limits;

@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use api_emulator::{DEFAULT_SEED, Emulator, EmulatorOptions, Seed, Timing};
+use api_emulator::{DEFAULT_SEED, Emulator, EmulatorOptions, Limits, Seed, Timing};
 use clap::Parser;
 
 /// A local emulator of the management and observability APIs.
@@ -24,6 +24,12 @@ struct Args {
     /// Turn the rate limits off.
     #[arg(long)]
     no_rate_limit: bool,
+    /// The management limit per API key, MAX/WINDOW (default 10/10s, counted in fixed windows).
+    #[arg(long, value_name = "MAX/WINDOW", value_parser = Limits::parse)]
+    management_rate_limit: Option<(u32, u64)>,
+    /// The observability limit per token, MAX/WINDOW (default 100/60s).
+    #[arg(long, value_name = "MAX/WINDOW", value_parser = Limits::parse)]
+    observability_rate_limit: Option<(u32, u64)>,
     /// Make every state transition immediate.
     #[arg(long)]
     instant: bool,
@@ -64,6 +70,12 @@ async fn main() -> ExitCode {
     }
     if let Some(seed) = args.deterministic {
         options = options.deterministic(seed);
+    }
+    if let Some((max, window)) = args.management_rate_limit {
+        options = options.management_rate_limit(max, window);
+    }
+    if let Some((max, window)) = args.observability_rate_limit {
+        options = options.observability_rate_limit(max, window);
     }
     if args.no_rate_limit {
         options = options.rate_limits(false);

@@ -149,6 +149,19 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// `MAX/WINDOW` (`20/2s`, the form `CLOUD_RATE_LIMIT` takes, read by the SDK's parser) as a
+    /// count and a window of whole seconds, as the emulator counts them.
+    pub fn parse(text: &str) -> Result<(u32, u64), String> {
+        let limit: api_core::RateLimit = text.parse().map_err(|e: api_core::ConfigError| e.0)?;
+        let window = limit.window();
+        if window.subsec_nanos() != 0 {
+            return Err(format!(
+                "the emulator counts rate limit windows in whole seconds, not {window:?}"
+            ));
+        }
+        Ok((limit.max(), window.as_secs()))
+    }
+
     /// The management window.
     pub fn management_window(&self) -> Duration {
         Duration::from_secs(self.management_window_secs.max(1))

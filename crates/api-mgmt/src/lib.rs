@@ -71,6 +71,7 @@ pub use api_core::{
     RateLimit, Response, ResponseMeta, RetryPolicy, ReversePrivateEndpointId, Secret, ServiceId,
     TransportError, TransportKind, ValidationError, env,
 };
+pub use api_core::{RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimitStore};
 pub use client::Client;
 pub use pipes::{PipeHandle, Pipes};
 pub use service::ServiceHandle;

@@ -40,6 +40,7 @@ pub use api_core::{
     ErrorCode, IdError, Idempotency, Operation, RateLimit, Response, ResponseMeta, RetryPolicy,
     Secret, TransportError, TransportKind, env,
 };
+pub use api_core::{RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimitStore};
 pub use client::{AlertHandle, Client, Dashboards};
 
 /// The generated observability client and types (an escape hatch).

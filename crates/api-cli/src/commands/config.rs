@@ -45,6 +45,7 @@ fn as_json(settings: &Settings) -> serde_json::Value {
             "found": settings.file.found,
         },
         "paced": settings.paced,
+        "pacing": settings.pacing(),
         "settings": values,
     })
 }
@@ -56,7 +57,11 @@ fn human(settings: &Settings) -> String {
             let setting = settings.get(key);
             vec![
                 key.file_name().to_string(),
-                setting.shown().unwrap_or_else(|| "-".to_string()),
+                setting.shown().unwrap_or_else(|| match key {
+                    Key::RateLimit => "- (the API's documented limit)".to_string(),
+                    Key::RateLimitStore => "- (host)".to_string(),
+                    _ => "-".to_string(),
+                }),
                 settings.origin_text(key),
             ]
         })
@@ -66,11 +71,7 @@ fn human(settings: &Settings) -> String {
         Some(path) => format!("{} (not found)", path.display()),
         None => "none (no config directory on this platform)".to_string(),
     };
-    let pacing = if settings.paced {
-        "paced at 10 per 10 s (management) and 100 per 60 s (observability)"
-    } else {
-        "not paced (--no-rate-limit)"
-    };
+    let pacing = settings.pacing();
     format!(
         "{}\n\nProfile      {}\nConfig file  {file}\nRequests     {pacing}",
         render::table(&["SETTING", "VALUE", "SOURCE"], rows),

@@ -54,3 +54,25 @@ pub fn operation(id: &str) -> Option<&'static Operation> {
     let _ = id;
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_are_found_by_id_in_every_api_compiled_in() {
+        #[cfg(feature = "management")]
+        {
+            let create = operation("createPipe").expect("createPipe");
+            assert_eq!((create.method, create.is_idempotent()), ("POST", false));
+            assert!(create.reconcile.is_some());
+            assert!(operation("getPipe").is_some_and(Operation::is_idempotent));
+        }
+        #[cfg(feature = "observability")]
+        assert_eq!(
+            operation("getAlert").map(|op| op.path),
+            Some("/api/v2/alerts/{id}")
+        );
+        assert!(operation("nothing").is_none());
+    }
+}

@@ -1,0 +1,171 @@
+//! The Redis store: the pacing rule as one Lua script, run atomically by Redis or Valkey on a hash
+//! per API URL and key that expires on its own; times are the Redis server's clock, in
+//! microseconds. When Redis cannot be reached the host store paces instead, said once in
+//! `tracing`, and Redis is tried again after [`RETRY_AFTER`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use api_raw::support::Secret;
+use redis::aio::MultiplexedConnection;
+
+use super::pacing::{MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS};
+use super::store::Host;
+
+/// How long one Redis exchange (connecting included) may take before the host store paces instead.
+const TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How long after a failure Redis is left alone.
+const RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// The pacing rule of `pacing.rs`, on the Redis server's clock (microseconds: Lua numbers are
+/// doubles, exact to 2^53). `ARGV`: `reserve` or `throttle`, the interval, the window, the wait of a
+/// 429, the time (0 for the server's clock), the most slowdown, the recovery windows. Returns the
+/// wait in microseconds.
+const SCRIPT: &str = r"
+local now = tonumber(ARGV[5])
+if now == 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+local interval, window = tonumber(ARGV[2]), tonumber(ARGV[3])
+local most, windows = tonumber(ARGV[6]), tonumber(ARGV[7])
+local s = redis.call('HMGET', KEYS[1], 'next', 'blocked', 'slowdown', 'throttled')
+local nxt, blocked = tonumber(s[1]) or 0, tonumber(s[2]) or 0
+local slow, at = tonumber(s[3]) or 1, tonumber(s[4]) or 0
+local recovery = math.max(window * windows, 1)
+local longest = window * windows + interval * most * 64 + 3600000000
+if slow ~= slow or nxt - now > longest or blocked - now > longest or at > now + longest then
+  nxt, blocked, slow, at = 0, 0, 1, 0
+end
+local set = math.min(math.max(slow, 1), most)
+local factor = 1
+if set > 1 then
+  local since = math.max(now - at, 0)
+  factor = 1 + (set - 1) * (1 - math.min(since / recovery, 1))
+end
+local wait = 0
+if ARGV[1] == 'reserve' then
+  local slot = math.max(nxt, now, blocked)
+  nxt = slot + math.floor(interval * factor)
+  wait = slot - now
+else
+  blocked = math.max(blocked, now + tonumber(ARGV[4]))
+  slow = math.min(factor * 2, most)
+  at = now
+end
+redis.call('HSET', KEYS[1], 'next', string.format('%d', nxt), 'blocked', string.format('%d', blocked),
+  'slowdown', tostring(slow), 'throttled', string.format('%d', at))
+redis.call('PEXPIRE', KEYS[1], math.max(math.ceil((math.max(nxt, blocked) - now + recovery) / 1000), 1000))
+return wait
+";
+
+/// One limit's state in Redis.
+pub(crate) struct RedisStore {
+    client: Option<redis::Client>,
+    key: String,
+    script: redis::Script,
+    connection: tokio::sync::Mutex<Option<MultiplexedConnection>>,
+    /// Until when Redis is left alone after a failure.
+    resting: Mutex<Option<Instant>>,
+    fallback: Arc<Host>,
+    warned: AtomicBool,
+}
+
+impl RedisStore {
+    pub(crate) fn new(url: &Secret, key: &str, fallback: Host) -> Self {
+        Self {
+            client: redis::Client::open(url.expose()).ok(),
+            key: key.to_string(),
+            script: redis::Script::new(SCRIPT),
+            connection: tokio::sync::Mutex::new(None),
+            resting: Mutex::new(None),
+            fallback: Arc::new(fallback),
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    /// Reserves a slot in Redis: the wait in nanoseconds.
+    pub(crate) async fn reserve(&self, pace: Pace) -> u64 {
+        match self.run("reserve", pace, 0, 0).await {
+            Some(micros) => micros.saturating_mul(1000),
+            None => self.fallback.reserve(pace).await,
+        }
+    }
+
+    /// Records a 429 that asked to wait `wait` nanoseconds.
+    pub(crate) async fn throttled(&self, pace: Pace, wait: u64) {
+        if self.run("throttle", pace, wait / 1000, 0).await.is_none() {
+            self.fallback.throttled(pace, wait).await;
+        }
+    }
+
+    /// Runs the script for `operation` at `now` microseconds (0: the server's clock); `None` when
+    /// Redis could not answer in time.
+    pub(crate) async fn run(
+        &self,
+        operation: &str,
+        pace: Pace,
+        wait: u64,
+        now: u64,
+    ) -> Option<u64> {
+        if self
+            .resting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|until| Instant::now() < until)
+        {
+            return None;
+        }
+        let result = tokio::time::timeout(TIMEOUT, self.exchange(operation, pace, wait, now)).await;
+        match result {
+            Ok(Ok(micros)) => Some(micros),
+            Ok(Err(e)) => self.failed(&e.to_string()).await,
+            Err(_) => self.failed("no answer in time").await,
+        }
+    }
+
+    async fn exchange(
+        &self,
+        operation: &str,
+        pace: Pace,
+        wait: u64,
+        now: u64,
+    ) -> redis::RedisResult<u64> {
+        let mut slot = self.connection.lock().await;
+        if slot.is_none() {
+            let client = self.client.as_ref().ok_or_else(|| {
+                redis::RedisError::from((redis::ErrorKind::InvalidClientConfig, "not a Redis URL"))
+            })?;
+            *slot = Some(client.get_multiplexed_async_connection().await?);
+        }
+        let Some(connection) = slot.as_mut() else {
+            unreachable!("set above")
+        };
+        self.script
+            .key(&self.key)
+            .arg(operation)
+            .arg(pace.interval / 1000)
+            .arg(pace.window / 1000)
+            .arg(wait)
+            .arg(now)
+            .arg(MAX_SLOWDOWN)
+            .arg(RECOVERY_WINDOWS)
+            .invoke_async(connection)
+            .await
+    }
+
+    async fn failed(&self, why: &str) -> Option<u64> {
+        *self.connection.lock().await = None;
+        *self.resting.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(Instant::now() + RETRY_AFTER);
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                error = why,
+                "Redis cannot be reached for the shared rate limit; pacing through the host store"
+            );
+        }
+        None
+    }
+}

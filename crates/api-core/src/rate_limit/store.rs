@@ -1,0 +1,239 @@
+//! [`Limiter`]: one API URL and key's limit, bound to the store that keeps its state.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::host::HostFile;
+use super::pacing::Pace;
+use super::process::ProcessState;
+use super::{REPORTED_WAIT, RateLimit, RateLimitStore, WaitObserver, now_ns, ns};
+
+/// The limit of one API URL and key: where its state lives, and how to wait for a slot.
+#[derive(Clone)]
+pub(crate) struct Limiter {
+    pace: Pace,
+    backend: Backend,
+    observer: Option<WaitObserver>,
+}
+
+#[derive(Clone)]
+enum Backend {
+    Process(Arc<ProcessState>),
+    Host(Arc<Host>),
+    #[cfg(feature = "redis")]
+    Redis(Arc<super::redis::RedisStore>),
+}
+
+/// The host store, and the process state it falls back on when the file cannot be used.
+pub(crate) struct Host {
+    file: HostFile,
+    fallback: ProcessState,
+    warned: AtomicBool,
+}
+
+impl Host {
+    pub(crate) fn new(file: HostFile) -> Self {
+        Self {
+            file,
+            fallback: ProcessState::default(),
+            warned: AtomicBool::new(false),
+        }
+    }
+
+    /// Reserves a slot in the file (off the async threads), or in this process when the file
+    /// cannot be used (said once in `tracing`).
+    pub(crate) async fn reserve(self: &Arc<Self>, pace: Pace) -> u64 {
+        let host = Arc::clone(self);
+        let reserved = tokio::task::spawn_blocking(move || {
+            host.file.update(|state| pace.reserve(state, now_ns()))
+        })
+        .await;
+        match reserved {
+            Ok(Ok(wait)) => wait,
+            Ok(Err(e)) => {
+                self.fell_back(&e.to_string());
+                self.fallback.reserve(&pace, now_ns())
+            }
+            Err(e) => {
+                self.fell_back(&e.to_string());
+                self.fallback.reserve(&pace, now_ns())
+            }
+        }
+    }
+
+    /// Records a 429 in the file (or in this process when the file cannot be used).
+    pub(crate) async fn throttled(self: &Arc<Self>, pace: Pace, wait: u64) {
+        let host = Arc::clone(self);
+        let written = tokio::task::spawn_blocking(move || {
+            host.file
+                .update(|state| (pace.throttled(state, now_ns(), wait), ()))
+        })
+        .await;
+        if !matches!(written, Ok(Ok(()))) {
+            self.fallback.throttled(&pace, now_ns(), wait);
+        }
+    }
+
+    fn fell_back(&self, why: &str) {
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                file = %self.file.path().display(),
+                error = why,
+                "the shared rate limit file cannot be used; pacing within this process only"
+            );
+        }
+    }
+}
+
+impl Limiter {
+    pub(crate) fn new(limit: &RateLimit, base_url: &str, key_id: &str) -> Self {
+        let pace = Pace {
+            interval: ns(limit.interval),
+            window: ns(limit.window),
+        };
+        let name = state_name(base_url, key_id);
+        let backend = match &limit.store {
+            RateLimitStore::Process => Backend::Process(Arc::clone(&limit.process)),
+            RateLimitStore::Host { dir } => {
+                Backend::Host(Arc::new(Host::new(HostFile::new(dir.as_deref(), &name))))
+            }
+            #[cfg(feature = "redis")]
+            RateLimitStore::Redis(url) => Backend::Redis(Arc::new(super::redis::RedisStore::new(
+                url,
+                &redis_key(base_url, key_id),
+                Host::new(HostFile::new(None, &name)),
+            ))),
+            #[cfg(not(feature = "redis"))]
+            RateLimitStore::Redis(_) => Backend::Process(Arc::clone(&limit.process)),
+        };
+        Self {
+            pace,
+            backend,
+            observer: limit.observer.clone(),
+        }
+    }
+
+    /// Takes the next slot and waits for it; returns how long it waited.
+    pub(crate) async fn acquire(&self) -> Duration {
+        let wait = match &self.backend {
+            Backend::Process(state) => state.reserve(&self.pace, now_ns()),
+            Backend::Host(host) => host.reserve(self.pace).await,
+            #[cfg(feature = "redis")]
+            Backend::Redis(redis) => redis.reserve(self.pace).await,
+        };
+        let wait = Duration::from_nanos(wait);
+        if wait > REPORTED_WAIT
+            && let Some(observer) = &self.observer
+        {
+            observer(wait);
+        }
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+        wait
+    }
+
+    /// A 429 answered: everyone sharing the state waits `wait` (the server's, else one interval),
+    /// and the pace slows down.
+    pub(crate) async fn throttled(&self, wait: Option<Duration>) {
+        let wait = wait.map_or(self.pace.interval, ns);
+        match &self.backend {
+            Backend::Process(state) => state.throttled(&self.pace, now_ns(), wait),
+            Backend::Host(host) => host.throttled(self.pace, wait).await,
+            #[cfg(feature = "redis")]
+            Backend::Redis(redis) => redis.throttled(self.pace, wait).await,
+        }
+    }
+}
+
+/// The state file's name for an API URL and key id: readable, safe in a file name, and distinct
+/// per pair (the secret never enters it).
+fn state_name(base_url: &str, key_id: &str) -> String {
+    let host: String = base_url
+        .split("://")
+        .nth(1)
+        .unwrap_or(base_url)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    format!(
+        "{host}-{:016x}",
+        fnv(format!("{base_url}\n{key_id}").as_bytes())
+    )
+}
+
+/// The Redis key for an API URL and key id.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+fn redis_key(base_url: &str, key_id: &str) -> String {
+    format!("cloud-sdk:rate-limit:{base_url}:{key_id}")
+}
+
+/// FNV-1a, 64 bits: a stable name and checksum (not a secret's hash: no secret goes in).
+pub(crate) fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_names_are_safe_and_per_url_and_key() {
+        let a = state_name("https://api.example.com:8443/v1", "key-1");
+        assert!(a.starts_with("api.example.com_8443_v1-"), "{a}");
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        );
+        assert_ne!(a, state_name("https://api.example.com:8443/v1", "key-2"));
+        assert_ne!(a, state_name("https://other.example.com", "key-1"));
+        assert_eq!(fnv(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn two_limiters_on_one_host_file_share_the_pace() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit = RateLimit::new(10, Duration::from_millis(500))
+            .unwrap()
+            .store(RateLimitStore::Host {
+                dir: Some(dir.path().to_path_buf()),
+            });
+        // Two bindings stand for two processes: they share nothing but the file.
+        let (a, b) = (limit.bind("http://h", "k"), limit.bind("http://h", "k"));
+        let started = std::time::Instant::now();
+        for _ in 0..3 {
+            a.acquire().await;
+            b.acquire().await;
+        }
+        assert!(
+            started.elapsed() >= Duration::from_millis(250),
+            "{:?}",
+            started.elapsed()
+        );
+        // Another key has a file (and a pace) of its own.
+        let other = limit.bind("http://h", "other");
+        let quick = std::time::Instant::now();
+        other.acquire().await;
+        assert!(quick.elapsed() < Duration::from_millis(40));
+        // A 429 holds everyone sharing the file back.
+        a.throttled(Some(Duration::from_millis(300))).await;
+        let held = std::time::Instant::now();
+        b.acquire().await;
+        assert!(
+            held.elapsed() >= Duration::from_millis(250),
+            "{:?}",
+            held.elapsed()
+        );
+    }
+}
