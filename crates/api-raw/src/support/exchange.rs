@@ -139,3 +139,98 @@ pub fn with_answer_headers<F: Future + ?Sized>(
         Box::new((output, answer))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(headers: &[(&'static str, &str)]) -> reqwest::Request {
+        let mut request = reqwest::Request::new(
+            reqwest::Method::GET,
+            "http://127.0.0.1:1/x".parse().expect("a URL"),
+        );
+        for (name, value) in headers {
+            request
+                .headers_mut()
+                .insert(*name, HeaderValue::from_str(value).expect("a value"));
+        }
+        request
+    }
+
+    #[test]
+    fn the_defaults_are_added_where_the_request_has_none() {
+        let mut credentials = HeaderMap::new();
+        let mut secret = HeaderValue::from_static("Basic abc");
+        secret.set_sensitive(true);
+        credentials.insert("authorization", secret);
+        let defaults = RequestDefaults::new()
+            .header("user-agent", "tool/1")
+            .header("bad name", "x")
+            .headers(credentials)
+            .attempt_timeout(Duration::from_secs(7));
+        assert_eq!(
+            defaults.attempt_timeout_value(),
+            Some(Duration::from_secs(7))
+        );
+        let shown = format!("{defaults:?}");
+        assert!(
+            shown.contains("user-agent") && shown.contains("7s") && !shown.contains("abc"),
+            "{shown}"
+        );
+
+        let mut plain = request(&[]);
+        prepare_request(&defaults, &mut plain);
+        assert_eq!(plain.headers()["user-agent"], "tool/1");
+        assert_eq!(plain.headers()["authorization"], "Basic abc");
+        assert!(plain.headers()["authorization"].is_sensitive());
+        assert_eq!(plain.timeout(), Some(&Duration::from_secs(7)));
+        assert_eq!(plain.headers().len(), 2, "the bad header name was ignored");
+
+        let mut own = request(&[("user-agent", "mine/2")]);
+        *own.timeout_mut() = Some(Duration::from_secs(1));
+        prepare_request(&defaults, &mut own);
+        assert_eq!(
+            own.headers()["user-agent"],
+            "mine/2",
+            "the request's own header wins"
+        );
+        assert_eq!(
+            own.timeout(),
+            Some(&Duration::from_secs(1)),
+            "and its own timeout"
+        );
+
+        let mut none = request(&[]);
+        prepare_request(&RequestDefaults::new(), &mut none);
+        assert!(none.headers().is_empty() && none.timeout().is_none());
+    }
+
+    #[tokio::test]
+    async fn the_answer_is_kept_only_inside_a_scope() {
+        let defaults = RequestDefaults::new();
+        let answer = || {
+            let response = http::Response::builder()
+                .status(503)
+                .header("x-request-id", "r-1")
+                .body(Vec::<u8>::new())
+                .expect("a response");
+            Ok(reqwest::Response::from(response))
+        };
+        // Outside a scope: nothing to keep, nothing fails.
+        capture_answer(&defaults, &answer());
+        let exchanged = with_answer_headers(Box::pin(async {
+            capture_answer(&defaults, &answer());
+            7
+        }))
+        .await;
+        let (output, kept) = *exchanged;
+        assert_eq!(output, 7);
+        let (status, headers) = kept.expect("the answer was kept");
+        assert_eq!(
+            (status, &headers["x-request-id"]),
+            (503, &HeaderValue::from_static("r-1"))
+        );
+        let nothing = with_answer_headers(Box::pin(async { 1 })).await;
+        assert!(nothing.1.is_none());
+    }
+}

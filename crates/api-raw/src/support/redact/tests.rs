@@ -74,6 +74,20 @@ fn a_secret_cut_off_at_the_end_is_found_from_six_characters_on() {
 }
 
 #[test]
+fn the_redactor_shows_no_value_and_reads_raw_bytes_and_arrays() {
+    let redactor = Redactor::new().secret("hunter22");
+    assert!(!redactor.is_empty());
+    assert_eq!(format!("{redactor:?}"), "Redactor(1 secret value(s))");
+    assert_eq!(
+        redactor.bytes(b"pw \xffhunter22\xfe"),
+        "pw \u{fffd}[REDACTED]\u{fffd}"
+    );
+    let mut list = json!(["a hunter22 b", {"x": ["hunter22"]}, 3]);
+    redactor.json(&mut list);
+    assert_eq!(list, json!(["a [REDACTED] b", {"x": ["[REDACTED]"]}, 3]));
+}
+
+#[test]
 fn short_values_are_not_searched_for_and_longer_secrets_win() {
     let redactor = Redactor::new()
         .secret("abc")
