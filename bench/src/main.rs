@@ -11,6 +11,7 @@ mod clients;
 mod cpu;
 mod emulator;
 mod fixtures;
+mod fleet;
 mod floor;
 mod report;
 mod rounds;
@@ -22,12 +23,14 @@ use clients::{Call, Failure, Variant};
 use emulator::Storage;
 
 const USAGE: &str = "\
-usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator] [--server-threads N]
+usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet] [--server-threads N]
        cargo run --release -p api-bench -- --repeat facade|generated|floor pipe|endpoints|dashboards N [--callers K]
 
   --quick             a few seconds, to check that everything runs (figures not to be trusted)
   --only sdk          only the facade / generated client / floor table
   --only emulator     only the emulator table
+  --only fleet        only the fleet table (1, 8, 32 processes sharing one key through each rate
+                      limit store; needs `cargo build --release -p api-emulator` first)
   --server-threads N  worker threads of the canned server's own runtime (default 1)
   --repeat V C N      only N sequential calls C by variant V, for a profiler (perf, callgrind)
   --callers K         with --repeat: the N calls made by K concurrent callers (default 1)";
@@ -37,6 +40,7 @@ struct Args {
     quick: bool,
     sdk: bool,
     emulator: bool,
+    fleet: bool,
     server_threads: usize,
     repeat: Option<(Variant, Call, usize)>,
     callers: usize,
@@ -47,6 +51,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         quick: false,
         sdk: true,
         emulator: true,
+        fleet: false,
         server_threads: 1,
         repeat: None,
         callers: 1,
@@ -63,6 +68,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
             ("--quick", _) => parsed.quick = true,
             ("--only", Some("sdk")) => parsed.emulator = false,
             ("--only", Some("emulator")) => parsed.sdk = false,
+            ("--only", Some("fleet")) => {
+                (parsed.sdk, parsed.emulator, parsed.fleet) = (false, false, true);
+            }
             ("--callers", Some(n)) => {
                 parsed.callers = n
                     .parse()
@@ -103,6 +111,9 @@ fn repeat(v: Option<&str>, c: Option<&str>, n: Option<&str>) -> Option<(Variant,
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("fleet-worker") {
+        return fleet_worker(args.get(1));
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
@@ -118,6 +129,23 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// One process of the fleet benchmark (spawned by it, settings in the environment).
+fn fleet_worker(seconds: Option<&String>) -> ExitCode {
+    let seconds = seconds.and_then(|s| s.parse().ok()).unwrap_or(1);
+    let ran = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(Failure::from)
+        .and_then(|runtime| runtime.block_on(fleet::work(seconds)));
+    match ran {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("fleet-worker: {e}");
             ExitCode::FAILURE
         }
     }
@@ -168,6 +196,15 @@ fn run(args: &Args) -> Result<(), Failure> {
         let data_dir = runtime.block_on(emulator::run(plan, Storage::DataDir))?;
         println!("{}", report::emulator(&memory, &data_dir));
     }
+    if args.fleet {
+        let plan = if args.quick {
+            fleet::Plan::QUICK
+        } else {
+            fleet::Plan::FULL
+        };
+        let (rows, stalls) = fleet::run(plan)?;
+        println!("{}", report::fleet(&rows, &stalls, plan));
+    }
     println!("(measured in {:.0} s)", started.elapsed().as_secs_f64());
     Ok(())
 }
@@ -212,6 +249,9 @@ mod tests {
         assert!(quick_sdk.quick && quick_sdk.sdk && !quick_sdk.emulator);
         assert_eq!(quick_sdk.server_threads, 2);
         assert!(!args("--only emulator").unwrap().sdk);
+        let fleet = args("--only fleet").unwrap();
+        assert!(fleet.fleet && !fleet.sdk && !fleet.emulator);
+        assert!(!all.fleet, "the fleet runs only when asked");
         assert!(args("--only nothing").is_err());
         assert!(args("--server-threads 0").is_err());
         let repeat = args("--repeat facade dashboards 20").unwrap().repeat;

@@ -100,6 +100,38 @@ pub fn emulator(memory: &Figures, data_dir: &Figures) -> String {
     out
 }
 
+/// The fleet table: served rate and 429s per store and process count, then the SIGKILL stalls.
+pub fn fleet(
+    rows: &[crate::fleet::Row],
+    stalls: &[crate::fleet::Stall],
+    plan: crate::fleet::Plan,
+) -> String {
+    let mut out = format!(
+        "Processes sharing one key, the emulator binary limiting it to {} requests per second (goal: \
+         at least 0.95 of the limit and no 429 with the host and Redis stores)\n\n",
+        plan.limit
+    );
+    out.push_str("| store | processes | served / limit | 429s |\n|---|---|---|---|\n");
+    for row in rows {
+        out.push_str(&format!(
+            "| {} | {} | {:.3} | {} |\n",
+            row.store, row.processes, row.fraction, row.throttled
+        ));
+    }
+    out.push_str(
+        "\n| store | longest pause after a SIGKILL (4 processes) | pacing interval |\n|---|---|---|\n",
+    );
+    for stall in stalls {
+        out.push_str(&format!(
+            "| {} | {} ms | {} ms |\n",
+            stall.store,
+            stall.longest.as_millis(),
+            plan.interval().as_millis()
+        ));
+    }
+    out
+}
+
 fn amount(measure: Measure, value: f64) -> String {
     match measure {
         Measure::PerCall => micros(value),

@@ -24,6 +24,9 @@ pub struct Config {
     pub(crate) rate_limit: Option<RateLimit>,
     pub(crate) user_agent: String,
     pub(crate) transport: Transport,
+    /// Where the metrics go (the global meter provider's `api-core` meter when `None`).
+    #[cfg(feature = "metrics")]
+    pub(crate) meter: Option<opentelemetry::metrics::Meter>,
 }
 
 /// A root certificate to trust (there are none without a TLS backend).
@@ -130,6 +133,8 @@ pub struct ConfigBuilder<T = Config> {
     proxy: Option<Secret>,
     http_client: Option<reqwest::Client>,
     connect_timeout_set: bool,
+    #[cfg(feature = "metrics")]
+    meter: Option<opentelemetry::metrics::Meter>,
     target: PhantomData<fn() -> T>,
 }
 
@@ -152,6 +157,8 @@ impl<T: FromConfig> ConfigBuilder<T> {
             proxy: None,
             http_client: None,
             connect_timeout_set: false,
+            #[cfg(feature = "metrics")]
+            meter: None,
             target: PhantomData,
         }
     }
@@ -243,6 +250,14 @@ impl<T: FromConfig> ConfigBuilder<T> {
         self
     }
 
+    /// Records the SDK's metrics (see the `metrics` module's table in the README) through `meter`
+    /// instead of the global meter provider's `api-core` meter (cargo feature `metrics`).
+    #[cfg(feature = "metrics")]
+    pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
     /// Checks the configuration and makes the target (a [`Config`], or a client).
     pub fn build(self) -> Result<T, Error> {
         T::from_config(self.config()?)
@@ -280,6 +295,8 @@ impl<T: FromConfig> ConfigBuilder<T> {
             rate_limit: self.rate_limit,
             user_agent: self.user_agent,
             transport,
+            #[cfg(feature = "metrics")]
+            meter: self.meter,
         })
     }
 }

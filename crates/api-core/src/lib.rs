@@ -23,6 +23,7 @@ mod error_body;
 mod error_code;
 mod facade;
 mod ids;
+mod metrics;
 mod operation;
 pub mod outcome;
 mod rate_limit;

@@ -20,6 +20,7 @@ use crate::error::{
     ConfigError, DecodeError, Error, MAX_ERROR_READ, Result, TransportError, TransportKind,
 };
 use crate::error_body::{REQUEST_ID, api_error, header, server_wait};
+use crate::metrics::{Metrics, final_status};
 use crate::operation::{Operation, ResponseBody};
 use crate::outcome::Ending;
 use crate::rate_limit::Limiter;
@@ -44,6 +45,8 @@ pub struct Runtime {
     redactor: Arc<Redactor>,
     /// The client-side rate limit, bound to this API URL and key (its store's state for them).
     limiter: Option<Limiter>,
+    /// What every call records (OpenTelemetry instruments with the `metrics` feature, else nothing).
+    metrics: Metrics,
     /// Whether the attempt timeout already ends a first attempt within the operation's limit: then
     /// the operation's timer starts only when a retry does, and a call that succeeds at once sets no
     /// timer of its own.
@@ -120,12 +123,22 @@ impl Runtime {
             .rate_limit
             .as_ref()
             .map(|limit| limit.bind(&config.base_url, config.credentials.limit_key()));
+        #[cfg(feature = "metrics")]
+        let metrics = Metrics::new(
+            &config
+                .meter
+                .clone()
+                .unwrap_or_else(|| opentelemetry::global::meter("api-core")),
+        );
+        #[cfg(not(feature = "metrics"))]
+        let metrics = Metrics;
         Ok(Self {
             config: Arc::new(config),
             http,
             defaults,
             redactor: Arc::new(redactor),
             limiter,
+            metrics,
             first_attempt_bounded,
         })
     }
@@ -190,7 +203,8 @@ impl Runtime {
         // The first permit of the client-side limiter is taken before the operation's clock starts:
         // queueing behind other calls is not this call being slow, and a long batch must not time out.
         if let Some(limiter) = &self.limiter {
-            Box::pin(limiter.acquire()).instrument(span.clone()).await;
+            let waited = Box::pin(limiter.acquire()).instrument(span.clone()).await;
+            self.metrics.limiter_wait(op, waited);
         }
         let started = Instant::now();
         let call = Call::default();
@@ -208,7 +222,15 @@ impl Runtime {
             },
             None => run.await,
         };
-        span.record("duration_ms", millis(started.elapsed()));
+        let elapsed = started.elapsed();
+        span.record("duration_ms", millis(elapsed));
+        self.metrics.call(
+            op,
+            final_status(&result, |response| response.meta().status),
+            call.attempts.load(Ordering::Relaxed),
+            elapsed,
+            result.as_ref().is_err_and(Error::is_outcome_unknown),
+        );
         result
     }
 
@@ -263,14 +285,14 @@ impl Runtime {
             let retry_deadline = deadline.filter(|_| attempt > 1 && self.first_attempt_bounded);
             let exchanged = match retry_deadline {
                 Some(deadline) => {
-                    let retry = self.attempt(Box::pin(send()), true, &call.in_flight);
+                    let retry = self.attempt(op, Box::pin(send()), true, &call.in_flight);
                     match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
                         Ok(exchange) => exchange,
                         Err(_) => return Err(self.timed_out(op, call, started)),
                     }
                 }
                 None => {
-                    self.attempt(Box::pin(send()), attempt > 1, &call.in_flight)
+                    self.attempt(op, Box::pin(send()), attempt > 1, &call.in_flight)
                         .await
                 }
             };
@@ -280,12 +302,13 @@ impl Runtime {
             let (raw, answer) = match settle(exchanged, attempt, span) {
                 Ok(response) => {
                     call.in_flight.store(false, Ordering::Relaxed);
+                    self.metrics.attempt(op, Some(response.meta().status));
                     return Ok(response);
                 }
                 Err(failed) => *failed,
             };
             // Boxed: the error path's futures stay out of the success path's state machine.
-            let classify = Box::pin(self.classify(op, raw, answer, attempt, secrets, span));
+            let classify = Box::pin(self.classify::<T>(op, raw, answer, attempt, secrets, span));
             let outcome = match retry_deadline {
                 // Reading a retry's error body is under the deadline too.
                 Some(deadline) => match tokio::time::timeout_at(deadline, classify).await {
@@ -296,9 +319,13 @@ impl Runtime {
             };
             call.in_flight.store(false, Ordering::Relaxed);
             let mut failure = match outcome {
-                Ok(response) => return Ok(response),
+                Ok(response) => {
+                    self.metrics.attempt(op, Some(response.meta().status));
+                    return Ok(response);
+                }
                 Err(failure) => failure,
             };
+            self.metrics.attempt(op, failure.error.status());
             if let Error::Api(error) = &mut failure.error {
                 error.follows_unknown_outcome = earlier_maybe_applied;
             }
@@ -338,6 +365,7 @@ impl Runtime {
     /// permit before the clock started), marks the call in flight, then sends.
     async fn attempt<T, Fut>(
         &self,
+        op: &'static Operation,
         send: Pin<Box<Fut>>,
         retry: bool,
         in_flight: &AtomicBool,
@@ -346,7 +374,8 @@ impl Runtime {
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {
         if retry && let Some(limiter) = &self.limiter {
-            Box::pin(limiter.acquire()).await;
+            let waited = Box::pin(limiter.acquire()).await;
+            self.metrics.limiter_wait(op, waited);
         }
         in_flight.store(true, Ordering::Relaxed);
         with_answer_headers(send).await

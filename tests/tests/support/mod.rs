@@ -265,4 +265,5 @@ async fn answer(
 
 pub mod emulated;
 pub mod encodings;
+pub mod redis_server;
 pub mod secrets;

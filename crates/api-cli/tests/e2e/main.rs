@@ -4,6 +4,7 @@
 
 mod endpoints;
 mod errors;
+mod fleet;
 mod help;
 mod observability;
 mod pipe_file;

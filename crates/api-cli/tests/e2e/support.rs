@@ -169,9 +169,14 @@ impl Cloud {
     /// A `cloudctl` command with every setting in the environment (the running service) and
     /// nothing else from this process's environment.
     pub fn command(&self) -> assert_cmd::Command {
+        assert_cmd::Command::from_std(self.process())
+    }
+
+    /// The same as a plain process command, to spawn (and kill) it.
+    pub fn process(&self) -> std::process::Command {
         let emulator = self.emulator();
         let (key_id, key_secret) = emulator.admin_key();
-        let mut command = assert_cmd::Command::new(env!("CARGO_BIN_EXE_cloudctl"));
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_cloudctl"));
         command
             .env_clear()
             .env("HOME", self.home())

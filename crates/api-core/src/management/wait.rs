@@ -24,21 +24,22 @@ pub struct WaitOptions {
     /// never. A command (start, stop) is never cut short once sent: it is awaited to its answer
     /// (within the client's operation timeout), so a wait never ends with a command half-sent.
     pub timeout: Duration,
-    /// The first pause between two polls.
+    /// The first pause between two polls, and the pause again after the state changes.
     pub initial_interval: Duration,
-    /// The longest pause between two polls (the pause grows by half each time).
+    /// The longest pause between two polls: while nothing changes the pause grows by half each
+    /// time, up to this, so long waits spend little of the key's rate limit (polls go through it).
     pub max_interval: Duration,
     /// How many 404 answers to accept before the pipe is first seen (a new pipe may not be readable yet).
     pub tolerated_not_found: u32,
 }
 
 impl Default for WaitOptions {
-    /// 10 minutes, polling from every second up to every 10 seconds, tolerating 3 early 404s.
+    /// 10 minutes, polling from every second up to every 60 seconds, tolerating 3 early 404s.
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(600),
             initial_interval: Duration::from_secs(1),
-            max_interval: Duration::from_secs(10),
+            max_interval: Duration::from_secs(60),
             tolerated_not_found: 3,
         }
     }
@@ -430,6 +431,11 @@ impl<'a> Pacer<'a> {
         }
     }
 
+    /// The state changed: polls come at the first pace again.
+    fn changed(&mut self) {
+        self.interval = self.options.first_interval();
+    }
+
     /// Runs one read of the wait within the time that is left (`None` when it runs out), so the
     /// timeout holds even when one read is slow (retries, server waits).
     async fn read<T>(&self, call: impl Future<Output = T>) -> Option<T> {
@@ -507,6 +513,12 @@ where
                         pipe: Box::new(pipe),
                     }
                     .into());
+                }
+                if last_seen
+                    .as_ref()
+                    .is_some_and(|seen| seen.state != pipe.state)
+                {
+                    pacer.changed();
                 }
                 last_seen = Some(Box::new(pipe));
                 seen_by_poll = true;
@@ -639,6 +651,12 @@ pub async fn wait_for_service(
             .into());
         }
         send = read && target.needs_resend(&service);
+        if last_seen
+            .as_ref()
+            .is_some_and(|seen| seen.state != service.state)
+        {
+            pacer.changed();
+        }
         last_seen = Some(Box::new(service));
         if !pacer.pause().await {
             return Err(timed_out(&pacer, last_seen));

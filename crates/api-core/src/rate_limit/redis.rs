@@ -169,3 +169,119 @@ impl RedisStore {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::rate_limit::pacing::PaceState;
+
+    use super::super::redis_server;
+
+    const MS: u64 = 1_000_000;
+
+    fn store(url: &str, key: &str) -> RedisStore {
+        let dir = std::env::temp_dir().join("api-core-redis-tests");
+        RedisStore::new(
+            &Secret::new(url),
+            key,
+            Host::new(super::super::host::HostFile::new(Some(&dir), key)),
+        )
+    }
+
+    /// The Lua script and the Rust rule give the same waits for any sequence of reservations and
+    /// 429s at the same times (Redis counts microseconds, Rust nanoseconds: within a microsecond a
+    /// step).
+    #[test]
+    fn the_script_follows_the_pacing_rule() {
+        let Some(server) = redis_server::RedisServer::start("the_script_follows_the_pacing_rule")
+        else {
+            return;
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let pace = Pace {
+            interval: 102 * MS,
+            window: 2_000 * MS,
+        };
+        let config = ProptestConfig {
+            cases: 48,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        };
+        let case = std::sync::atomic::AtomicU32::new(0);
+        proptest!(config, |(steps in proptest::collection::vec((any::<bool>(), 0u64..3_000, 0u64..5_000), 1..14))| {
+            let key = format!("test:{}", case.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+            let redis = store(&server.url, &key);
+            let mut state = PaceState::default();
+            let mut now_ms = 1_700_000_000_000u64;
+            for (step, (reserve, advance_ms, wait_ms)) in steps.into_iter().enumerate() {
+                now_ms += advance_ms;
+                let now_ns = now_ms * MS;
+                if reserve {
+                    let (next, rust_wait) = pace.reserve(state, now_ns);
+                    state = next;
+                    let lua_wait = runtime
+                        .block_on(redis.run("reserve", pace, 0, now_ms * 1000))
+                        .expect("Redis answers");
+                    let difference = (rust_wait / 1000).abs_diff(lua_wait);
+                    prop_assert!(difference <= step as u64 + 1, "step {step}: rust {rust_wait} ns, lua {lua_wait} us");
+                } else {
+                    state = pace.throttled(state, now_ns, wait_ms * MS);
+                    runtime
+                        .block_on(redis.run("throttle", pace, wait_ms * 1000, now_ms * 1000))
+                        .expect("Redis answers");
+                }
+            }
+        });
+    }
+
+    #[test]
+    fn keys_expire_and_an_unreachable_redis_falls_back_at_once() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let pace = Pace {
+            interval: 100 * MS,
+            window: 1_000 * MS,
+        };
+        // Nothing listens on port 9: the host store paces, without waiting for Redis.
+        let away = store("redis://127.0.0.1:9", "away");
+        let started = Instant::now();
+        let waits: Vec<u64> = (0..3)
+            .map(|_| runtime.block_on(away.reserve(pace)))
+            .collect();
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(
+            waits[1] > 0 && waits[2] > waits[1],
+            "paced by the host store: {waits:?}"
+        );
+
+        let Some(server) = redis_server::RedisServer::start("keys_expire") else {
+            return;
+        };
+        let redis = store(&server.url, "expiring");
+        runtime.block_on(redis.reserve(pace));
+        let client = redis::Client::open(server.url.as_str()).unwrap();
+        let ttl: i64 = runtime.block_on(async {
+            let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+            redis::cmd("PTTL")
+                .arg("expiring")
+                .query_async(&mut connection)
+                .await
+                .unwrap()
+        });
+        assert!(
+            ttl > 0 && ttl <= 5_000,
+            "the key expires on its own: {ttl} ms"
+        );
+    }
+}

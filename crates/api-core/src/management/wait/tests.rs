@@ -320,12 +320,58 @@ fn intervals_grow_by_half_up_to_the_cap() {
     );
     assert_eq!(
         options.next_interval(Duration::from_secs(8)),
-        Duration::from_secs(10)
+        Duration::from_secs(12)
+    );
+    assert_eq!(
+        options.next_interval(Duration::from_secs(50)),
+        Duration::from_secs(60)
     );
     assert_eq!(
         options.next_interval(Duration::MAX),
-        Duration::from_secs(10)
+        Duration::from_secs(60)
     );
+}
+
+#[tokio::test]
+async fn a_change_of_state_brings_the_first_pace_back() {
+    // Polls every 20 ms at first, growing by half to 80 ms while nothing changes; each change of
+    // state starts again at 20 ms.
+    let options = WaitOptions::default()
+        .interval(Duration::from_millis(20), Duration::from_millis(80))
+        .timeout(Duration::from_secs(10));
+    let unchanged = ["Provisioning"; 6]
+        .map(pipe)
+        .into_iter()
+        .chain([pipe("Running")])
+        .collect();
+    let started = std::time::Instant::now();
+    let (result, _) = run(
+        unchanged,
+        WaitFor::pipe_state(PipeState::Running),
+        options.clone(),
+    )
+    .await;
+    assert!(result.is_ok());
+    let growing = started.elapsed();
+    let alternating = [
+        "Setup", "Snapshot", "Setup", "Snapshot", "Setup", "Snapshot",
+    ]
+    .map(pipe)
+    .into_iter()
+    .chain([pipe("Running")])
+    .collect();
+    let started = std::time::Instant::now();
+    let (result, _) = run(
+        alternating,
+        WaitFor::pipe_state(PipeState::Running),
+        options,
+    )
+    .await;
+    assert!(result.is_ok());
+    let resetting = started.elapsed();
+    // 20 + 30 + 45 + 67 + 80 + 80 = 322 ms against 6 x 20 = 120 ms.
+    assert!(growing >= Duration::from_millis(300), "{growing:?}");
+    assert!(resetting < Duration::from_millis(250), "{resetting:?}");
 }
 
 /// A scripted service: answers to `send` and `observe` in order, then `starting` to both.

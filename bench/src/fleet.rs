@@ -1,0 +1,286 @@
+//! The fleet benchmark: 1, 8 and 32 processes (this binary, as `fleet-worker`) share one API key
+//! against the emulator binary started with a rate limit, with each store of the SDK's limiter
+//! (process, host, Redis when a server is installed). It reports the rate the emulator served as a
+//! fraction of the limit, the 429s it answered, and, in a second run per store, the longest pause
+//! between two served requests after one of four workers is killed with SIGKILL.
+
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use api_emulator::{LogEntry, OperationId, Seed};
+
+use crate::clients::Failure;
+
+#[path = "../../tests/tests/support/redis_server.rs"]
+mod redis_server;
+
+/// How big a fleet run is.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Plan {
+    /// Requests per second the emulator allows the key (a window of one second).
+    pub limit: u32,
+    /// How long each run lasts.
+    pub seconds: u64,
+    /// The process counts.
+    pub processes: &'static [usize],
+}
+
+impl Plan {
+    /// The README's figures.
+    pub(crate) const FULL: Plan = Plan {
+        limit: 20,
+        seconds: 8,
+        processes: &[1, 8, 32],
+    };
+    /// A few seconds, to see that it runs.
+    pub(crate) const QUICK: Plan = Plan {
+        limit: 20,
+        seconds: 2,
+        processes: &[1, 4],
+    };
+
+    /// The pacing interval of the SDK for this limit (one second over the limit, 2% slower).
+    pub(crate) fn interval(&self) -> Duration {
+        Duration::from_secs(1) / self.limit * 102 / 100
+    }
+}
+
+/// One run's figures.
+#[derive(Debug, Clone)]
+pub(crate) struct Row {
+    /// `process`, `host` or `redis`.
+    pub store: &'static str,
+    /// Processes sharing the key.
+    pub processes: usize,
+    /// Served requests per second over the limit.
+    pub fraction: f64,
+    /// 429 answers.
+    pub throttled: usize,
+}
+
+/// A SIGKILL run's figure.
+#[derive(Debug, Clone)]
+pub(crate) struct Stall {
+    /// The store.
+    pub store: &'static str,
+    /// The longest pause between two served requests after the kill.
+    pub longest: Duration,
+}
+
+/// Runs every store and process count of `plan`.
+pub(crate) fn run(plan: Plan) -> Result<(Vec<Row>, Vec<Stall>), Failure> {
+    let redis = redis_server::RedisServer::start("the fleet benchmark");
+    let mut stores: Vec<(&'static str, String)> =
+        vec![("process", "process".into()), ("host", "host".into())];
+    match &redis {
+        Some(server) => stores.push(("redis", server.url.clone())),
+        None => eprintln!("fleet: no redis-server, the Redis store is left out"),
+    }
+    let mut rows = Vec::new();
+    let mut stalls = Vec::new();
+    for (store, value) in &stores {
+        for &processes in plan.processes {
+            eprintln!("measuring: {processes} process(es), {store} store");
+            let emulator = EmulatorProcess::start(plan.limit)?;
+            let home = tempfile::tempdir()?;
+            let workers: Vec<Child> = (0..processes)
+                .map(|_| worker(&emulator, value, plan, home.path()))
+                .collect::<Result<_, _>>()?;
+            for mut worker in workers {
+                worker.wait()?;
+            }
+            let log = emulator.requests()?;
+            let served = served(&log);
+            rows.push(Row {
+                store,
+                processes,
+                fraction: fraction(&served, plan.limit),
+                throttled: log.iter().filter(|e| e.status == 429).count(),
+            });
+        }
+        if *store != "process" {
+            eprintln!("measuring: a SIGKILL among 4 processes, {store} store");
+            stalls.push(Stall {
+                store,
+                longest: sigkill_run(plan, value)?,
+            });
+        }
+    }
+    Ok((rows, stalls))
+}
+
+/// Four workers; one is killed with SIGKILL halfway: the longest pause between served requests
+/// after that.
+fn sigkill_run(plan: Plan, store: &str) -> Result<Duration, Failure> {
+    let emulator = EmulatorProcess::start(plan.limit)?;
+    let home = tempfile::tempdir()?;
+    let mut workers: Vec<Child> = (0..4)
+        .map(|_| worker(&emulator, store, plan, home.path()))
+        .collect::<Result<_, _>>()?;
+    std::thread::sleep(Duration::from_secs(plan.seconds) / 2);
+    let killed_at = chrono::Utc::now();
+    workers[0].kill()?;
+    for mut worker in workers {
+        worker.wait()?;
+    }
+    let log = emulator.requests()?;
+    let after: Vec<&LogEntry> = served(&log)
+        .into_iter()
+        .filter(|e| e.at >= killed_at)
+        .collect();
+    Ok(after
+        .windows(2)
+        .map(|pair| (pair[1].at - pair[0].at).to_std().unwrap_or_default())
+        .max()
+        .unwrap_or_default())
+}
+
+/// The `fleet-worker` process: the settings in its environment, calls until its time is up.
+fn worker(
+    emulator: &EmulatorProcess,
+    store: &str,
+    plan: Plan,
+    home: &std::path::Path,
+) -> Result<Child, Failure> {
+    let seed = Seed::builtin();
+    let key = seed
+        .api_keys
+        .first()
+        .ok_or_else(|| Failure::from("the built-in seed has no API key"))?;
+    let service = seed
+        .services
+        .iter()
+        .find(|s| {
+            s.service
+                .state
+                .as_ref()
+                .is_some_and(api_mgmt::ServiceState::is_running)
+        })
+        .and_then(|s| s.service.id.map(|id| (s.organization, id)))
+        .ok_or_else(|| Failure::from("the built-in seed has no running service"))?;
+    Ok(Command::new(std::env::current_exe()?)
+        .arg("fleet-worker")
+        .arg(plan.seconds.to_string())
+        .env("CLOUD_API_URL", &emulator.url)
+        .env("CLOUD_API_KEY_ID", &key.id)
+        .env("CLOUD_API_KEY_SECRET", &key.secret)
+        .env("FLEET_ORGANIZATION", service.0.to_string())
+        .env("FLEET_SERVICE", service.1.to_string())
+        .env("CLOUD_RATE_LIMIT", format!("{}/1s", plan.limit))
+        .env("CLOUD_RATE_LIMIT_STORE", store)
+        .env("XDG_RUNTIME_DIR", home)
+        .stdout(Stdio::null())
+        .spawn()?)
+}
+
+/// The worker's body: lists the reverse private endpoints until `seconds` have passed.
+pub(crate) async fn work(seconds: u64) -> Result<(), Failure> {
+    let client = api_mgmt::Client::from_env()?;
+    let organization = std::env::var("FLEET_ORGANIZATION")?.parse()?;
+    let service = std::env::var("FLEET_SERVICE")?.parse()?;
+    let service = client.service(organization, service);
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    while Instant::now() < deadline {
+        // An error (a 429 the retries did not absorb) is part of what is measured, not a failure.
+        let _ = service.reverse_private_endpoints().await;
+    }
+    Ok(())
+}
+
+/// The served list requests, in time order.
+fn served(log: &[LogEntry]) -> Vec<&LogEntry> {
+    let mut served: Vec<&LogEntry> = log
+        .iter()
+        .filter(|e| {
+            e.operation_id == Some(OperationId::ListReversePrivateEndpoints) && e.status == 200
+        })
+        .collect();
+    served.sort_by_key(|e| e.at);
+    served
+}
+
+/// Served requests per second, between the first and the last, over the limit.
+fn fraction(served: &[&LogEntry], limit: u32) -> f64 {
+    let (Some(first), Some(last)) = (served.first(), served.last()) else {
+        return 0.0;
+    };
+    let span = (last.at - first.at).num_microseconds().unwrap_or(0) as f64 / 1e6;
+    if span <= 0.0 {
+        return 0.0;
+    }
+    (served.len() - 1) as f64 / span / f64::from(limit)
+}
+
+/// The emulator binary, beside this one (`cargo build --release -p api-emulator`), on a free port.
+struct EmulatorProcess {
+    child: Child,
+    url: String,
+}
+
+impl EmulatorProcess {
+    fn start(limit: u32) -> Result<Self, Failure> {
+        let binary = std::env::current_exe()?.with_file_name("api-emulator");
+        if !binary.exists() {
+            return Err(Failure::from(format!(
+                "{} is missing: build it with `cargo build --release -p api-emulator` first",
+                binary.display()
+            )));
+        }
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let child = Command::new(binary)
+            .args(["--listen", &format!("127.0.0.1:{port}"), "--instant"])
+            .args(["--management-rate-limit", &format!("{limit}/1s")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let emulator = Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                return Err(Failure::from("the emulator binary did not start"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(emulator)
+    }
+
+    /// Its request log.
+    fn requests(&self) -> Result<Vec<LogEntry>, Failure> {
+        let seed = Seed::builtin();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        runtime.block_on(async {
+            let response = api_mgmt::http_client_builder()
+                .build()?
+                .get(format!("{}/_emulator/requests", self.url))
+                .bearer_auth(&seed.control.token)
+                .send()
+                .await?;
+            Ok(response.json::<Vec<LogEntry>>().await?)
+        })
+    }
+}
+
+impl Drop for EmulatorProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_interval_is_the_sdks() {
+        assert_eq!(Plan::FULL.interval(), Duration::from_millis(51));
+        let limit: api_mgmt::RateLimit = "20/1s".parse().unwrap();
+        assert_eq!(limit.interval(), Plan::FULL.interval());
+    }
+}

@@ -1,0 +1,154 @@
+//! Many processes, one key: eight `cloudctl` processes pace themselves together through the host
+//! store (and through Redis), so the emulator, limiting the key to 20 requests per 2 s, answers no
+//! 429 while serving at least 95% of that; the process store draws 429s; a process killed with
+//! SIGKILL stalls the others by no more than its own slot.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use api_emulator::{EmulatorOptions, LogEntry, OperationId};
+
+use crate::support::Cloud;
+
+#[path = "../../../../tests/tests/support/redis_server.rs"]
+mod redis_server;
+
+/// The emulator's limit, and cloudctl's.
+const LIMIT: &str = "20/2s";
+/// One request every 2 s / 20, 2% slower.
+const INTERVAL: Duration = Duration::from_millis(102);
+
+fn limited() -> Cloud {
+    Cloud::with(EmulatorOptions::for_tests().management_rate_limit(20, 2))
+}
+
+/// `workers` threads, each running `calls` `cloudctl endpoint list` processes one after another,
+/// with the limit in `store`; every run's exit code.
+fn fleet(cloud: &Cloud, store: &str, workers: usize, calls: usize) -> Vec<i32> {
+    let commands: Vec<Vec<Command>> = (0..workers)
+        .map(|_| (0..calls).map(|_| command(cloud, store)).collect())
+        .collect();
+    std::thread::scope(|scope| {
+        let running: Vec<_> = commands
+            .into_iter()
+            .map(|mut runs| {
+                scope.spawn(move || {
+                    runs.iter_mut()
+                        .map(|run| {
+                            run.output()
+                                .map_or(-1, |out| out.status.code().unwrap_or(-1))
+                        })
+                        .collect::<Vec<i32>>()
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .flat_map(|worker| worker.join().unwrap())
+            .collect()
+    })
+}
+
+fn command(cloud: &Cloud, store: &str) -> Command {
+    let mut command = cloud.process();
+    command
+        .args(["endpoint", "list", "-o", "json"])
+        .env("CLOUD_RATE_LIMIT", LIMIT)
+        .env("CLOUD_RATE_LIMIT_STORE", store)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    command
+}
+
+/// The list requests the emulator served (not 429), in time order.
+fn served(log: &[LogEntry]) -> Vec<&LogEntry> {
+    let mut served: Vec<&LogEntry> = log
+        .iter()
+        .filter(|e| {
+            e.operation_id == Some(OperationId::ListReversePrivateEndpoints) && e.status == 200
+        })
+        .collect();
+    served.sort_by_key(|e| e.at);
+    served
+}
+
+/// Requests per second over the served ones, as a fraction of 20 per 2 s.
+fn fraction_of_limit(served: &[&LogEntry]) -> f64 {
+    let span = (served[served.len() - 1].at - served[0].at).num_milliseconds() as f64 / 1000.0;
+    (served.len() - 1) as f64 / span / 10.0
+}
+
+fn throttled(log: &[LogEntry]) -> usize {
+    log.iter().filter(|e| e.status == 429).count()
+}
+
+fn shares_the_limit(cloud: &Cloud, store: &str) {
+    let codes = fleet(cloud, store, 8, 10);
+    assert!(codes.iter().all(|code| *code == 0), "{store}: {codes:?}");
+    let log = cloud.requests();
+    assert_eq!(throttled(&log), 0, "{store}: no 429");
+    let served = served(&log);
+    assert_eq!(served.len(), 80);
+    let fraction = fraction_of_limit(&served);
+    assert!(
+        (0.95..=1.0).contains(&fraction),
+        "{store}: served {fraction:.3} of the limit"
+    );
+}
+
+#[test]
+fn eight_processes_share_one_key_through_the_host_store() {
+    shares_the_limit(&limited(), "host");
+}
+
+#[test]
+fn eight_processes_share_one_key_through_redis() {
+    let Some(redis) =
+        redis_server::RedisServer::start("eight_processes_share_one_key_through_redis")
+    else {
+        return;
+    };
+    shares_the_limit(&limited(), &redis.url);
+}
+
+#[test]
+fn paced_per_process_the_same_fleet_draws_429s() {
+    let cloud = limited();
+    fleet(&cloud, "process", 8, 4);
+    assert!(
+        throttled(&cloud.requests()) > 0,
+        "each process alone keeps to the limit, together they do not"
+    );
+}
+
+#[test]
+fn a_process_killed_with_sigkill_stalls_the_others_by_one_slot_at_most() {
+    let cloud = limited();
+    // The victim starts among three others and is killed while it waits for its slot.
+    let victim_command = command(&cloud, "host");
+    let others = std::thread::scope(|scope| {
+        let others = scope.spawn(|| fleet(&cloud, "host", 3, 8));
+        std::thread::sleep(Duration::from_millis(600));
+        let mut victim_command = victim_command;
+        let mut victim = victim_command.spawn().expect("cloudctl starts");
+        std::thread::sleep(Duration::from_millis(150));
+        victim.kill().expect("SIGKILL");
+        let _ = victim.wait();
+        others.join().unwrap()
+    });
+    assert!(others.iter().all(|code| *code == 0), "{others:?}");
+    let log = cloud.requests();
+    assert_eq!(throttled(&log), 0);
+    let served = served(&log);
+    let longest = served
+        .windows(2)
+        .map(|pair| (pair[1].at - pair[0].at).to_std().unwrap_or_default())
+        .max()
+        .unwrap_or_default();
+    // One pacing interval, plus the slot the killed process held, plus scheduling on a shared
+    // machine.
+    assert!(
+        longest <= INTERVAL * 2 + Duration::from_millis(250),
+        "a stall of {longest:?}"
+    );
+}
