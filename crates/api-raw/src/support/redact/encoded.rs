@@ -12,12 +12,13 @@ use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::{PARTIAL_MIN, REDACTED};
+use super::PARTIAL_MIN;
 
 /// How many encodings deep a character may sit: 2 covers a form escaped once more.
 const MAX_DEPTH: u8 = 2;
 
-/// `text` with every occurrence of each secret replaced by [`REDACTED`]; `None` when there is none.
+/// `text` with every occurrence of each secret replaced by [`REDACTED`](super::REDACTED); `None`
+/// when there is none.
 /// `secrets` come longest first, so a secret that contains another is replaced whole.
 pub(super) fn replace_all(text: &str, secrets: &[Box<[char]>]) -> Option<String> {
     let starts = StartBytes::new(secrets);
@@ -26,8 +27,7 @@ pub(super) fn replace_all(text: &str, secrets: &[Box<[char]>]) -> Option<String>
         .iter()
         .map(|secret| Search::new(bytes, secret))
         .collect();
-    let mut out: Option<String> = None;
-    let mut copied = 0;
+    let mut spans = Vec::new();
     let mut pos = 0;
     while pos < bytes.len() {
         let found = if starts.may_start(bytes[pos]) {
@@ -35,37 +35,25 @@ pub(super) fn replace_all(text: &str, secrets: &[Box<[char]>]) -> Option<String>
         } else {
             None
         };
+        // An occurrence starts with a character's first byte or an ASCII escape, never inside a
+        // character, so every `pos` it is found at (and every end) is a character boundary.
         match found {
-            Some(end) if end > pos => {
-                let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
-                out.push_str(&text[copied..pos]);
-                out.push_str(REDACTED);
-                copied = end;
+            Some(end) => {
+                spans.push((pos, end));
                 pos = end;
             }
-            _ => pos = next_boundary(text, pos),
+            None => pos += 1,
         }
     }
-    out.map(|mut out| {
-        out.push_str(&text[copied..]);
-        out
-    })
-}
-
-fn next_boundary(text: &str, pos: usize) -> usize {
-    let mut next = pos + 1;
-    while next < text.len() && !text.is_char_boundary(next) {
-        next += 1;
-    }
-    next
+    (!spans.is_empty()).then(|| super::splice(text, &spans))
 }
 
 /// The bytes at which an occurrence may begin: the first byte of a secret's first character, or the
 /// first byte of an encoding.
-struct StartBytes([bool; 256]);
+pub(super) struct StartBytes([bool; 256]);
 
 impl StartBytes {
-    fn new(secrets: &[Box<[char]>]) -> Self {
+    pub(super) fn new(secrets: &[Box<[char]>]) -> Self {
         let mut table = [false; 256];
         for byte in [b'\\', b'&', b'%', b'+'] {
             table[usize::from(byte)] = true;
@@ -79,7 +67,7 @@ impl StartBytes {
         Self(table)
     }
 
-    fn may_start(&self, byte: u8) -> bool {
+    pub(super) fn may_start(&self, byte: u8) -> bool {
         self.0[usize::from(byte)]
     }
 }

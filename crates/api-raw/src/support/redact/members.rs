@@ -28,7 +28,7 @@ const COOKIE: &str = "cookie";
 /// `cookie`. Unknown source kinds and unknown settings are judged the same way, since nobody has
 /// vetted their members.
 pub fn is_secret_member(name: &str) -> bool {
-    if spec_secret(name) {
+    if SPEC_SECRETS.contains(&name) {
         return true;
     }
     let folded: String = name
@@ -39,16 +39,12 @@ pub fn is_secret_member(name: &str) -> bool {
     SECRET_WORDS.iter().any(|word| folded.contains(word)) || folded.contains(COOKIE)
 }
 
-/// The members the management spec types as `Secret` (generated from `spec/management.yaml`).
+/// The members the spec types as `Secret`, generated from `spec/management.yaml` (none without the
+/// management API).
 #[cfg(feature = "management")]
-fn spec_secret(name: &str) -> bool {
-    crate::management::SECRET_MEMBERS.contains(&name)
-}
-
+const SPEC_SECRETS: &[&str] = crate::management::SECRET_MEMBERS;
 #[cfg(not(feature = "management"))]
-fn spec_secret(_name: &str) -> bool {
-    false
-}
+const SPEC_SECRETS: &[&str] = &[];
 
 /// Replaces every scalar of `value` with [`REDACTED`] (a whole object or array under a secret name
 /// loses all its values, keeping its shape); `null` stays `null`.
@@ -96,23 +92,7 @@ pub(super) fn redact_member_values(text: &str) -> Option<String> {
     let mut spans = Vec::new();
     quoted_members(text, &mut spans);
     query_pairs(text, &mut spans);
-    if spans.is_empty() {
-        return None;
-    }
-    spans.sort_unstable();
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
-    for (start, end) in spans {
-        if start < copied {
-            copied = copied.max(end);
-            continue;
-        }
-        out.push_str(&text[copied..start]);
-        out.push_str(REDACTED);
-        copied = end;
-    }
-    out.push_str(&text[copied..]);
-    Some(out)
+    (!spans.is_empty()).then(|| super::splice(text, &spans))
 }
 
 /// The spans of the values of quoted members with a secret name. A name is a run of name characters

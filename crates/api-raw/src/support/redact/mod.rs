@@ -158,5 +158,25 @@ impl Redactor {
     }
 }
 
+/// `text` with each span (byte ranges on character boundaries) replaced by [`REDACTED`]; spans that
+/// overlap are merged.
+fn splice(text: &str, spans: &[(usize, usize)]) -> String {
+    let mut spans = spans.to_vec();
+    spans.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for (start, end) in spans {
+        if start < copied {
+            copied = copied.max(end);
+            continue;
+        }
+        out.push_str(&text[copied..start]);
+        out.push_str(REDACTED);
+        copied = end;
+    }
+    out.push_str(&text[copied..]);
+    out
+}
+
 #[cfg(test)]
 mod tests;

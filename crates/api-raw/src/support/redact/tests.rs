@@ -2,6 +2,7 @@ use proptest::prelude::*;
 use serde_json::json;
 
 use super::*;
+use super::{encoded, splice};
 
 fn redacts(secret: &str, text: &str, expected: &str) {
     assert_eq!(
@@ -33,6 +34,46 @@ fn a_secret_is_found_as_itself_and_in_every_json_escape() {
     redacts("café-pw", r"x caf\u00e9-pw y", "x [REDACTED] y");
     redacts("ok😀pass", r"x ok\ud83d\ude00pass y", "x [REDACTED] y");
     redacts("ok😀pass", r"x ok\uD83D\uDE00pass y", "x [REDACTED] y");
+}
+
+#[test]
+fn every_short_json_escape_and_named_reference_is_known() {
+    redacts(
+        "a\u{8}b\u{c}c\rd\te",
+        r"x a\bb\fc\rd\te y",
+        "x [REDACTED] y",
+    );
+    redacts("no\u{a0}break", "x no&nbsp;break y", "x [REDACTED] y");
+    redacts("nul\0char", "x nul&#0;char y", "x [REDACTED] y");
+    redacts("nul\0char", "x nul&#x000;char y", "x [REDACTED] y");
+    redacts("nul\0char", "x nul&#;char y", "x nul&#;char y");
+}
+
+#[test]
+fn only_a_first_byte_or_an_escape_may_begin_an_occurrence() {
+    let secrets: Vec<Box<[char]>> = vec!["élan-1".chars().collect(), "x-ray1".chars().collect()];
+    let starts = encoded::StartBytes::new(&secrets);
+    for byte in [b'\\', b'&', b'%', b'+', b'x', "é".as_bytes()[0]] {
+        assert!(starts.may_start(byte), "{byte}");
+    }
+    for byte in [b'a', b' ', "é".as_bytes()[1], b'y'] {
+        assert!(!starts.may_start(byte), "{byte}");
+    }
+}
+
+#[test]
+fn overlapping_finds_are_replaced_once() {
+    // A secret-named member whose value holds a query pair of another secret name.
+    let none = Redactor::new();
+    assert_eq!(
+        none.text(r#"{"password":"a&token=b"} rest"#),
+        r#"{"password":"[REDACTED]"} rest"#
+    );
+    assert_eq!(
+        splice("0123456789", &[(5, 8), (1, 3), (2, 6)]),
+        "0[REDACTED]89"
+    );
+    assert_eq!(splice("abc", &[(3, 3)]), "abc[REDACTED]");
 }
 
 #[test]
@@ -156,6 +197,21 @@ fn secret_members_lose_their_values_in_text_and_json() {
     );
     assert_eq!(none.text("token = 'tok 1'; x"), "token = '[REDACTED]'; x");
     assert_eq!(none.text("a==b and x=1"), "a==b and x=1");
+    assert_eq!(
+        none.text(r#"{"password" : "p-1", "token":""}"#),
+        r#"{"password" : "[REDACTED]", "token":""}"#
+    );
+    assert_eq!(none.text("mytoken=abc"), "mytoken=[REDACTED]");
+    assert_eq!(
+        none.text("x/token=abc"),
+        "x/token=abc",
+        "a name starts after a separator"
+    );
+    assert_eq!(
+        none.text("?token=&next=1"),
+        "?token=&next=1",
+        "an empty value stays empty"
+    );
     let mut body = json!({
         "name": "orders",
         "credentials": {"username": "reader", "password": "hunter22"},
@@ -171,6 +227,20 @@ fn secret_members_lose_their_values_in_text_and_json() {
             "futureKind": {"clientSecret": {"value": REDACTED, "n": REDACTED}, "tokens": [REDACTED], "other": null},
             "note": "uses redis://x:[REDACTED]@h",
         })
+    );
+}
+
+#[test]
+fn secret_values_are_collected_under_secret_names_at_any_depth() {
+    let body = json!([
+        {"passwords": ["p-one-1", {"old": "p-two-2"}], "name": "n"},
+        {"nested": [{"apiKey": {"k": ["key-3333"]}}]},
+    ]);
+    let mut redactor = Redactor::new();
+    redactor.add_json_secrets(&body);
+    assert_eq!(
+        redactor.text("p-one-1 p-two-2 key-3333 n"),
+        "[REDACTED] [REDACTED] [REDACTED] n"
     );
 }
 

@@ -1,8 +1,7 @@
 //! Credentials inside a URI: `scheme://user:password@host` loses its password, known or not.
 
-use super::REDACTED;
-
-/// `text` with the password of every URI's user information replaced by [`REDACTED`] (also in a
+/// `text` with the password of every URI's user information replaced by
+/// [`REDACTED`](super::REDACTED) (also in a
 /// JSON string that writes `/` as `\/`); `None` when there is none.
 pub(super) fn redact_passwords(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
@@ -25,18 +24,7 @@ pub(super) fn redact_passwords(text: &str) -> Option<String> {
         }
         search = at_sign;
     }
-    if spans.is_empty() {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len());
-    let mut copied = 0;
-    for (start, end) in spans {
-        out.push_str(&text[copied..start]);
-        out.push_str(REDACTED);
-        copied = end;
-    }
-    out.push_str(&text[copied..]);
-    Some(out)
+    (!spans.is_empty()).then(|| super::splice(text, &spans))
 }
 
 /// Where the authority begins after `//` (or the JSON-escaped `\/\/`) at `from`.
