@@ -4,26 +4,8 @@
 
 mod support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use support::secrets::{assert_clean, pipes_with_every_secret};
-use support::{PIPE, Reply, ScriptServer, service};
-
-/// A `tracing` writer that keeps everything in memory.
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
+use support::{Captured, PIPE, Reply, ScriptServer, service};
 
 #[tokio::test(flavor = "current_thread")]
 async fn tracing_output_has_the_call_but_no_secret() {

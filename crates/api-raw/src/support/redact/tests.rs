@@ -1,6 +1,7 @@
 use proptest::prelude::*;
 use serde_json::json;
 
+use super::encodings::{html_decoded, html_form, json_form, pieces};
 use super::*;
 use super::{encoded, splice};
 
@@ -303,96 +304,6 @@ fn a_pathological_secret_ends_within_its_budget() {
     let started = std::time::Instant::now();
     let _ = Redactor::new().secret(&secret).text(&text);
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
-}
-
-/// The ways a JSON encoder may write `c` inside a string; `pick` chooses one.
-fn json_form(c: char, pick: u8) -> String {
-    let escape = |c: char, upper: bool| {
-        let mut units = [0u16; 2];
-        c.encode_utf16(&mut units)
-            .iter()
-            .map(|u| {
-                if upper {
-                    format!("\\u{u:04X}")
-                } else {
-                    format!("\\u{u:04x}")
-                }
-            })
-            .collect::<String>()
-    };
-    match (c, pick % 4) {
-        ('"', 0) => "\\\"".into(),
-        ('\\', 0) => "\\\\".into(),
-        ('/', 0) => "\\/".into(),
-        ('\n', 0) => "\\n".into(),
-        (c, 1) => escape(c, false),
-        (c, 2) => escape(c, true),
-        (c, _) if c == '"' || c == '\\' || c < ' ' => escape(c, false),
-        (c, _) => c.to_string(),
-    }
-}
-
-/// The ways an HTML page may write `c`; `pick` chooses one.
-fn html_form(c: char, pick: u8) -> String {
-    let named = match c {
-        '&' => Some("&amp;"),
-        '<' => Some("&lt;"),
-        '>' => Some("&gt;"),
-        '"' => Some("&quot;"),
-        _ => None,
-    };
-    match (pick % 4, named) {
-        (0, Some(named)) => named.into(),
-        (1, _) => format!("&#{};", u32::from(c)),
-        (2, _) => format!("&#x{:X};", u32::from(c)),
-        (_, Some(_)) => format!("&#{};", u32::from(c)),
-        _ => c.to_string(),
-    }
-}
-
-/// Every piece of `len` characters of `secret`.
-fn pieces(secret: &str, len: usize) -> Vec<String> {
-    let chars: Vec<char> = secret.chars().collect();
-    chars
-        .windows(len.min(chars.len()))
-        .map(|w| w.iter().collect())
-        .collect()
-}
-
-/// A test-only reading of HTML character references (numeric and the four named ones).
-fn html_decoded(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        rest = &rest[at..];
-        let end = rest.find(';').unwrap_or(0);
-        let entity = &rest[1..end.max(1)];
-        let decoded = match entity {
-            "amp" => Some('&'),
-            "lt" => Some('<'),
-            "gt" => Some('>'),
-            "quot" => Some('"'),
-            _ => entity
-                .strip_prefix("#x")
-                .or_else(|| entity.strip_prefix("#X"))
-                .and_then(|hex| u32::from_str_radix(hex, 16).ok())
-                .or_else(|| entity.strip_prefix('#').and_then(|dec| dec.parse().ok()))
-                .and_then(char::from_u32),
-        };
-        match decoded {
-            Some(c) if end > 0 => {
-                out.push(c);
-                rest = &rest[end + 1..];
-            }
-            _ => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }
 
 proptest! {
