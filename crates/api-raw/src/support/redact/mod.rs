@@ -85,12 +85,8 @@ impl Redactor {
         if chars.len() < MIN_SECRET_CHARS || self.secrets.contains(&chars) {
             return;
         }
-        let at = self
-            .secrets
-            .iter()
-            .position(|known| known.len() < chars.len())
-            .unwrap_or(self.secrets.len());
-        self.secrets.insert(at, chars);
+        self.secrets.push(chars);
+        self.secrets.sort_by_key(|known| std::cmp::Reverse(known.len()));
     }
 
     /// Adds the string values of every member with a secret name in `json`, at any depth, so that
