@@ -86,7 +86,8 @@ impl Redactor {
             return;
         }
         self.secrets.push(chars);
-        self.secrets.sort_by_key(|known| std::cmp::Reverse(known.len()));
+        self.secrets
+            .sort_by_key(|known| std::cmp::Reverse(known.len()));
     }
 
     /// Adds the string values of every member with a secret name in `json`, at any depth, so that
