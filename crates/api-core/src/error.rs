@@ -698,4 +698,162 @@ mod tests {
         assert!(!validation.is_retryable() && !validation.is_outcome_unknown());
         assert_eq!(validation.code(), None);
     }
+
+    fn transport(kind: TransportKind, error: reqwest::Error, outcome_unknown: bool) -> Error {
+        Error::Transport(TransportError {
+            operation: "getPipe",
+            attempt: 1,
+            kind,
+            source: error,
+            outcome_unknown,
+        })
+    }
+
+    /// A real transport error (a refused connection) to wrap.
+    async fn refused() -> reqwest::Error {
+        crate::http_client_builder()
+            .build()
+            .unwrap()
+            .get("http://127.0.0.1:1/")
+            .send()
+            .await
+            .unwrap_err()
+    }
+
+    #[tokio::test]
+    async fn every_kind_of_error_answers_the_predicates_by_its_ending() {
+        let api = |status| Error::from(ApiError::new("getPipe", status).with_request_id("r-1"));
+        let predicates = |e: &Error| {
+            [
+                e.is_not_found(),
+                e.is_rate_limited(),
+                e.is_service_not_running(),
+                e.is_unauthorized(),
+                e.is_forbidden(),
+                e.is_conflict(),
+                e.is_invalid_request(),
+            ]
+        };
+        let table = [
+            (404, 0),
+            (429, 1),
+            (424, 2),
+            (401, 3),
+            (403, 4),
+            (409, 5),
+            (400, 6),
+        ];
+        for (status, which) in table {
+            let answers = predicates(&api(status));
+            for (i, answer) in answers.iter().enumerate() {
+                assert_eq!(*answer, i == which, "{status}: predicate {i}");
+            }
+        }
+        let validation = Error::from(ValidationError {
+            subject: "x",
+            problems: vec![],
+        });
+        assert!(validation.is_invalid_request() && !validation.is_timeout());
+        assert!(!api(500).is_timeout() && !api(500).is_invalid_request());
+        assert_eq!(api(500).request_id(), Some("r-1"));
+        let decode = Error::from(
+            DecodeError::new("getPipe", "x", "bad").with_request_id(Some("r-2".into())),
+        );
+        assert_eq!(decode.request_id(), Some("r-2"));
+        assert!(!decode.is_retryable() && !decode.is_timeout());
+        assert_eq!(Error::from(ConfigError("c".into())).request_id(), None);
+
+        // Transport endings: refused and lost are transient; only a create that may have been sent
+        // is unknown.
+        let connect = transport(TransportKind::Connect, refused().await, false);
+        assert!(connect.is_retryable() && !connect.is_timeout() && !connect.is_outcome_unknown());
+        let timed_out = transport(TransportKind::Timeout, refused().await, false);
+        assert!(timed_out.is_timeout() && timed_out.is_retryable());
+        let lost_create = transport(TransportKind::Request, refused().await, true);
+        assert!(lost_create.is_outcome_unknown() && !lost_create.is_retryable());
+        let body = transport(TransportKind::Body, refused().await, false);
+        assert!(body.is_retryable() && !body.is_timeout());
+        let timeout = Error::Timeout {
+            operation: "getPipe",
+            attempts: 2,
+            elapsed: Duration::from_secs(1),
+            limit: Duration::from_secs(1),
+            last_error: None,
+            outcome_unknown: false,
+        };
+        assert!(timeout.is_retryable() && timeout.is_timeout());
+    }
+
+    #[test]
+    fn redaction_reaches_every_text_an_error_shows_nested_ones_too() {
+        let leaky = || {
+            ApiError::new("getPipe", 400)
+                .with_message("bad key hunter22")
+                .with_body(r#"{"error":"bad key hunter\u0032\u0032"}"#)
+        };
+        let mut api = Error::from(leaky());
+        api.redact(["hunter22"]);
+        let mut decode = Error::from(DecodeError::new("getPipe", "x", "invalid value hunter22"));
+        decode.redact(["hunter22"]);
+        let mut timeout = Error::Timeout {
+            operation: "getPipe",
+            attempts: 2,
+            elapsed: Duration::from_secs(1),
+            limit: Duration::from_secs(1),
+            last_error: Some(Box::new(Error::from(leaky()))),
+            outcome_unknown: false,
+        };
+        timeout.redact(["hunter22"]);
+        let mut single = leaky();
+        single.redact("hunter22");
+        for shown in [
+            format!("{api:?} {api}"),
+            format!("{decode:?} {decode}"),
+            format!("{timeout:?} {timeout}"),
+            format!("{single:?} {single}"),
+        ] {
+            assert!(
+                !shown.contains("hunter") && shown.contains("[REDACTED]"),
+                "{shown}"
+            );
+        }
+        #[cfg(feature = "management")]
+        {
+            let raw = serde_json::from_value(serde_json::json!({
+                "id": "00000000-0000-4000-8000-000000000001",
+                "serviceId": "00000000-0000-4000-8000-000000000002",
+            }))
+            .unwrap();
+            let pipe =
+                crate::management::Pipe::decode(raw, crate::decode::Path::Root("result")).unwrap();
+            let mut waited = Error::Wait(crate::management::WaitError::PipeWaitInterrupted {
+                target: "Running".into(),
+                last_seen: Box::new(pipe),
+                source: Box::new(Error::from(leaky())),
+            });
+            waited.redact(["hunter22"]);
+            assert!(!format!("{waited:?}").contains("hunter"));
+        }
+    }
+
+    #[test]
+    fn display_names_the_attempts_only_when_there_were_several() {
+        let once = ApiError::new("getPipe", 503).with_attempts(1).to_string();
+        let twice = ApiError::new("getPipe", 503).with_attempts(2).to_string();
+        assert!(!once.contains("attempts"), "{once}");
+        assert!(twice.ends_with("after 2 attempts"), "{twice}");
+        assert_eq!(MAX_ERROR_READ, 65_536);
+        let problems = ValidationError {
+            subject: "x",
+            problems: vec![Problem {
+                path: "a".into(),
+                message: "m".into(),
+            }],
+        };
+        assert!(problems.has("a") && !problems.has("b"));
+        let mut range = Problems::new();
+        range.range("min", Some(1), 1, None);
+        range.range("max", Some(40), 1, Some(40));
+        assert!(range.finish("x").is_ok(), "bounds are inclusive");
+    }
 }
