@@ -40,11 +40,30 @@ impl fmt::Display for Path<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Path::Root(name) => f.write_str(name),
+            // A bare value (deserialized on its own) has an unnamed root: `serviceId`, not `.serviceId`.
+            Path::Field(Path::Root(""), name) => f.write_str(name),
             Path::Field(parent, name) => write!(f, "{parent}.{name}"),
             Path::Index(parent, index) => write!(f, "{parent}[{index}]"),
         }
     }
 }
+
+/// Implements `Deserialize` for a domain type from the API's wire shape: the generated type's
+/// tolerant reading, then the same `decode` as a call (required identity, typed ids, whole
+/// numbers), an error naming the JSON path from the value's root.
+macro_rules! deserialize_from_wire {
+    ($ty:ty, $raw:ty, |$value:ident, $at:ident| $decode:expr) => {
+        impl<'de> serde::Deserialize<'de> for $ty {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let $value = <$raw as serde::Deserialize>::deserialize(deserializer)?;
+                let $at = $crate::decode::Path::Root("");
+                let decoded: Result<$ty, $crate::decode::Invalid> = $decode;
+                decoded.map_err(|invalid| serde::de::Error::custom(invalid.described()))
+            }
+        }
+    };
+}
+pub(crate) use deserialize_from_wire;
 
 /// A value that does not decode: where, and why. The operation is added by [`Invalid::at`].
 #[derive(Debug)]
@@ -54,6 +73,11 @@ pub(crate) struct Invalid {
 }
 
 impl Invalid {
+    /// `` `path`: message ``, for a serde error.
+    pub(crate) fn described(&self) -> String {
+        format!("`{}`: {}", self.path, self.message)
+    }
+
     /// The decode error of operation `operation`.
     pub(crate) fn at(self, operation: &'static str) -> DecodeError {
         DecodeError::new(operation, self.path, self.message)

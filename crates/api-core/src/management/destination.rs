@@ -244,3 +244,7 @@ impl Destination {
         })
     }
 }
+
+crate::decode::deserialize_from_wire!(Destination, raw::PipeDestination, |value, _at| Ok(
+    Destination::decode(Some(value))
+));

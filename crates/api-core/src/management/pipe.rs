@@ -63,6 +63,9 @@ pub struct FieldMapping {
 /// }
 /// # }
 /// ```
+///
+/// Deserializes from the API's JSON (the envelope's `result` / `data`) through the same decoding as a
+/// call, and serializes to the same shape with secrets as `"[REDACTED]"`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -130,3 +133,5 @@ impl Pipe {
         })
     }
 }
+
+crate::decode::deserialize_from_wire!(Pipe, raw::Pipe, |value, at| Pipe::decode(value, at));

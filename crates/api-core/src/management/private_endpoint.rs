@@ -14,6 +14,9 @@ use crate::ids::{ReversePrivateEndpointId, ServiceId};
 /// Its identity ([`id`](Self::id), [`service_id`](Self::service_id)) is always there. The members
 /// that describe the endpoint depend on its [`kind`](Self::kind) (a VPC endpoint service has a service
 /// name, an MSK endpoint a cluster ARN and authentication), so they are `Option`s.
+///
+/// Deserializes from the API's JSON (the envelope's `result` / `data`) through the same decoding as a
+/// call, and serializes to the same shape with secrets as `"[REDACTED]"`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -89,3 +92,12 @@ impl PrivateEndpoint {
         })
     }
 }
+
+crate::decode::deserialize_from_wire!(
+    ReversePrivateEndpoint,
+    raw::ReversePrivateEndpoint,
+    |value, at| ReversePrivateEndpoint::decode(value, at)
+);
+crate::decode::deserialize_from_wire!(PrivateEndpoint, raw::PrivateEndpoint, |value, at| {
+    PrivateEndpoint::decode(value, at)
+});

@@ -108,3 +108,8 @@ impl Scaling {
         }
     }
 }
+
+crate::decode::deserialize_from_wire!(Scaling, raw::PipeScaling, |value, at| Scaling::decode(
+    Some(value),
+    at
+));

@@ -70,6 +70,9 @@ impl ServiceCommand {
 /// Its [`id`](Self::id) is always there. [`state`](Self::state) is an `Option` because the API
 /// describes it as optional (the production service sends it); everything about encryption, BYOC and
 /// private endpoints is absent or empty where it does not apply to the service.
+///
+/// Deserializes from the API's JSON (the envelope's `result` / `data`) through the same decoding as a
+/// call, and serializes to the same shape with secrets as `"[REDACTED]"`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -232,3 +235,7 @@ impl Service {
         })
     }
 }
+
+crate::decode::deserialize_from_wire!(Service, raw::Service, |value, at| Service::decode(
+    value, at
+));

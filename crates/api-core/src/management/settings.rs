@@ -161,6 +161,10 @@ pipe_settings! {
     }
 }
 
+crate::decode::deserialize_from_wire!(PipeSettings, raw::PipeSettings, |value, at| {
+    PipeSettings::decode(value, at)
+});
+
 #[cfg(test)]
 mod tests {
     use super::*;

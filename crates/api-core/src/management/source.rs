@@ -169,6 +169,8 @@ pub struct Kafka {
     /// Role to assume (ARN); absent when the pipe authenticates otherwise.
     pub iam_role: Option<String>,
     /// Where reading started (minute precision, UTC); absent when it starts at the server's default.
+    /// Written as the API writes it: `{"timestamp": "2026-03-01T08:15"}`.
+    #[serde(serialize_with = "offset_on_the_wire")]
     pub offset: Option<DateTime<Utc>>,
     /// The schema registry, when one is used.
     pub schema_registry: Option<SchemaRegistry>,
@@ -213,6 +215,29 @@ impl Kafka {
 }
 
 /// `YYYY-MM-DDTHH:MM` (the wire form, UTC implied), or a full RFC 3339 time.
+/// A Kafka offset as the API writes it: `{"timestamp": "YYYY-MM-DDTHH:MM"}`.
+fn offset_on_the_wire<S: serde::Serializer>(
+    offset: &Option<DateTime<Utc>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match offset {
+        Some(at) => serde_json::json!({"timestamp": at.format("%Y-%m-%dT%H:%M").to_string()})
+            .serialize(serializer),
+        None => serializer.serialize_none(),
+    }
+}
+
+/// A Kinesis start as the API writes it: seconds since the Unix epoch.
+fn seconds_on_the_wire<S: serde::Serializer>(
+    at: &Option<DateTime<Utc>>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match at {
+        Some(at) => serializer.serialize_i64(at.timestamp()),
+        None => serializer.serialize_none(),
+    }
+}
+
 fn offset_time(text: &str) -> Option<DateTime<Utc>> {
     minute_time(text).or_else(|| DateTime::parse_from_rfc3339(text).ok().map(|t| t.to_utc()))
 }
@@ -300,7 +325,9 @@ pub struct Kinesis {
     pub region: String,
     /// Whether enhanced fan-out is used; absent when the server does not say.
     pub use_enhanced_fan_out: Option<bool>,
-    /// Where reading started (the wire form is seconds since the Unix epoch); absent for the default.
+    /// Where reading started (the wire form, also of serde output: seconds since the Unix epoch);
+    /// absent for the default.
+    #[serde(serialize_with = "seconds_on_the_wire")]
     pub timestamp: Option<DateTime<Utc>>,
     /// Role to assume (ARN), when used.
     pub iam_role: Option<String>,
@@ -438,6 +465,11 @@ pub struct TableMapping {
     /// Sorting keys of the destination.
     pub sorting_keys: Vec<String>,
 }
+
+crate::decode::deserialize_from_wire!(PipeSource, raw::PipeSource, |value, at| PipeSource::decode(
+    Some(value),
+    at
+));
 
 #[cfg(test)]
 mod tests {

@@ -16,6 +16,9 @@ use crate::ids::{AlertId, DashboardId};
 /// tile alert names a [`dashboard`](Self::dashboard) and a [`tile_id`](Self::tile_id), a saved-search
 /// alert does not, so those are `Option`s; so is the [`state`](Self::state) of an alert that was never
 /// evaluated.
+///
+/// Deserializes from the API's JSON (the envelope's `result` / `data`) through the same decoding as a
+/// call, and serializes to the same shape with secrets as `"[REDACTED]"`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -97,3 +100,5 @@ impl Alert {
         })
     }
 }
+
+crate::decode::deserialize_from_wire!(Alert, raw::Alert, |value, at| Alert::decode(value, at));

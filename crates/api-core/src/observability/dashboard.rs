@@ -8,6 +8,9 @@ use crate::decode::{Invalid, Path, fit, parse_id, required};
 use crate::ids::DashboardId;
 
 /// A dashboard with its tiles. Its [`id`](Self::id) is always there.
+///
+/// Deserializes from the API's JSON (the envelope's `result` / `data`) through the same decoding as a
+/// call, and serializes to the same shape with secrets as `"[REDACTED]"`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Dashboard {
@@ -127,3 +130,7 @@ impl Tile {
         })
     }
 }
+
+crate::decode::deserialize_from_wire!(Dashboard, raw::Dashboard, |value, at| Dashboard::decode(
+    value, at
+));
