@@ -22,6 +22,11 @@
 //! [`Emulator::services`] show the state with the SDK's typed ids, and
 //! [`EmulatorOptions::deterministic`] makes ids, request ids and times reproducible for snapshots.
 //!
+//! Production's own answers: [`Recorder`] (`api-emulator record`) records a real deployment's
+//! exchanges into a [`Cassette`], secrets redacted; [`Replay`] (`api-emulator replay`,
+//! [`Emulator::replay`]) answers them again; [`check::check`] (`api-emulator cassette check`)
+//! compares them with the spec and the SDK's decoding.
+//!
 //! It stays bounded and private: the request log keeps at most [`LOG_BUDGET`] bytes (oldest entries
 //! first out) and no body over [`LOG_BODY_LIMIT`]; deleted pipes are purged once their deletion has
 //! finished, read again or not; with a data directory, the directory and its database are private
@@ -31,6 +36,8 @@
 #![allow(clippy::result_large_err)]
 
 mod app;
+pub mod cassette;
+pub mod check;
 mod clock;
 mod connection;
 mod control;
@@ -42,9 +49,12 @@ mod log_buffer;
 mod management;
 mod observability;
 mod operation;
+mod record;
+mod replay;
 mod request_log;
 mod schema;
 pub mod seed;
+mod serving;
 #[cfg(feature = "persistence")]
 mod store;
 #[cfg(not(feature = "persistence"))]
@@ -59,17 +69,17 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
-
 pub use api_core::{OrganizationId, PipeId, ServiceId};
 pub use api_raw::support::redact::REDACTED;
 pub use api_raw::support::{PipeState, ServiceState};
 pub use axum::http::Method;
+pub use cassette::{Cassette, CassetteError, Exchange};
 pub use clock::DETERMINISTIC_STEP;
 pub use faults::{Fault, FaultRule, Then, Times};
 pub use log_buffer::{LOG_BODY_LIMIT, LOG_BUDGET, LOG_MAX_ENTRIES};
 pub use operation::{OperationId, UnknownOperation};
+pub use record::{RecordOptions, Recorder};
+pub use replay::{CassetteReport, ExchangeUse, NOT_RECORDED, Replay};
 pub use request_log::{LogEntry, RequestLog};
 pub use seed::{DEFAULT_SEED, Limits, Seed, Timing};
 pub use views::{PipeView, ServiceView};
@@ -203,7 +213,7 @@ impl Default for EmulatorOptions {
 /// The emulator could not start.
 #[derive(Debug, thiserror::Error)]
 #[error("emulator: {0}")]
-pub struct EmulatorError(String);
+pub struct EmulatorError(pub(crate) String);
 
 /// A running emulator. Dropping it signals a graceful stop and returns at once; [`Emulator::shutdown`]
 /// also waits until the server has finished, which is what to use before reopening the same
@@ -214,8 +224,7 @@ pub struct Emulator {
     base_url: String,
     address: SocketAddr,
     app: Arc<app::App>,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<()>>,
+    serving: serving::Serving,
 }
 
 impl Emulator {
@@ -242,35 +251,26 @@ impl Emulator {
                 app::front,
             ))
             .with_state(app.clone());
-        let listener = tokio::net::TcpListener::bind(options.listen)
-            .await
-            .map_err(|e| EmulatorError(format!("cannot listen on {}: {e}", options.listen)))?;
-        let address = listener
-            .local_addr()
-            .map_err(|e| EmulatorError(e.to_string()))?;
-        let (stop, stopped) = oneshot::channel::<()>();
-        let listener = connection::HangupListener(listener);
-        let service = router.into_make_service_with_connect_info::<connection::Connection>();
         let stopping = app.clone();
-        let task = tokio::spawn(async move {
-            let serve = axum::serve(listener, service).with_graceful_shutdown(async {
-                let _ = stopped.await;
-            });
-            if let Err(e) = serve.await {
-                tracing::error!(error = %e, "the emulator stopped");
-            }
+        let serving = serving::Serving::start(router, options.listen, async move {
             // The request ids drawn since the last write, for a restart on the same data directory.
             if let Err(error) = stopping.persist(store::Write::Clock) {
                 tracing::error!(%error, "the deterministic clock's position could not be stored");
             }
-        });
-        Ok(Self {
-            base_url: format!("http://{address}"),
-            address,
-            app,
-            stop: Some(stop),
-            task: Some(task),
         })
+        .await?;
+        Ok(Self {
+            base_url: serving.base_url(),
+            address: serving.address,
+            app,
+            serving,
+        })
+    }
+
+    /// A server that answers the exchanges of the cassette at `path` (recorded with
+    /// `api-emulator record`) instead of emulating: see [`Replay`].
+    pub async fn replay(path: &std::path::Path) -> Result<Replay, EmulatorError> {
+        Replay::from_file(path).await
     }
 
     /// The base URL of both APIs (no trailing `/`).
@@ -416,21 +416,8 @@ impl Emulator {
     }
 
     /// Stops accepting connections and waits for the server to finish.
-    pub async fn shutdown(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Emulator {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
+    pub async fn shutdown(self) {
+        self.serving.shutdown().await;
     }
 }
 

@@ -7,10 +7,13 @@ use std::process::ExitCode;
 use api_emulator::{DEFAULT_SEED, Emulator, EmulatorOptions, Limits, Seed, Timing};
 use clap::Parser;
 
-/// A local emulator of the management and observability APIs.
+/// A local emulator of the management and observability APIs; or, with a subcommand, a recorder of
+/// a real deployment's answers, a server that replays them, and a check of them against the spec.
 #[derive(Debug, Parser)]
 #[command(version, about)]
 struct Args {
+    #[command(subcommand)]
+    command: Option<Tool>,
     /// Address to listen on; port 0 picks a free port.
     #[arg(long, default_value = "127.0.0.1:8080")]
     listen: SocketAddr,
@@ -44,9 +47,171 @@ struct Args {
     print_default_seed: bool,
 }
 
+/// The cassette tools.
+#[derive(Debug, clap::Subcommand)]
+enum Tool {
+    /// Forward every request to a real deployment and append each exchange, secrets redacted, to a
+    /// cassette (JSON Lines, 0600); Ctrl-C or SIGTERM closes it cleanly.
+    Record {
+        /// The management API of the deployment, e.g. https://api.example.com.
+        #[arg(long)]
+        upstream: String,
+        /// The observability API, when it is elsewhere (else /api/v2 goes to --upstream).
+        #[arg(long)]
+        observability_upstream: Option<String>,
+        /// The cassette file (created, or continued).
+        #[arg(long)]
+        cassette: PathBuf,
+        /// Address to listen on; point the SDK or cloudctl at it.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+    },
+    /// Answer the exchanges of a cassette: in order per operation, matching path and body
+    /// (redacted members match anything); a request that was not recorded gets a 400 NOT_RECORDED.
+    Replay {
+        /// The cassette file.
+        #[arg(long)]
+        cassette: PathBuf,
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+    },
+    /// Cassette tools.
+    Cassette {
+        #[command(subcommand)]
+        command: CassetteTool,
+    },
+}
+
+/// What to do with a cassette.
+#[derive(Debug, clap::Subcommand)]
+enum CassetteTool {
+    /// Check every recorded answer against the spec's schemas and the SDK's decoding: one line per
+    /// finding; exit 0 when clean, 1 with findings, 2 when the file cannot be read.
+    Check {
+        /// The cassette file.
+        file: PathBuf,
+    },
+}
+
+/// Waits for Ctrl-C or SIGTERM.
+async fn stopped() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Runs a cassette tool.
+async fn tool(tool: Tool) -> ExitCode {
+    match tool {
+        Tool::Record {
+            upstream,
+            observability_upstream,
+            cassette,
+            listen,
+        } => {
+            let options = api_emulator::RecordOptions {
+                upstream,
+                observability_upstream,
+                cassette: cassette.clone(),
+                listen,
+            };
+            let recorder = match api_emulator::Recorder::start(options).await {
+                Ok(recorder) => recorder,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            println!(
+                "api-emulator recording on {} into {}",
+                recorder.base_url(),
+                cassette.display()
+            );
+            stopped().await;
+            recorder.shutdown().await;
+            ExitCode::SUCCESS
+        }
+        Tool::Replay { cassette, listen } => {
+            let read = match api_emulator::Cassette::read(&cassette) {
+                Ok(read) => read,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let replay = match api_emulator::Replay::start(read, listen).await {
+                Ok(replay) => replay,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            println!(
+                "api-emulator replaying {} on {}",
+                cassette.display(),
+                replay.base_url()
+            );
+            stopped().await;
+            let unused = replay.report().unused().len();
+            if unused > 0 {
+                eprintln!("{unused} recorded exchange(s) were not asked for");
+            }
+            replay.shutdown().await;
+            ExitCode::SUCCESS
+        }
+        Tool::Cassette {
+            command: CassetteTool::Check { file },
+        } => match api_emulator::Cassette::read(&file) {
+            Ok(cassette) => {
+                let findings = api_emulator::check::check(&cassette);
+                for finding in &findings {
+                    println!("{finding}");
+                }
+                if findings.is_empty() {
+                    println!(
+                        "{}: {} exchange(s), no finding",
+                        file.display(),
+                        cassette.exchanges.len()
+                    );
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
+                }
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        },
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(command) = args.command {
+        tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .init();
+        return tool(command).await;
+    }
     if args.print_default_seed {
         print!("{DEFAULT_SEED}");
         return ExitCode::SUCCESS;
@@ -99,9 +264,7 @@ async fn main() -> ExitCode {
     println!("  observability API: {url}/api/v2  (Bearer token from the seed)");
     println!("  control:           {url}/_emulator (Bearer control token from the seed)");
     println!("  credentials: see the seed (the built-in one: api-emulator --print-default-seed)");
-    if tokio::signal::ctrl_c().await.is_err() {
-        eprintln!("error: cannot wait for Ctrl-C");
-    }
+    stopped().await;
     emulator.shutdown().await;
     ExitCode::SUCCESS
 }

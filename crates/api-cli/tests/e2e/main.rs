@@ -2,6 +2,7 @@
 //! Every command in both output modes, every exit code, the pipe file's checks, the request log, real
 //! service transitions, and no secret in any output (checked on every run by `support`).
 
+mod cassettes;
 mod endpoints;
 mod errors;
 mod fleet;

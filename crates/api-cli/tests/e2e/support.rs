@@ -133,6 +133,17 @@ impl Cloud {
         }
     }
 
+    /// Runs `future` on the runtime that serves the emulator (for servers of a test's own, such as
+    /// a recording proxy, that must keep serving while cloudctl runs).
+    pub fn block_on<F: std::future::Future>(&self, future: F) -> F::Output {
+        self.runtime.block_on(future)
+    }
+
+    /// The emulator's base URL.
+    pub fn base_url(&self) -> String {
+        self.emulator().base_url().to_string()
+    }
+
     fn emulator(&self) -> &Emulator {
         self.emulator.as_ref().expect("running")
     }

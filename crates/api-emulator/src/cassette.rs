@@ -1,0 +1,257 @@
+//! The cassette: exchanges with a real deployment, recorded by `api-emulator record` and answered
+//! again by `api-emulator replay`. A versioned, human-readable JSON Lines file, private to its user:
+//!
+//! ```text
+//! {"cassette":1,"recordedAt":"2026-11-23T10:00:00Z","tool":"api-emulator record"}
+//! {"operationId":"getPipe","method":"GET","path":"/v1/organizations/.../pipes/...","status":200,"responseHeaders":{"content-type":"application/json","x-request-id":"..."},"responseBody":{"status":200,"result":{...}}}
+//! ```
+//!
+//! The first line is the [`Header`]; every other line is one [`Exchange`], written as soon as it
+//! completes. A body is JSON when it parsed as JSON (`requestBody`, `responseBody`), else text
+//! (`requestText`, `responseText`); a body over [`MAX_BODY`] bytes is kept as a marker. Nothing
+//! secret is in it: no `Authorization` or cookie header is written, and every body, path and query
+//! went through the SDK's one redaction rule (`api_raw::support::redact`) before touching the disk.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use api_raw::support::redact::{Redactor, is_secret_member};
+
+use crate::operation::OperationId;
+
+/// The version of the format this emulator writes and reads.
+pub const CASSETTE_VERSION: u32 = 1;
+
+/// The largest body kept whole, in bytes; a larger one is kept as a marker.
+pub const MAX_BODY: usize = 64 * 1024;
+
+/// The response headers a cassette keeps (the rest are not needed to answer again).
+pub const KEPT_HEADERS: [&str; 8] = [
+    "content-type",
+    "x-request-id",
+    "retry-after",
+    "x-ratelimit-reset",
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "ratelimit-reset",
+    "ratelimit-remaining",
+];
+
+/// The first line of a cassette.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Header {
+    /// The format's version, [`CASSETTE_VERSION`].
+    pub cassette: u32,
+    /// When recording began.
+    pub recorded_at: DateTime<Utc>,
+    /// What wrote it.
+    pub tool: String,
+}
+
+/// One exchange: what was asked and what was answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Exchange {
+    /// The operation the method and path match; `None` when they match none.
+    pub operation_id: Option<OperationId>,
+    /// The method.
+    pub method: String,
+    /// The path (redacted).
+    pub path: String,
+    /// The query string without `?` (redacted), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// The request body, when it was JSON (redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<Value>,
+    /// The request body, when it was text but not JSON (redacted), or a marker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_text: Option<String>,
+    /// The status answered; 0 when the connection was closed without an answer (a hangup).
+    pub status: u16,
+    /// The kept response headers ([`KEPT_HEADERS`]), names in lower case.
+    #[serde(default)]
+    pub response_headers: BTreeMap<String, String>,
+    /// The response body, when it was JSON (redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_body: Option<Value>,
+    /// The response body, when it was text but not JSON (an HTML page, plain text), or a marker.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_text: Option<String>,
+}
+
+impl Exchange {
+    /// Whether the upstream closed the connection without answering.
+    pub fn is_hangup(&self) -> bool {
+        self.status == 0
+    }
+}
+
+/// A cassette read from a file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cassette {
+    /// Its header.
+    pub header: Header,
+    /// Its exchanges, in the order they completed.
+    pub exchanges: Vec<Exchange>,
+}
+
+/// A cassette that cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error("cassette {path}: {message}")]
+pub struct CassetteError {
+    path: String,
+    message: String,
+}
+
+impl Cassette {
+    /// Reads a cassette file. A last line cut short (a recorder killed mid-write) is left out; any
+    /// other line that does not read is an error naming it.
+    pub fn read(path: &Path) -> Result<Self, CassetteError> {
+        let fail = |message: String| CassetteError {
+            path: path.display().to_string(),
+            message,
+        };
+        let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+        let mut lines = BufReader::new(file).lines().enumerate().peekable();
+        let header: Header = match lines.next() {
+            Some((_, Ok(line))) => serde_json::from_str(&line)
+                .map_err(|e| fail(format!("line 1 is not a cassette header: {e}")))?,
+            Some((_, Err(e))) => return Err(fail(e.to_string())),
+            None => return Err(fail("the file is empty".into())),
+        };
+        if header.cassette != CASSETTE_VERSION {
+            return Err(fail(format!(
+                "version {} is not one this emulator reads ({CASSETTE_VERSION})",
+                header.cassette
+            )));
+        }
+        let mut exchanges = Vec::new();
+        while let Some((index, line)) = lines.next() {
+            let line = line.map_err(|e| fail(e.to_string()))?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str(&line) {
+                Ok(exchange) => exchanges.push(exchange),
+                // The last line of a recorder that was killed while writing it.
+                Err(_) if lines.peek().is_none() => {}
+                Err(e) => return Err(fail(format!("line {}: {e}", index + 1))),
+            }
+        }
+        Ok(Self { header, exchanges })
+    }
+}
+
+/// The one redaction rule with what one exchange's request carries: the values of its secret-named
+/// members and headers, and its `Authorization` credentials in every form (a bearer token; a Basic
+/// header's encoded value, its `id:secret` pair and the secret alone), so that a secret the answer
+/// echoes goes too.
+pub(crate) fn redactor_for(headers: &axum::http::HeaderMap, body: Option<&Value>) -> Redactor {
+    use base64::Engine;
+    let mut redactor = Redactor::new();
+    if let Some(body) = body {
+        redactor.add_json_secrets(body);
+    }
+    for (name, value) in headers {
+        let Ok(value) = value.to_str() else { continue };
+        if name == axum::http::header::AUTHORIZATION {
+            let (scheme, credentials) = value.split_once(' ').unwrap_or(("", value));
+            redactor.add(credentials.trim());
+            if scheme.eq_ignore_ascii_case("basic")
+                && let Ok(decoded) =
+                    base64::engine::general_purpose::STANDARD.decode(credentials.trim())
+                && let Ok(pair) = String::from_utf8(decoded)
+            {
+                redactor.add(&pair);
+                if let Some((_, secret)) = pair.split_once(':') {
+                    redactor.add(secret);
+                }
+            }
+        } else if is_secret_member(name.as_str()) {
+            redactor.add(value);
+        }
+    }
+    redactor
+}
+
+/// A body as a cassette keeps it: JSON, text, or a marker when it is too large or not text.
+pub(crate) fn kept_body(bytes: &[u8]) -> (Option<Value>, Option<String>) {
+    if bytes.is_empty() {
+        return (None, None);
+    }
+    if bytes.len() > MAX_BODY {
+        return (
+            None,
+            Some(format!(
+                "<{} bytes, not kept: larger than {MAX_BODY}>",
+                bytes.len()
+            )),
+        );
+    }
+    if let Ok(json) = serde_json::from_slice::<Value>(bytes) {
+        return (Some(json), None);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (None, Some(text.to_string())),
+        Err(_) => (None, Some(format!("<{} bytes, not text>", bytes.len()))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bodies_are_kept_as_json_text_or_a_marker() {
+        assert_eq!(kept_body(b""), (None, None));
+        assert_eq!(kept_body(b"{\"a\":1}").0, Some(serde_json::json!({"a": 1})));
+        assert_eq!(kept_body(b"<html>").1.as_deref(), Some("<html>"));
+        assert_eq!(
+            kept_body(&[0xff, 0xfe]).1.as_deref(),
+            Some("<2 bytes, not text>")
+        );
+        let large = vec![b'a'; MAX_BODY + 1];
+        assert!(kept_body(&large).1.unwrap().contains("not kept"));
+    }
+
+    #[test]
+    fn a_cassette_reads_back_and_a_torn_last_line_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let header = r#"{"cassette":1,"recordedAt":"2026-11-23T10:00:00Z","tool":"t"}"#;
+        let exchange = r#"{"operationId":"getAlert","method":"GET","path":"/api/v2/alerts/x","status":404,"responseText":"nope"}"#;
+        std::fs::write(
+            &path,
+            format!("{header}\n{exchange}\n{{\"operationId\":\"get"),
+        )
+        .unwrap();
+        let cassette = Cassette::read(&path).unwrap();
+        assert_eq!(cassette.exchanges.len(), 1);
+        assert_eq!(
+            cassette.exchanges[0].operation_id,
+            Some(OperationId::GetAlert)
+        );
+        std::fs::write(&path, format!("{header}\nnot json\n{exchange}\n")).unwrap();
+        let err = Cassette::read(&path).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+        std::fs::write(
+            &path,
+            r#"{"cassette":9,"recordedAt":"2026-11-23T10:00:00Z","tool":"t"}"#,
+        )
+        .unwrap();
+        assert!(
+            Cassette::read(&path)
+                .unwrap_err()
+                .to_string()
+                .contains("version 9")
+        );
+    }
+}

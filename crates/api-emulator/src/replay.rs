@@ -1,0 +1,391 @@
+//! `api-emulator replay`: a server that answers the exchanges of a [cassette](crate::cassette).
+//!
+//! A request gets the first unused recorded exchange of its operation (so, by default, in order per
+//! operation) whose path, query and body match: the request is first put through the same redaction
+//! the recorder applied, then compared, a recorded `"[REDACTED]"` matching anything and numbers by
+//! value. A request that matches none is answered 400 in the API's error shape (`NOT_RECORDED: ...`)
+//! naming what was asked and the nearest recorded exchange with the difference, and is logged;
+//! `GET /_emulator/cassette` (the control token) reports which exchanges were used and which not.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use api_raw::support::redact::REDACTED;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::extract::connect_info::ConnectInfo;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::EmulatorError;
+use crate::cassette::{Cassette, Exchange, kept_body, redactor_for};
+use crate::connection::Connection;
+use crate::operation::OperationId;
+use crate::serving::Serving;
+
+/// The status of a request that matches no recorded exchange: the request differs from what was
+/// recorded (a 400 cannot be taken for a create that may have happened, nor for "not found").
+pub const NOT_RECORDED: StatusCode = StatusCode::BAD_REQUEST;
+
+/// A running replay server.
+#[derive(Debug)]
+pub struct Replay {
+    serving: Serving,
+    state: Arc<ReplayState>,
+}
+
+#[derive(Debug)]
+struct ReplayState {
+    cassette: Cassette,
+    used: Mutex<Vec<bool>>,
+    unmatched: Mutex<Vec<String>>,
+    control_token: String,
+}
+
+/// What a replay has answered so far (also `GET /_emulator/cassette`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct CassetteReport {
+    /// The recorded exchanges, by their place in the cassette (1 for the first).
+    pub exchanges: Vec<ExchangeUse>,
+    /// The requests that matched no recorded exchange, as they were answered.
+    pub unmatched: Vec<String>,
+}
+
+/// One recorded exchange and whether it was answered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ExchangeUse {
+    /// Its place in the cassette, from 1.
+    pub number: usize,
+    /// Its operation.
+    pub operation_id: Option<OperationId>,
+    /// Its method and path.
+    pub request: String,
+    /// Whether a request got it.
+    pub used: bool,
+}
+
+impl CassetteReport {
+    /// The exchanges no request got.
+    pub fn unused(&self) -> Vec<&ExchangeUse> {
+        self.exchanges.iter().filter(|e| !e.used).collect()
+    }
+}
+
+impl Replay {
+    /// Answers `cassette` on `listen` (port 0 picks a free port); the control endpoint takes the
+    /// built-in seed's control token.
+    pub async fn start(cassette: Cassette, listen: SocketAddr) -> Result<Self, EmulatorError> {
+        let used = vec![false; cassette.exchanges.len()];
+        let state = Arc::new(ReplayState {
+            cassette,
+            used: Mutex::new(used),
+            unmatched: Mutex::new(Vec::new()),
+            control_token: crate::Seed::builtin().control.token,
+        });
+        let router = axum::Router::new()
+            .route("/_emulator/cassette", axum::routing::get(report))
+            .fallback(answer)
+            .with_state(state.clone());
+        let serving = Serving::start(router, listen, async {}).await?;
+        Ok(Self { serving, state })
+    }
+
+    /// Reads the cassette at `path` and answers it on a free loopback port.
+    pub async fn from_file(path: &Path) -> Result<Self, EmulatorError> {
+        let cassette = Cassette::read(path).map_err(|e| EmulatorError(e.to_string()))?;
+        Self::start(cassette, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// The base URL of both APIs.
+    pub fn base_url(&self) -> String {
+        self.serving.base_url()
+    }
+
+    /// The token of `GET /_emulator/cassette`.
+    pub fn control_token(&self) -> &str {
+        &self.state.control_token
+    }
+
+    /// Which exchanges were answered, and the requests that matched none.
+    pub fn report(&self) -> CassetteReport {
+        self.state.report()
+    }
+
+    /// Stops and waits for the server to finish.
+    pub async fn shutdown(self) {
+        self.serving.shutdown().await;
+    }
+}
+
+impl ReplayState {
+    fn report(&self) -> CassetteReport {
+        let used = self.used.lock().unwrap_or_else(PoisonError::into_inner);
+        CassetteReport {
+            exchanges: self
+                .cassette
+                .exchanges
+                .iter()
+                .zip(used.iter())
+                .enumerate()
+                .map(|(index, (exchange, used))| ExchangeUse {
+                    number: index + 1,
+                    operation_id: exchange.operation_id,
+                    request: format!("{} {}", exchange.method, exchange.path),
+                    used: *used,
+                })
+                .collect(),
+            unmatched: self
+                .unmatched
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        }
+    }
+}
+
+async fn report(State(state): State<Arc<ReplayState>>, headers: HeaderMap) -> Response {
+    let authorized = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        == Some(state.control_token.as_str());
+    if !authorized {
+        return (StatusCode::UNAUTHORIZED, "the control token is required").into_response();
+    }
+    axum::Json(state.report()).into_response()
+}
+
+/// A request as the recorder would have written it.
+struct Asked {
+    operation: Option<OperationId>,
+    method: String,
+    path: String,
+    query: Option<String>,
+    body: Option<Value>,
+    text: Option<String>,
+}
+
+async fn answer(
+    State(state): State<Arc<ReplayState>>,
+    ConnectInfo(connection): ConnectInfo<Connection>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let (json, text) = kept_body(&body);
+    let redactor = redactor_for(&headers, json.as_ref());
+    let asked = Asked {
+        operation: OperationId::of_request(method.as_str(), uri.path()),
+        method: method.to_string(),
+        path: redactor.text(uri.path()).into_owned(),
+        query: uri.query().map(|q| redactor.text(q).into_owned()),
+        body: json.map(|body| redactor.json_copy(&body)),
+        text: text.map(|text| redactor.text(&text).into_owned()),
+    };
+    let exchanges = &state.cassette.exchanges;
+    let found = {
+        let mut used = state.used.lock().unwrap_or_else(PoisonError::into_inner);
+        let found = (0..exchanges.len()).find(|&i| {
+            !used[i]
+                && same_request(&exchanges[i], &asked)
+                && difference(&exchanges[i], &asked).is_none()
+        });
+        if let Some(i) = found {
+            used[i] = true;
+        }
+        found
+    };
+    match found {
+        Some(i) => recorded_answer(&exchanges[i], &connection),
+        None => {
+            let used = state
+                .used
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            let nearest = (0..exchanges.len())
+                .filter(|&i| same_request(&exchanges[i], &asked))
+                .min_by_key(|&i| used[i]);
+            let what = match &asked.operation {
+                Some(op) => format!("{} ({} {})", op.as_str(), asked.method, asked.path),
+                None => format!("{} {}", asked.method, asked.path),
+            };
+            let why = match nearest {
+                Some(i) if used[i] => format!(
+                    "every recorded {} was answered already (the last is exchange {})",
+                    what,
+                    i + 1
+                ),
+                Some(i) => format!(
+                    "the nearest, exchange {}, differs: {}",
+                    i + 1,
+                    difference(&exchanges[i], &asked).unwrap_or_default()
+                ),
+                None => "the cassette has no exchange of that operation".into(),
+            };
+            let message = format!("no recorded answer for {what}: {why}");
+            tracing::warn!("{message}");
+            state
+                .unmatched
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(message.clone());
+            let management = uri.path().starts_with("/v1/");
+            let body = if management {
+                serde_json::json!({
+                    "status": NOT_RECORDED.as_u16(),
+                    "error": format!("NOT_RECORDED: {message}"),
+                    "requestId": uuid::Uuid::new_v4().to_string(),
+                })
+            } else {
+                serde_json::json!({ "message": message })
+            };
+            (NOT_RECORDED, axum::Json(body)).into_response()
+        }
+    }
+}
+
+/// Whether a recorded exchange is of the same operation (or, for paths no operation matches, the
+/// same method and path).
+fn same_request(exchange: &Exchange, asked: &Asked) -> bool {
+    match (exchange.operation_id, asked.operation) {
+        (Some(recorded), Some(asked)) => recorded == asked,
+        (None, None) => exchange.method == asked.method && exchange.path == asked.path,
+        _ => false,
+    }
+}
+
+/// How the asked request differs from a recorded one of its operation; `None` when it matches.
+fn difference(exchange: &Exchange, asked: &Asked) -> Option<String> {
+    if exchange.path != asked.path {
+        return Some(format!(
+            "the path: recorded {}, asked {}",
+            exchange.path, asked.path
+        ));
+    }
+    if exchange.query != asked.query {
+        return Some(format!(
+            "the query: recorded {:?}, asked {:?}",
+            exchange.query.as_deref().unwrap_or(""),
+            asked.query.as_deref().unwrap_or("")
+        ));
+    }
+    match (&exchange.request_body, &asked.body) {
+        (Some(recorded), Some(asked)) => {
+            json_difference(recorded, asked, "").map(|(at, recorded, asked)| {
+                format!("the body at `{at}`: recorded {recorded}, asked {asked}")
+            })
+        }
+        (None, None) if exchange.request_text == asked.text => None,
+        (None, None) => Some("the body's text".into()),
+        (Some(_), None) => Some("the body: recorded one, asked none".into()),
+        (None, Some(_)) => Some("the body: asked one, recorded none".into()),
+    }
+}
+
+/// The first place two JSON values differ, as (path, recorded, asked); a recorded `"[REDACTED]"`
+/// matches anything, numbers compare by value (`200` and `200.0` are the same).
+fn json_difference(recorded: &Value, asked: &Value, at: &str) -> Option<(String, String, String)> {
+    let here = |at: &str| {
+        if at.is_empty() {
+            ".".to_string()
+        } else {
+            at.to_string()
+        }
+    };
+    match (recorded, asked) {
+        (Value::String(text), _) if text == REDACTED => None,
+        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => None,
+        (Value::Object(a), Value::Object(b)) => {
+            let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
+            names.sort();
+            names.dedup();
+            names.into_iter().find_map(|name| {
+                let path = if at.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{at}.{name}")
+                };
+                match (a.get(name), b.get(name)) {
+                    (Some(x), Some(y)) => json_difference(x, y, &path),
+                    (Some(x), None) => Some((path, x.to_string(), "nothing".into())),
+                    (None, Some(y)) => Some((path, "nothing".into(), y.to_string())),
+                    (None, None) => None,
+                }
+            })
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| json_difference(x, y, &format!("{at}[{i}]"))),
+        (a, b) if a == b => None,
+        (a, b) => Some((here(at), a.to_string(), b.to_string())),
+    }
+}
+
+/// A recorded answer, as it was given (a hangup closes the connection).
+fn recorded_answer(exchange: &Exchange, connection: &Connection) -> Response {
+    if exchange.is_hangup() {
+        connection.hang_up();
+        return StatusCode::BAD_GATEWAY.into_response();
+    }
+    let status = StatusCode::from_u16(exchange.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = match (&exchange.response_body, &exchange.response_text) {
+        (Some(json), _) => json.to_string(),
+        (None, Some(text)) => text.clone(),
+        (None, None) => String::new(),
+    };
+    let mut response = (status, body).into_response();
+    for (name, value) in &exchange.response_headers {
+        if let (Ok(name), Ok(value)) = (
+            axum::http::HeaderName::try_from(name.as_str()),
+            HeaderValue::try_from(value.as_str()),
+        ) {
+            response.headers_mut().insert(name, value);
+        }
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn json_bodies_match_with_redacted_members_as_wildcards() {
+        let recorded = json!({"name": "p", "source": {"kafka": {"password": REDACTED, "topics": "orders"}}, "n": 2});
+        let asked = json!({"name": "p", "source": {"kafka": {"password": "hunter22", "topics": "orders"}}, "n": 2.0});
+        assert_eq!(json_difference(&recorded, &asked, ""), None);
+        let other = json!({"name": "p", "source": {"kafka": {"password": "x", "topics": "events"}}, "n": 2});
+        assert_eq!(
+            json_difference(&recorded, &other, ""),
+            Some((
+                "source.kafka.topics".into(),
+                "\"orders\"".into(),
+                "\"events\"".into()
+            ))
+        );
+        assert_eq!(
+            json_difference(&json!([1, 2]), &json!([1, 3]), ""),
+            Some(("[1]".into(), "2".into(), "3".into()))
+        );
+        assert_eq!(
+            json_difference(&json!({"a": 1}), &json!({}), ""),
+            Some(("a".into(), "1".into(), "nothing".into()))
+        );
+        assert_eq!(
+            json_difference(&json!([1]), &json!([1, 2]), ""),
+            Some((".".into(), "[1]".into(), "[1,2]".into()))
+        );
+    }
+}

@@ -1,0 +1,164 @@
+//! The binary's cassette commands as a user runs them: `record` in front of an emulator, closed
+//! cleanly by SIGTERM; `cassette check` with its exit codes; `replay` answering what was recorded.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_api-emulator");
+
+/// A free loopback port.
+fn port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Starts the binary with `args` and waits until `port` takes connections.
+fn spawn(args: &[&str], port: u16) -> Child {
+    let child = Command::new(BINARY)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the binary starts");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {port}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+/// One plain HTTP/1.1 GET; the status.
+fn get(port: u16, path: &str, authorization: &str) -> u16 {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {authorization}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut line = String::new();
+    BufReader::new(&mut stream).read_line(&mut line).unwrap();
+    let mut rest = String::new();
+    let _ = stream.read_to_string(&mut rest);
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn terminate(child: &mut Child) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "SIGTERM did not stop it");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn record_closes_on_sigterm_check_reports_and_replay_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let cassette = dir.path().join("session.jsonl");
+    let cassette_arg = cassette.to_str().unwrap();
+    let (upstream_port, proxy_port, replay_port) = (port(), port(), port());
+    let mut upstream = spawn(
+        &[
+            "--listen",
+            &format!("127.0.0.1:{upstream_port}"),
+            "--instant",
+            "--no-rate-limit",
+        ],
+        upstream_port,
+    );
+    let mut recorder = spawn(
+        &[
+            "record",
+            "--upstream",
+            &format!("http://127.0.0.1:{upstream_port}"),
+            "--cassette",
+            cassette_arg,
+            "--listen",
+            &format!("127.0.0.1:{proxy_port}"),
+        ],
+        proxy_port,
+    );
+    // The built-in seed's observability token, and one it does not know.
+    let token = "Bearer 0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6";
+    let dashboards = get(proxy_port, "/api/v2/dashboards", token);
+    let refused = get(proxy_port, "/api/v2/dashboards", "Bearer wrong-token-value");
+    terminate(&mut recorder);
+    terminate(&mut upstream);
+    let text = std::fs::read_to_string(&cassette).unwrap();
+    assert_eq!(
+        text.lines().count(),
+        3,
+        "a header and two exchanges: {text}"
+    );
+    assert!(
+        !text.contains("0d8f3a4e-1c2b") && !text.contains("wrong-token-value"),
+        "{text}"
+    );
+    assert_eq!((dashboards, refused), (200, 401));
+
+    let check = Command::new(BINARY)
+        .args(["cassette", "check", cassette_arg])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(0), "{report}");
+    assert!(report.contains("2 exchange(s), no finding"), "{report}");
+    let quirky = dir.path().join("quirky.jsonl");
+    std::fs::write(
+        &quirky,
+        format!(
+            "{}\n{}\n",
+            text.lines().next().unwrap(),
+            r#"{"operationId":"listDashboards","method":"GET","path":"/api/v2/dashboards","status":200,"responseBody":{"data":[{"id":"66a1f0c2d4e5f60718293a42","name":7}]}}"#
+        ),
+    )
+    .unwrap();
+    let check = Command::new(BINARY)
+        .args(["cassette", "check", quirky.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(1), "{report}");
+    assert!(
+        report.contains("exchange 1 (listDashboards): `data[0].name`: wrong type"),
+        "{report}"
+    );
+    let missing = Command::new(BINARY)
+        .args(["cassette", "check", "/nonexistent/cassette.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+
+    let mut replay = spawn(
+        &[
+            "replay",
+            "--cassette",
+            cassette_arg,
+            "--listen",
+            &format!("127.0.0.1:{replay_port}"),
+        ],
+        replay_port,
+    );
+    assert_eq!(get(replay_port, "/api/v2/dashboards", token), dashboards);
+    assert_eq!(
+        get(replay_port, "/api/v2/dashboards", "Bearer another"),
+        refused
+    );
+    assert_eq!(
+        get(replay_port, "/api/v2/dashboards", token),
+        400,
+        "not recorded a third time"
+    );
+    terminate(&mut replay);
+}
