@@ -168,6 +168,74 @@ impl Metrics {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "metrics")]
+    #[test]
+    fn every_instrument_records_what_its_name_says() {
+        use opentelemetry::metrics::MeterProvider;
+        use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData};
+        use opentelemetry_sdk::metrics::{
+            InMemoryMetricExporter, PeriodicReader, SdkMeterProvider,
+        };
+
+        let exporter = InMemoryMetricExporter::default();
+        let provider = SdkMeterProvider::builder()
+            .with_reader(PeriodicReader::builder(exporter.clone()).build())
+            .build();
+        let metrics = Metrics::new(&provider.meter("test"));
+        let op = Operation {
+            id: "createPipe",
+            method: "POST",
+            path: "/p",
+            idempotency: crate::Idempotency::NotIdempotent,
+            reconcile: None,
+        };
+        metrics.attempt(&op, Some(429));
+        metrics.attempt(&op, Some(500));
+        metrics.limiter_wait(&op, Duration::from_millis(250));
+        metrics.call(&op, Some(500), 2, Duration::from_secs(1), true);
+        metrics.call(&op, Some(201), 1, Duration::from_secs(1), false);
+        provider.force_flush().unwrap();
+        let mut seen = std::collections::BTreeMap::new();
+        for resource in exporter.get_finished_metrics().unwrap() {
+            for scope in resource.scope_metrics() {
+                for metric in scope.metrics() {
+                    let total = match metric.data() {
+                        AggregatedMetrics::U64(MetricData::Sum(sum)) => {
+                            sum.data_points().map(|p| p.value() as f64).sum::<f64>()
+                        }
+                        AggregatedMetrics::F64(MetricData::Histogram(h)) => {
+                            h.data_points().map(|p| p.sum()).sum::<f64>()
+                        }
+                        _ => f64::NAN,
+                    };
+                    seen.insert(metric.name().to_string(), total);
+                }
+            }
+        }
+        let expected = [
+            ("cloud_api.attempts", 2.0),
+            ("cloud_api.throttled", 1.0),
+            ("cloud_api.requests", 2.0),
+            ("cloud_api.retries", 1.0),
+            ("cloud_api.outcome_unknown", 1.0),
+            ("cloud_api.rate_limit.wait", 0.25),
+            ("cloud_api.call.duration", 2.0),
+        ];
+        for (name, value) in expected {
+            assert_eq!(seen.get(name), Some(&value), "{name}: {seen:?}");
+        }
+    }
+
+    #[test]
+    fn the_final_status_is_the_successes_or_the_errors() {
+        let ok: Result<u16, Error> = Ok(201);
+        assert_eq!(final_status(&ok, |s| *s), Some(201));
+        let api: Result<u16, Error> = Err(crate::ApiError::new("getPipe", 503).into());
+        assert_eq!(final_status(&api, |s| *s), Some(503));
+        let none: Result<u16, Error> = Err(crate::ConfigError("x".into()).into());
+        assert_eq!(final_status(&none, |s| *s), None);
+    }
+
     #[test]
     fn status_classes() {
         assert_eq!(status_class(Some(200)), "2xx");

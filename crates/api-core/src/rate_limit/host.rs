@@ -207,4 +207,27 @@ mod tests {
             assert!(std::fs::symlink_metadata(file.path()).unwrap().is_file());
         }
     }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_directory_is_made_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let file = HostFile::new(Some(&open), "k");
+        file.update(|state| (state, ())).unwrap();
+        let mode = std::fs::metadata(&open).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+        let fresh = dir.path().join("a").join("b");
+        HostFile::new(Some(&fresh), "k")
+            .update(|state| (state, ()))
+            .unwrap();
+        assert_eq!(
+            std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+        assert!(default_dir().ends_with("cloud-sdk/rate-limit"));
+    }
 }

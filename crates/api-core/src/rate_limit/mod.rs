@@ -371,6 +371,19 @@ mod tests {
     }
 
     #[test]
+    fn the_interval_the_text_and_the_clock() {
+        let limit: RateLimit = "20/2s".parse().unwrap();
+        assert_eq!(limit.interval(), Duration::from_millis(102));
+        assert_eq!(limit.to_string(), "20/2s");
+        let wall = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        assert!(now_ns().abs_diff(wall) < 1_000_000_000);
+        assert_eq!(ns(Duration::MAX), u64::MAX);
+    }
+
+    #[test]
     fn limits_and_stores_parse_from_text() {
         let parse = |text: &str| text.parse::<RateLimit>().map(|r| (r.max(), r.window()));
         assert_eq!(parse("20/2s").unwrap(), (20, Duration::from_secs(2)));

@@ -154,6 +154,18 @@ mod tests {
     }
 
     #[test]
+    fn a_slowdown_that_is_no_number_is_none() {
+        let pace = pace();
+        for slowdown in [f64::NAN, 0.5, -3.0] {
+            let state = PaceState {
+                slowdown,
+                ..PaceState::default()
+            };
+            assert_eq!(pace.slowdown(&state, 0), 1.0, "{slowdown}");
+        }
+    }
+
+    #[test]
     fn an_unbelievable_state_is_forgotten() {
         let pace = pace();
         let now = 10_000 * MS;

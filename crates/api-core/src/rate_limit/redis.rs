@@ -265,6 +265,23 @@ mod tests {
             "paced by the host store: {waits:?}"
         );
 
+        // A server that takes the connection and never answers: the first call waits its 500 ms,
+        // the next ones leave Redis alone for a while and pace through the host store at once.
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let silent_url = format!("redis://{}", silent.local_addr().unwrap());
+        let mute = store(&silent_url, "mute");
+        let first = Instant::now();
+        runtime.block_on(mute.reserve(pace));
+        assert!(first.elapsed() >= TIMEOUT, "{:?}", first.elapsed());
+        let rest = Instant::now();
+        for _ in 0..3 {
+            runtime.block_on(mute.reserve(pace));
+            runtime.block_on(mute.throttled(pace, 0));
+        }
+        assert!(rest.elapsed() < TIMEOUT, "resting: {:?}", rest.elapsed());
+        assert!(mute.warned.load(Ordering::Relaxed));
+        drop(silent);
+
         let Some(server) = redis_server::RedisServer::start("keys_expire") else {
             return;
         };

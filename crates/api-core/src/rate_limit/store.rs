@@ -236,4 +236,80 @@ mod tests {
             held.elapsed()
         );
     }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_long_wait_is_told_and_a_short_one_is_not() {
+        let told = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = told.clone();
+        let limit = RateLimit::new(1, Duration::from_millis(1200))
+            .unwrap()
+            .on_wait(move |wait| seen.lock().unwrap().push(wait));
+        let limiter = limit.bind("http://h", "k");
+        assert_eq!(limiter.acquire().await, Duration::ZERO);
+        // The next slot is 1.224 s away: told, then waited.
+        let waited = limiter.acquire().await;
+        assert!(waited > REPORTED_WAIT, "{waited:?}");
+        assert_eq!(told.lock().unwrap().as_slice(), &[waited]);
+        let short = RateLimit::new(2, Duration::from_millis(1200)).unwrap();
+        let seen = Arc::new(AtomicBool::new(false));
+        let noticed = seen.clone();
+        let short = short.on_wait(move |_| noticed.store(true, Ordering::Relaxed));
+        let limiter = short.bind("http://h", "k");
+        limiter.acquire().await;
+        limiter.acquire().await;
+        assert!(
+            !seen.load(Ordering::Relaxed),
+            "a wait under a second is not told"
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_host_file_that_cannot_be_used_paces_in_the_process_and_keeps_429s() {
+        let dir = tempfile::tempdir().unwrap();
+        // A file where the state's directory would be: nothing can be created under it.
+        let blocked = dir.path().join("not-a-dir");
+        std::fs::write(&blocked, "x").unwrap();
+        let limit = RateLimit::new(10, Duration::from_millis(500))
+            .unwrap()
+            .store(RateLimitStore::Host {
+                dir: Some(blocked.join("inner")),
+            });
+        let limiter = limit.bind("http://h", "k");
+        let Backend::Host(host) = &limiter.backend else {
+            panic!("a host store")
+        };
+        assert!(!host.warned.load(Ordering::Relaxed));
+        limiter.acquire().await;
+        assert!(host.warned.load(Ordering::Relaxed), "said once");
+        limiter.throttled(Some(Duration::from_millis(300))).await;
+        let held = std::time::Instant::now();
+        limiter.acquire().await;
+        assert!(
+            held.elapsed() >= Duration::from_millis(250),
+            "{:?}",
+            held.elapsed()
+        );
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_process_store_shares_429s_between_clones() {
+        let limit = RateLimit::new(100, Duration::from_secs(1)).unwrap();
+        let (a, b) = (limit.bind("", ""), limit.clone().bind("", ""));
+        a.throttled(Some(Duration::from_millis(300))).await;
+        let held = std::time::Instant::now();
+        b.acquire().await;
+        assert!(
+            held.elapsed() >= Duration::from_millis(250),
+            "{:?}",
+            held.elapsed()
+        );
+    }
+
+    #[test]
+    fn redis_keys_name_the_url_and_the_key_id() {
+        assert_eq!(
+            redis_key("https://api.example.com", "key-1"),
+            "cloud-sdk:rate-limit:https://api.example.com:key-1"
+        );
+    }
 }
