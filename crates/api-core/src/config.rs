@@ -118,7 +118,7 @@ impl FromConfig for Config {
 }
 
 /// Builds a [`Config`], or a client `T` made from one; [`build`](ConfigBuilder::build) checks everything.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ConfigBuilder<T = Config> {
     base_url: String,
     credentials: Option<Credentials>,
@@ -136,6 +136,31 @@ pub struct ConfigBuilder<T = Config> {
     #[cfg(feature = "metrics")]
     meter: Option<opentelemetry::metrics::Meter>,
     target: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for ConfigBuilder<T> {
+    /// The settings as given, the base URL through the one redaction rule (it is checked, and refused
+    /// with credentials in it, only by `build`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfigBuilder")
+            .field(
+                "base_url",
+                &api_raw::support::redact::Redactor::new().text(&self.base_url),
+            )
+            .field("credentials", &self.credentials)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("attempt_timeout", &self.attempt_timeout)
+            .field("operation_timeout", &self.operation_timeout)
+            .field("retry", &self.retry)
+            .field("rate_limit", &self.rate_limit)
+            .field("user_agent", &self.user_agent)
+            .field("proxy", &self.proxy)
+            .field(
+                "http_client",
+                &self.http_client.as_ref().map(|_| "reqwest::Client"),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 impl<T: FromConfig> ConfigBuilder<T> {
@@ -597,6 +622,21 @@ mod tests {
             .build()
             .unwrap_err();
         assert!(zero.to_string().contains("attempt timeout"));
+    }
+
+    #[test]
+    fn debug_of_a_builder_hides_a_password_in_the_url() {
+        let builder = Config::builder("https://me:hunter22@api.example.com")
+            .credentials(Credentials::basic("key-1", "top-secret-value"));
+        let shown = format!("{builder:?}");
+        assert!(
+            !shown.contains("hunter22") && !shown.contains("top-secret-value"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("https://me:[REDACTED]@api.example.com"),
+            "{shown}"
+        );
     }
 
     #[test]
