@@ -112,18 +112,14 @@ impl Error {
         }
     }
 
-    /// How the call ended, for the outcome rule; `None` for what is no ending of a call
-    /// (validation, configuration, a waiter).
+    /// How the call ended, as far as trying again goes; `None` for what no retry can change
+    /// (validation, configuration, an answer that does not decode, a waiter).
     fn ending(&self) -> Option<Ending> {
         match self {
             Error::Api(e) => Some(Ending::Status(e.status)),
-            Error::Decode(e) => Some(Ending::Undecodable(e.status.unwrap_or(200))),
-            Error::Transport(e) => Some(match e.kind {
-                TransportKind::Connect => Ending::Refused,
-                TransportKind::Body => Ending::BodyLost(200),
-                _ => Ending::Lost,
-            }),
-            Error::Timeout { .. } => Some(Ending::Lost),
+            // A refused connection, a lost one and a body that broke off are all transient; which
+            // of them leaves a create unknown is already in the transport error's flag.
+            Error::Transport(_) | Error::Timeout { .. } => Some(Ending::Lost),
             _ => None,
         }
     }

@@ -122,9 +122,8 @@ mod recorded {
             let attributes = attributes(op, status);
             self.requests.add(1, &attributes);
             self.latency.record(elapsed.as_secs_f64(), &attributes);
-            if attempts > 1 {
-                self.retries.add(u64::from(attempts - 1), &attributes);
-            }
+            self.retries
+                .add(u64::from(attempts.saturating_sub(1)), &attributes);
             if outcome_unknown {
                 self.outcome_unknown.add(1, &attributes);
             }
@@ -191,6 +190,7 @@ mod tests {
         };
         metrics.attempt(&op, Some(429));
         metrics.attempt(&op, Some(500));
+        metrics.attempt(&op, Some(500));
         metrics.limiter_wait(&op, Duration::from_millis(250));
         metrics.call(&op, Some(500), 2, Duration::from_secs(1), true);
         metrics.call(&op, Some(201), 1, Duration::from_secs(1), false);
@@ -213,7 +213,7 @@ mod tests {
             }
         }
         let expected = [
-            ("cloud_api.attempts", 2.0),
+            ("cloud_api.attempts", 3.0),
             ("cloud_api.throttled", 1.0),
             ("cloud_api.requests", 2.0),
             ("cloud_api.retries", 1.0),
