@@ -14,6 +14,10 @@ use crate::clients::Failure;
 
 #[path = "../../tests/tests/support/redis_server.rs"]
 mod redis_server;
+#[path = "../../tests/tests/support/served.rs"]
+mod served_log;
+
+use served_log::{fraction, longest_pause, served};
 
 /// How big a fleet run is.
 #[derive(Debug, Clone, Copy)]
@@ -91,11 +95,11 @@ pub(crate) fn run(plan: Plan) -> Result<(Vec<Row>, Vec<Stall>), Failure> {
                 worker.wait()?;
             }
             let log = emulator.requests()?;
-            let served = served(&log);
+            let served = served(&log, OperationId::ListReversePrivateEndpoints);
             rows.push(Row {
                 store,
                 processes,
-                fraction: fraction(&served, plan.limit),
+                fraction: fraction(&served, f64::from(plan.limit)),
                 throttled: log.iter().filter(|e| e.status == 429).count(),
             });
         }
@@ -125,15 +129,11 @@ fn sigkill_run(plan: Plan, store: &str) -> Result<Duration, Failure> {
         worker.wait()?;
     }
     let log = emulator.requests()?;
-    let after: Vec<&LogEntry> = served(&log)
+    let after: Vec<&LogEntry> = served(&log, OperationId::ListReversePrivateEndpoints)
         .into_iter()
         .filter(|e| e.at >= killed_at)
         .collect();
-    Ok(after
-        .windows(2)
-        .map(|pair| (pair[1].at - pair[0].at).to_std().unwrap_or_default())
-        .max()
-        .unwrap_or_default())
+    Ok(longest_pause(&after))
 }
 
 /// The `fleet-worker` process: the settings in its environment, calls until its time is up.
@@ -186,30 +186,6 @@ pub(crate) async fn work(seconds: u64) -> Result<(), Failure> {
         let _ = service.reverse_private_endpoints().await;
     }
     Ok(())
-}
-
-/// The served list requests, in time order.
-fn served(log: &[LogEntry]) -> Vec<&LogEntry> {
-    let mut served: Vec<&LogEntry> = log
-        .iter()
-        .filter(|e| {
-            e.operation_id == Some(OperationId::ListReversePrivateEndpoints) && e.status == 200
-        })
-        .collect();
-    served.sort_by_key(|e| e.at);
-    served
-}
-
-/// Served requests per second, between the first and the last, over the limit.
-fn fraction(served: &[&LogEntry], limit: u32) -> f64 {
-    let (Some(first), Some(last)) = (served.first(), served.last()) else {
-        return 0.0;
-    };
-    let span = (last.at - first.at).num_microseconds().unwrap_or(0) as f64 / 1e6;
-    if span <= 0.0 {
-        return 0.0;
-    }
-    (served.len() - 1) as f64 / span / f64::from(limit)
 }
 
 /// The emulator binary, beside this one (`cargo build --release -p api-emulator`), on a free port.

@@ -24,6 +24,18 @@ fn loopback() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 0))
 }
 
+/// A recording proxy in front of `emulator`, writing to `cassette`.
+async fn recording(emulator: &Emulator, cassette: &Path) -> Recorder {
+    Recorder::start(RecordOptions {
+        upstream: emulator.base_url().to_string(),
+        observability_upstream: None,
+        cassette: cassette.to_path_buf(),
+        listen: loopback(),
+    })
+    .await
+    .unwrap()
+}
+
 /// A client of the emulator's admin key at `url` (the proxy or the replay), its service.
 fn service_at(url: &str, emulator: &Emulator) -> ServiceHandle {
     let (id, secret) = emulator.admin_key();
@@ -114,14 +126,7 @@ async fn record(emulator: &Emulator, cassette: &Path) -> Vec<String> {
                 .then(Fault::gateway_page(504).applied()),
         )
         .unwrap();
-    let recorder = Recorder::start(RecordOptions {
-        upstream: emulator.base_url().to_string(),
-        observability_upstream: None,
-        cassette: cassette.to_path_buf(),
-        listen: loopback(),
-    })
-    .await
-    .unwrap();
+    let recorder = recording(emulator, cassette).await;
     let results = session(&service_at(&recorder.base_url(), emulator)).await;
     recorder.shutdown().await;
     results
@@ -204,14 +209,7 @@ async fn the_nearest_exchange_names_the_difference() {
     let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("one.jsonl");
-    let recorder = Recorder::start(RecordOptions {
-        upstream: emulator.base_url().to_string(),
-        observability_upstream: None,
-        cassette: path.clone(),
-        listen: loopback(),
-    })
-    .await
-    .unwrap();
+    let recorder = recording(&emulator, &path).await;
     service_at(&recorder.base_url(), &emulator)
         .pipes()
         .create(&kafka_pipe("orders"))
@@ -258,12 +256,7 @@ proptest! {
             emulator.inject(FaultRule::operation(OperationId::CreatePipe).then(Fault::body(400, body))).unwrap();
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("secret.jsonl");
-            let recorder = Recorder::start(RecordOptions {
-                upstream: emulator.base_url().to_string(),
-                observability_upstream: None,
-                cassette: path.clone(),
-                listen: loopback(),
-            }).await.unwrap();
+            let recorder = recording(&emulator, &path).await;
             let pipe = api_mgmt::NewPipe::builder("p")
                 .source(api_mgmt::KafkaSource::new("b:9092", "t").credentials("reader", secret.as_str()))
                 .destination(api_mgmt::Destination::new("d").table("t").managed_table(true))
@@ -342,14 +335,7 @@ async fn a_recorded_clean_session_has_no_finding() {
     let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("clean.jsonl");
-    let recorder = Recorder::start(RecordOptions {
-        upstream: emulator.base_url().to_string(),
-        observability_upstream: None,
-        cassette: path.clone(),
-        listen: loopback(),
-    })
-    .await
-    .unwrap();
+    let recorder = recording(&emulator, &path).await;
     let service = service_at(&recorder.base_url(), &emulator);
     let created = service.pipes().create(&kafka_pipe("clean")).await.unwrap();
     service.pipe(created.id).get().await.unwrap();

@@ -12,6 +12,8 @@ use crate::support::Cloud;
 
 #[path = "../../../../tests/tests/support/redis_server.rs"]
 mod redis_server;
+#[path = "../../../../tests/tests/support/served.rs"]
+mod served_log;
 
 /// The emulator's limit, and cloudctl's.
 const LIMIT: &str = "20/2s";
@@ -60,22 +62,9 @@ fn command(cloud: &Cloud, store: &str) -> Command {
     command
 }
 
-/// The list requests the emulator served (not 429), in time order.
-fn served(log: &[LogEntry]) -> Vec<&LogEntry> {
-    let mut served: Vec<&LogEntry> = log
-        .iter()
-        .filter(|e| {
-            e.operation_id == Some(OperationId::ListReversePrivateEndpoints) && e.status == 200
-        })
-        .collect();
-    served.sort_by_key(|e| e.at);
-    served
-}
-
-/// Requests per second over the served ones, as a fraction of 20 per 2 s.
-fn fraction_of_limit(served: &[&LogEntry]) -> f64 {
-    let span = (served[served.len() - 1].at - served[0].at).num_milliseconds() as f64 / 1000.0;
-    (served.len() - 1) as f64 / span / 10.0
+/// The list requests the emulator served, in time order.
+fn served_lists(log: &[LogEntry]) -> Vec<&LogEntry> {
+    served_log::served(log, OperationId::ListReversePrivateEndpoints)
 }
 
 fn throttled(log: &[LogEntry]) -> usize {
@@ -87,9 +76,10 @@ fn shares_the_limit(cloud: &Cloud, store: &str) {
     assert!(codes.iter().all(|code| *code == 0), "{store}: {codes:?}");
     let log = cloud.requests();
     assert_eq!(throttled(&log), 0, "{store}: no 429");
-    let served = served(&log);
+    let served = served_lists(&log);
     assert_eq!(served.len(), 80);
-    let fraction = fraction_of_limit(&served);
+    // 20 per 2 s: 10 a second.
+    let fraction = served_log::fraction(&served, 10.0);
     assert!(
         (0.95..=1.0).contains(&fraction),
         "{store}: served {fraction:.3} of the limit"
@@ -139,12 +129,8 @@ fn a_process_killed_with_sigkill_stalls_the_others_by_one_slot_at_most() {
     assert!(others.iter().all(|code| *code == 0), "{others:?}");
     let log = cloud.requests();
     assert_eq!(throttled(&log), 0);
-    let served = served(&log);
-    let longest = served
-        .windows(2)
-        .map(|pair| (pair[1].at - pair[0].at).to_std().unwrap_or_default())
-        .max()
-        .unwrap_or_default();
+    let served = served_lists(&log);
+    let longest = served_log::longest_pause(&served);
     // One pacing interval, plus the slot the killed process held, plus scheduling on a shared
     // machine.
     assert!(

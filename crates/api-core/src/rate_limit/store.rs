@@ -187,6 +187,18 @@ pub(crate) fn fnv(bytes: &[u8]) -> u64 {
 mod tests {
     use super::*;
 
+    /// A 429 with a 300 ms wait seen through `throttled` holds the next request of `waiting` back.
+    async fn a_429_holds_back(throttled: &Limiter, waiting: &Limiter) {
+        throttled.throttled(Some(Duration::from_millis(300))).await;
+        let held = std::time::Instant::now();
+        waiting.acquire().await;
+        assert!(
+            held.elapsed() >= Duration::from_millis(250),
+            "{:?}",
+            held.elapsed()
+        );
+    }
+
     #[test]
     fn state_names_are_safe_and_per_url_and_key() {
         let a = state_name("https://api.example.com:8443/v1", "key-1");
@@ -227,14 +239,7 @@ mod tests {
         other.acquire().await;
         assert!(quick.elapsed() < Duration::from_millis(40));
         // A 429 holds everyone sharing the file back.
-        a.throttled(Some(Duration::from_millis(300))).await;
-        let held = std::time::Instant::now();
-        b.acquire().await;
-        assert!(
-            held.elapsed() >= Duration::from_millis(250),
-            "{:?}",
-            held.elapsed()
-        );
+        a_429_holds_back(&a, &b).await;
     }
 
     #[tokio::test(flavor = "current_thread")]
@@ -281,28 +286,14 @@ mod tests {
         assert!(!host.warned.load(Ordering::Relaxed));
         limiter.acquire().await;
         assert!(host.warned.load(Ordering::Relaxed), "said once");
-        limiter.throttled(Some(Duration::from_millis(300))).await;
-        let held = std::time::Instant::now();
-        limiter.acquire().await;
-        assert!(
-            held.elapsed() >= Duration::from_millis(250),
-            "{:?}",
-            held.elapsed()
-        );
+        a_429_holds_back(&limiter, &limiter).await;
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn the_process_store_shares_429s_between_clones() {
         let limit = RateLimit::new(100, Duration::from_secs(1)).unwrap();
         let (a, b) = (limit.bind("", ""), limit.clone().bind("", ""));
-        a.throttled(Some(Duration::from_millis(300))).await;
-        let held = std::time::Instant::now();
-        b.acquire().await;
-        assert!(
-            held.elapsed() >= Duration::from_millis(250),
-            "{:?}",
-            held.elapsed()
-        );
+        a_429_holds_back(&a, &b).await;
     }
 
     #[test]

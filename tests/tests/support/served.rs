@@ -1,0 +1,38 @@
+//! The emulator's request log read as a rate: the requests of one operation it served, that rate as a
+//! share of a limit, and the longest pause between two of them. Read by the fleet tests of cloudctl
+//! and by the fleet benchmark (`#[path]` modules there), so both measure the same way.
+
+use std::time::Duration;
+
+use api_emulator::{LogEntry, OperationId};
+
+/// The requests of `operation` the emulator served (200), in time order.
+pub fn served(log: &[LogEntry], operation: OperationId) -> Vec<&LogEntry> {
+    let mut served: Vec<&LogEntry> = log
+        .iter()
+        .filter(|e| e.operation_id == Some(operation) && e.status == 200)
+        .collect();
+    served.sort_by_key(|e| e.at);
+    served
+}
+
+/// Served requests per second, from the first to the last, over `per_second`; 0 with fewer than two.
+pub fn fraction(served: &[&LogEntry], per_second: f64) -> f64 {
+    let (Some(first), Some(last)) = (served.first(), served.last()) else {
+        return 0.0;
+    };
+    let span = (last.at - first.at).num_microseconds().unwrap_or(0) as f64 / 1e6;
+    if span <= 0.0 {
+        return 0.0;
+    }
+    (served.len() - 1) as f64 / span / per_second
+}
+
+/// The longest pause between two served requests (zero with fewer than two).
+pub fn longest_pause(served: &[&LogEntry]) -> Duration {
+    served
+        .windows(2)
+        .map(|pair| (pair[1].at - pair[0].at).to_std().unwrap_or_default())
+        .max()
+        .unwrap_or_default()
+}
