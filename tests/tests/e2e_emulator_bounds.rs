@@ -297,6 +297,19 @@ async fn a_deterministic_restart_on_the_same_data_dir_continues_the_ids() {
             request.request_id
         );
     }
+    restarted.shutdown().await;
+
+    // Another seed would draw its own sequence and leave 42's to be drawn again later: refused.
+    let refused = Emulator::start(
+        EmulatorOptions::for_tests()
+            .deterministic(43)
+            .data_dir(dir.path()),
+    )
+    .await
+    .expect_err("another seed on the same data directory is refused");
+    assert!(refused.to_string().contains("seed 42, not 43"), "{refused}");
+    let again = start_with(options()).await;
+    assert_eq!(again.pipes(), all, "the refused start changed nothing");
 }
 
 #[tokio::test]

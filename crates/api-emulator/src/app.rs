@@ -80,7 +80,7 @@ impl App {
         let (world, store) = match store {
             Some((store, true)) => {
                 if let Some(position) = store.clock().map_err(|e| e.to_string())? {
-                    clock.resume(position);
+                    clock.resume(position)?;
                 }
                 (store.load().map_err(|e| e.to_string())?, Some(store))
             }

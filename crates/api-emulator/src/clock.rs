@@ -116,16 +116,25 @@ impl Clock {
         }
     }
 
-    /// Continues from a stored position: the time never goes back, and with the same seed the ids
-    /// go on from where they were (another seed keeps its own sequence). The wall clock ignores it.
-    pub fn resume(&self, position: Position) {
+    /// Continues from a stored position: the time never goes back, and the ids go on from where
+    /// they were. A position of another seed is refused: its store holds ids of that seed's sequence,
+    /// and going on with this one would leave that sequence to be replayed from its start (and its
+    /// pipes overwritten) by a later run with the stored seed. The wall clock ignores it.
+    pub fn resume(&self, position: Position) -> Result<(), String> {
         if let Mode::Deterministic { seed, state, .. } = &self.mode {
+            if position.seed != *seed {
+                return Err(format!(
+                    "the data directory goes on from a deterministic run with seed {stored}, not \
+                     {seed}: start with --deterministic {stored} (EmulatorOptions::deterministic({stored})) \
+                     to continue its ids, or use another data directory",
+                    stored = position.seed
+                ));
+            }
             let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
             state.0 = state.0.max(position.ticks);
-            if position.seed == *seed {
-                state.1 = fastrand::Rng::with_seed(position.generator);
-            }
+            state.1 = fastrand::Rng::with_seed(position.generator);
         }
+        Ok(())
     }
 
     /// A new id: a random version 4 UUID, or the next one of the seeded generator.
@@ -175,18 +184,22 @@ mod tests {
         let expected = (first.now(), first.new_id());
 
         let restarted = Clock::deterministic(7);
-        restarted.resume(position);
+        restarted.resume(position).unwrap();
         assert_eq!((restarted.now(), restarted.new_id()), expected);
         assert!(!before.contains(&expected.1));
 
         let other_seed = Clock::deterministic(8);
-        other_seed.resume(position);
-        assert_eq!(
-            other_seed.now(),
-            expected.0,
-            "the time goes on whatever the seed"
+        let refused = other_seed.resume(position).unwrap_err();
+        assert!(
+            refused.contains("seed 7, not 8") && refused.contains("--deterministic 7"),
+            "{refused}"
         );
-        assert_eq!(other_seed.new_id(), Clock::deterministic(8).new_id());
+        assert_eq!(
+            other_seed.new_id(),
+            Clock::deterministic(8).new_id(),
+            "a refused position changes nothing"
+        );
+        Clock::wall().resume(position).unwrap();
         assert_eq!(Clock::wall().position(), None);
     }
 
