@@ -260,10 +260,11 @@ impl RateLimit {
         Limiter::new(self, base_url, key_id)
     }
 
-    /// Waits until one more request is allowed, in this process's own state (the process store);
-    /// a client bound to a shared store waits through that store instead.
+    /// Waits until one more request is allowed, in this process's own state whatever the store
+    /// (shared by the clones of this `RateLimit`); a client given this limit waits through its
+    /// store instead, under the client's API URL and key id.
     pub async fn acquire(&self) {
-        self.bind("", "").acquire().await;
+        Limiter::in_process(self).acquire().await;
     }
 }
 

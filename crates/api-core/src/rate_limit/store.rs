@@ -105,11 +105,30 @@ impl Limiter {
                 Host::new(HostFile::new(None, &name)),
             ))),
             #[cfg(not(feature = "redis"))]
-            RateLimitStore::Redis(_) => Backend::Process(Arc::clone(&limit.process)),
+            RateLimitStore::Redis(_) => {
+                // Only `RateLimitStore::redis` checks the feature; a variant built by hand paces
+                // as an unreachable Redis would.
+                tracing::warn!(
+                    "a Redis rate limit store needs the `redis` cargo feature; pacing through the host store"
+                );
+                Backend::Host(Arc::new(Host::new(HostFile::new(None, &name))))
+            }
         };
         Self {
             pace,
             backend,
+            observer: limit.observer.clone(),
+        }
+    }
+
+    /// The limit paced in this process's own state, whatever its store.
+    pub(crate) fn in_process(limit: &RateLimit) -> Self {
+        Self {
+            pace: Pace {
+                interval: ns(limit.interval),
+                window: ns(limit.window),
+            },
+            backend: Backend::Process(Arc::clone(&limit.process)),
             observer: limit.observer.clone(),
         }
     }

@@ -1,0 +1,94 @@
+//! A 429 is shared through the SDK's own call path: two clients with rate limits of their own (as two
+//! processes have) sharing one host store, against the emulator. The 429 that one client draws, with
+//! its `Retry-After`, holds the other client's next request back; with the process store each
+//! client keeps its own state and the other goes straight through.
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use api_emulator::{Emulator, Fault, FaultRule, LogEntry, OperationId};
+use api_mgmt::{Client, Credentials, RateLimit, RateLimitStore};
+use support::emulated::{running_service, start};
+
+/// A client with a limiter of its own (nothing shared in memory) in `store`.
+fn client(emulator: &Emulator, store: RateLimitStore) -> Client {
+    let (id, secret) = emulator.admin_key();
+    let limit = RateLimit::new(100, Duration::from_secs(1))
+        .unwrap()
+        .store(store);
+    Client::builder(emulator.base_url())
+        .credentials(Credentials::basic(id, secret))
+        .retry(support::fast_retries())
+        .rate_limit(limit)
+        .build()
+        .expect("client")
+}
+
+fn host_store(dir: &Path) -> RateLimitStore {
+    RateLimitStore::Host {
+        dir: Some(dir.to_path_buf()),
+    }
+}
+
+/// The time from the 429 to the other client's request, when `first` draws a 429 with
+/// `Retry-After: 1` and `second` calls right after it.
+async fn hold_back(first: RateLimitStore, second: RateLimitStore) -> Duration {
+    let emulator = start().await;
+    emulator
+        .inject(
+            FaultRule::operation(OperationId::ListReversePrivateEndpoints)
+                .then(Fault::status(429).header("Retry-After", "1").times(1)),
+        )
+        .unwrap();
+    let (a, b) = (client(&emulator, first), client(&emulator, second));
+    let throttled = tokio::spawn({
+        let service = running_service(&emulator, &a);
+        async move { service.reverse_private_endpoints().await }
+    });
+    let logged_429 = |log: &[LogEntry]| log.iter().find(|e| e.status == 429).map(|e| e.at);
+    let at_429 = loop {
+        if let Some(at) = logged_429(&emulator.requests()) {
+            break at;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    // Time for the first client to write the 429 to its store.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    running_service(&emulator, &b)
+        .reverse_private_endpoints()
+        .await
+        .expect("the second client's call");
+    throttled
+        .await
+        .unwrap()
+        .expect("the first client retries after the wait");
+    let log = emulator.requests();
+    let served: Vec<_> = log
+        .iter()
+        .filter(|e| e.status == 200 && e.at > at_429)
+        .map(|e| e.at)
+        .collect();
+    assert_eq!(served.len(), 2, "both calls end served: {log:#?}");
+    (served[0] - at_429).to_std().unwrap()
+}
+
+#[tokio::test]
+async fn a_429_holds_back_every_client_sharing_the_host_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = hold_back(host_store(dir.path()), host_store(dir.path())).await;
+    assert!(
+        shared >= Duration::from_millis(900),
+        "the second client waited out the first one's Retry-After: {shared:?}"
+    );
+}
+
+#[tokio::test]
+async fn with_the_process_store_another_limiter_does_not_see_the_429() {
+    let alone = hold_back(RateLimitStore::Process, RateLimitStore::Process).await;
+    assert!(
+        alone < Duration::from_millis(600),
+        "nothing shared: the second client went at once: {alone:?}"
+    );
+}
