@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use api_core::reqwest;
 use axum::body::Bytes;
@@ -24,6 +25,11 @@ use crate::serving::Serving;
 
 /// The most a request body may be (the API's own limit) for the proxy to forward it.
 const REQUEST_LIMIT: usize = 2 * 1024 * 1024;
+
+/// How long the proxy waits to connect to the upstream.
+const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the proxy waits for the upstream's whole answer; then it hangs up, as a lost upstream.
+const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Headers that belong to one connection, not to the exchange: never forwarded.
 const HOP_BY_HOP: [&str; 9] = [
@@ -70,8 +76,12 @@ impl Recorder {
     pub async fn start(options: RecordOptions) -> Result<Self, EmulatorError> {
         let cassette = open(&options.cassette)
             .map_err(|e| EmulatorError(format!("cassette {}: {e}", options.cassette.display())))?;
+        // Bounded, so that a silent upstream cannot keep the proxy (or its shutdown) waiting: longer
+        // than any attempt of the SDK (30 s by default), so the client gives up first.
         let http = api_core::http_client_builder()
             .redirect(reqwest::redirect::Policy::none())
+            .connect_timeout(UPSTREAM_CONNECT_TIMEOUT)
+            .timeout(UPSTREAM_TIMEOUT)
             .build()
             .map_err(|e| EmulatorError(format!("cannot build the HTTP client: {e}")))?;
         let shared = Arc::new(Shared {
@@ -121,6 +131,14 @@ fn open(path: &Path) -> std::io::Result<File> {
         options.mode(0o600);
     }
     let mut file = options.open(path)?;
+    #[cfg(unix)]
+    {
+        // `mode` applies only to a new file: an existing one open to others is made private.
+        use std::os::unix::fs::PermissionsExt;
+        if file.metadata()?.permissions().mode() & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
     let mut first = String::new();
     BufReader::new(&file).read_line(&mut first)?;
     if first.trim().is_empty() {
@@ -129,7 +147,9 @@ fn open(path: &Path) -> std::io::Result<File> {
             recorded_at: chrono::Utc::now(),
             tool: "api-emulator record".into(),
         };
-        writeln!(file, "{}", serde_json::to_string(&header)?)?;
+        let mut line = serde_json::to_string(&header)?;
+        line.push('\n');
+        file.write_all(line.as_bytes())?;
         file.sync_data()?;
     } else {
         let header: Header = serde_json::from_str(&first).map_err(|e| {
@@ -147,8 +167,46 @@ fn open(path: &Path) -> std::io::Result<File> {
                 ),
             ));
         }
+        drop_torn_line(&file)?;
     }
     Ok(file)
+}
+
+/// Removes a last line without its newline (a recorder killed while writing it), so that the next
+/// exchange starts a line of its own.
+fn drop_torn_line(file: &File) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let length = file.metadata()?.len();
+    let mut reader = file;
+    // The length up to the last newline: 0 when there is none.
+    let mut kept = 0;
+    let mut at = length;
+    let mut chunk = [0u8; 4096];
+    while at > 0 {
+        let start = at.saturating_sub(chunk.len() as u64);
+        let size = usize::try_from(at - start).unwrap_or(chunk.len());
+        reader.seek(SeekFrom::Start(start))?;
+        reader.read_exact(&mut chunk[..size])?;
+        match chunk[..size].iter().rposition(|b| *b == b'\n') {
+            Some(newline) => {
+                kept = start + newline as u64 + 1;
+                break;
+            }
+            None => at = start,
+        }
+    }
+    if kept == 0 {
+        // The header alone, read above, without its newline.
+        return (&*file).write_all(b"\n");
+    }
+    if kept < length {
+        tracing::warn!(
+            bytes = length - kept,
+            "the cassette's last line was cut short (a recorder was killed while writing it); it is removed"
+        );
+        file.set_len(kept)?;
+    }
+    Ok(())
 }
 
 async fn forward(
@@ -246,11 +304,83 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
 
 /// Appends one exchange and makes it durable, so a SIGKILL loses at most those in flight.
 fn append(shared: &Shared, exchange: &Exchange) -> std::io::Result<()> {
-    let line = serde_json::to_string(exchange)?;
+    let mut line = serde_json::to_string(exchange)?;
+    line.push('\n');
     let mut file = shared
         .cassette
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
-    writeln!(file, "{line}")?;
+    // One write of the whole line: a kill leaves it whole, missing, or cut short (and a cut line is
+    // removed by the next recorder that continues the file).
+    file.write_all(line.as_bytes())?;
     file.sync_data()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cassette::Cassette;
+
+    fn exchange(path: &str) -> Exchange {
+        Exchange {
+            operation_id: None,
+            method: "GET".into(),
+            path: path.into(),
+            query: None,
+            request_body: None,
+            request_text: None,
+            status: 200,
+            response_headers: Default::default(),
+            response_body: None,
+            response_text: None,
+        }
+    }
+
+    fn shared(file: File) -> Shared {
+        Shared {
+            upstream: String::new(),
+            observability_upstream: None,
+            http: api_core::http_client_builder().build().unwrap(),
+            cassette: Mutex::new(file),
+        }
+    }
+
+    #[test]
+    fn a_continued_cassette_loses_only_a_line_cut_short() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        append(&shared(open(&path).unwrap()), &exchange("/first")).unwrap();
+        // A recorder killed in the middle of its second line.
+        let whole = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{whole}{{\"operationId\":null,\"meth")).unwrap();
+        append(&shared(open(&path).unwrap()), &exchange("/third")).unwrap();
+        let read = Cassette::read(&path).unwrap();
+        let paths: Vec<&str> = read.exchanges.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["/first", "/third"]);
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with("}\n"));
+
+        // A header whose newline was never written keeps the header.
+        let bare = dir.path().join("bare.jsonl");
+        open(&bare).unwrap();
+        let header = std::fs::read_to_string(&bare).unwrap();
+        std::fs::write(&bare, header.trim_end()).unwrap();
+        append(&shared(open(&bare).unwrap()), &exchange("/only")).unwrap();
+        assert_eq!(Cassette::read(&bare).unwrap().exchanges.len(), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_cassette_is_private_whether_new_or_continued() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        let new = dir.path().join("new.jsonl");
+        open(&new).unwrap();
+        assert_eq!(mode(&new), 0o600);
+        let open_to_all = dir.path().join("touched.jsonl");
+        std::fs::write(&open_to_all, "").unwrap();
+        std::fs::set_permissions(&open_to_all, std::fs::Permissions::from_mode(0o644)).unwrap();
+        open(&open_to_all).unwrap();
+        assert_eq!(mode(&open_to_all), 0o600);
+    }
 }

@@ -211,26 +211,11 @@ async fn answer(
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone();
-            let nearest = (0..exchanges.len())
-                .filter(|&i| same_request(&exchanges[i], &asked))
-                .min_by_key(|&i| used[i]);
             let what = match &asked.operation {
                 Some(op) => format!("{} ({} {})", op.as_str(), asked.method, asked.path),
                 None => format!("{} {}", asked.method, asked.path),
             };
-            let why = match nearest {
-                Some(i) if used[i] => format!(
-                    "every recorded {} was answered already (the last is exchange {})",
-                    what,
-                    i + 1
-                ),
-                Some(i) => format!(
-                    "the nearest, exchange {}, differs: {}",
-                    i + 1,
-                    difference(&exchanges[i], &asked).unwrap_or_default()
-                ),
-                None => "the cassette has no exchange of that operation".into(),
-            };
+            let why = not_recorded(exchanges, &used, &asked, &what);
             let message = format!("no recorded answer for {what}: {why}");
             tracing::warn!("{message}");
             state
@@ -260,6 +245,86 @@ fn same_request(exchange: &Exchange, asked: &Asked) -> bool {
         (Some(recorded), Some(asked)) => recorded == asked,
         (None, None) => exchange.method == asked.method && exchange.path == asked.path,
         _ => false,
+    }
+}
+
+/// Why nothing answers `asked`: the nearest unused exchange of its operation (the fewest
+/// differences) and its first difference; else that every one was answered (naming the last); else
+/// the operations the cassette holds.
+fn not_recorded(exchanges: &[Exchange], used: &[bool], asked: &Asked, what: &str) -> String {
+    let same: Vec<usize> = (0..exchanges.len())
+        .filter(|&i| same_request(&exchanges[i], asked))
+        .collect();
+    let nearest = same
+        .iter()
+        .filter(|&&i| !used[i])
+        .min_by_key(|&&i| (distance(&exchanges[i], asked), i));
+    if let Some(&i) = nearest {
+        return format!(
+            "the nearest, exchange {}, differs: {}",
+            i + 1,
+            difference(&exchanges[i], asked).unwrap_or_default()
+        );
+    }
+    if let Some(&last) = same.last() {
+        return format!(
+            "every recorded {what} was answered already (the last is exchange {})",
+            last + 1
+        );
+    }
+    let mut held = std::collections::BTreeMap::<String, usize>::new();
+    for exchange in exchanges {
+        let name = match exchange.operation_id {
+            Some(op) => op.as_str().to_string(),
+            None => format!("{} {}", exchange.method, exchange.path),
+        };
+        *held.entry(name).or_default() += 1;
+    }
+    if held.is_empty() {
+        return "the cassette has no exchange".into();
+    }
+    let held: Vec<String> = held
+        .into_iter()
+        .map(|(name, count)| format!("{name} x{count}"))
+        .collect();
+    format!(
+        "the cassette has no exchange of that operation (it holds {})",
+        held.join(", ")
+    )
+}
+
+/// How many places a recorded exchange of the same operation differs from the asked request in:
+/// the path, the query, and each differing member of the body.
+fn distance(exchange: &Exchange, asked: &Asked) -> usize {
+    let body = match (&exchange.request_body, &asked.body) {
+        (Some(recorded), Some(asked)) => json_distance(recorded, asked),
+        (None, None) => usize::from(exchange.request_text != asked.text),
+        _ => 1,
+    };
+    usize::from(exchange.path != asked.path) + usize::from(exchange.query != asked.query) + body
+}
+
+/// How many leaves two JSON values differ in, with [`json_difference`]'s rules (a recorded
+/// `"[REDACTED]"` matches anything, numbers by value).
+fn json_distance(recorded: &Value, asked: &Value) -> usize {
+    match (recorded, asked) {
+        (Value::String(text), _) if text == REDACTED => 0,
+        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => 0,
+        (Value::Object(a), Value::Object(b)) => {
+            let missing = |x: &serde_json::Map<String, Value>,
+                           y: &serde_json::Map<String, Value>| {
+                x.keys().filter(|name| !y.contains_key(*name)).count()
+            };
+            let shared: usize = a
+                .iter()
+                .filter_map(|(name, x)| b.get(name).map(|y| json_distance(x, y)))
+                .sum();
+            shared + missing(a, b) + missing(b, a)
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            a.iter().zip(b).map(|(x, y)| json_distance(x, y)).sum()
+        }
+        (a, b) => usize::from(a != b),
     }
 }
 
@@ -360,6 +425,79 @@ fn recorded_answer(exchange: &Exchange, connection: &Connection) -> Response {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn create(body: Value) -> Exchange {
+        Exchange {
+            operation_id: Some(OperationId::CreatePipe),
+            method: "POST".into(),
+            path: "/v1/organizations/o/services/s/pipes".into(),
+            query: None,
+            request_body: Some(body),
+            request_text: None,
+            status: 200,
+            response_headers: Default::default(),
+            response_body: None,
+            response_text: None,
+        }
+    }
+
+    fn asked(operation: OperationId, path: &str, body: Value) -> Asked {
+        Asked {
+            operation: Some(operation),
+            method: "POST".into(),
+            path: path.into(),
+            query: None,
+            body: Some(body),
+            text: None,
+        }
+    }
+
+    #[test]
+    fn the_nearest_exchange_is_the_one_with_the_fewest_differences() {
+        let path = "/v1/organizations/o/services/s/pipes";
+        let exchanges = [
+            create(json!({"name": "far", "source": {"kinesis": {"stream": "s"}}, "table": "far"})),
+            create(
+                json!({"name": "orders", "source": {"kafka": {"topics": "t"}}, "table": "orders"}),
+            ),
+            create(json!({"name": "events", "source": {"kafka": {"topics": "t"}}, "table": "x"})),
+        ];
+        let request = asked(
+            OperationId::CreatePipe,
+            path,
+            json!({"name": "orderz", "source": {"kafka": {"topics": "t"}}, "table": "orders"}),
+        );
+        let what = "createPipe (POST ...)";
+        assert_eq!(distance(&exchanges[0], &request), 4);
+        assert_eq!(distance(&exchanges[1], &request), 1);
+        assert_eq!(distance(&exchanges[2], &request), 2);
+        let why = not_recorded(&exchanges, &[false; 3], &request, what);
+        assert_eq!(
+            why,
+            "the nearest, exchange 2, differs: the body at `name`: recorded \"orders\", asked \"orderz\""
+        );
+        // A used exchange is not offered while an unused one of the operation is left.
+        let why = not_recorded(&exchanges, &[false, true, false], &request, what);
+        assert!(why.starts_with("the nearest, exchange 3,"), "{why}");
+        let why = not_recorded(&exchanges, &[true; 3], &request, what);
+        assert_eq!(
+            why,
+            "every recorded createPipe (POST ...) was answered already (the last is exchange 3)"
+        );
+        let other = asked(
+            OperationId::GetPipe,
+            "/v1/organizations/o/services/s/pipes/p",
+            json!({}),
+        );
+        assert_eq!(
+            not_recorded(&exchanges, &[false; 3], &other, "getPipe"),
+            "the cassette has no exchange of that operation (it holds createPipe x3)"
+        );
+        assert_eq!(
+            not_recorded(&[], &[], &other, "getPipe"),
+            "the cassette has no exchange"
+        );
+    }
 
     #[test]
     fn json_bodies_match_with_redacted_members_as_wildcards() {

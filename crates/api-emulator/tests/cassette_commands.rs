@@ -35,28 +35,41 @@ fn spawn(args: &[&str], port: u16) -> Child {
 
 /// One plain HTTP/1.1 GET; the status.
 fn get(port: u16, path: &str, authorization: &str) -> u16 {
+    fetch(port, path, authorization).0
+}
+
+/// One plain HTTP/1.1 GET; the status and the rest of the answer (headers and body).
+fn fetch(port: u16, path: &str, authorization: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
     write!(
         stream,
         "GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {authorization}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
+    let mut reader = BufReader::new(&mut stream);
     let mut line = String::new();
-    BufReader::new(&mut stream).read_line(&mut line).unwrap();
+    reader.read_line(&mut line).unwrap();
     let mut rest = String::new();
-    let _ = stream.read_to_string(&mut rest);
-    line.split_whitespace()
+    let _ = reader.read_to_string(&mut rest);
+    let status = line
+        .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
+        .unwrap_or(0);
+    (status, rest)
 }
 
+/// Sends SIGTERM; the process ends on its own, with exit code 0.
 fn terminate(child: &mut Child) {
     let _ = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while child.try_wait().unwrap().is_none() {
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(status.success(), "SIGTERM ended it with {status}");
+            return;
+        }
         assert!(Instant::now() < deadline, "SIGTERM did not stop it");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -160,5 +173,74 @@ fn record_closes_on_sigterm_check_reports_and_replay_answers() {
         400,
         "not recorded a third time"
     );
+    let control = "Bearer emulator-control-token";
+    let (status, report) = fetch(replay_port, "/_emulator/cassette", control);
+    assert_eq!(status, 200, "{report}");
+    let body = &report[report.find("\r\n\r\n").unwrap() + 4..];
+    let report: serde_json::Value = serde_json::from_str(body).unwrap();
+    let used: Vec<bool> = report["exchanges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["used"].as_bool().unwrap())
+        .collect();
+    assert_eq!(used, [true, true]);
+    let unmatched = report["unmatched"].as_array().unwrap();
+    assert_eq!(unmatched.len(), 1, "{report}");
+    assert!(
+        unmatched[0]
+            .as_str()
+            .unwrap()
+            .contains("every recorded listDashboards"),
+        "{report}"
+    );
+    assert_eq!(get(replay_port, "/_emulator/cassette", "Bearer nope"), 401);
     terminate(&mut replay);
+}
+
+#[test]
+fn the_rate_limit_flags_set_each_apis_limit_per_key() {
+    use base64::Engine;
+    let seed = api_emulator::Seed::builtin();
+    let key = &seed.api_keys[0];
+    let service = seed
+        .services
+        .iter()
+        .find(|s| s.organization == key.organization)
+        .unwrap();
+    let path = format!(
+        "/v1/organizations/{}/services/{}/pipesReversePrivateEndpoints",
+        key.organization,
+        service.service.id.unwrap()
+    );
+    let basic = format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", key.id, key.secret))
+    );
+    let token = format!("Bearer {}", seed.observability_tokens[0].token);
+    let port = port();
+    let mut emulator = spawn(
+        &[
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--instant",
+            "--management-rate-limit",
+            "2/1m",
+            "--observability-rate-limit",
+            "1/1m",
+        ],
+        port,
+    );
+    let management: Vec<u16> = (0..3).map(|_| get(port, &path, &basic)).collect();
+    assert_eq!(management, [200, 200, 429]);
+    let (_, throttled) = fetch(port, &path, &basic);
+    assert!(
+        throttled.to_ascii_lowercase().contains("x-ratelimit-reset:"),
+        "{throttled}"
+    );
+    let observability: Vec<u16> = (0..2)
+        .map(|_| get(port, "/api/v2/dashboards", &token))
+        .collect();
+    assert_eq!(observability, [200, 429], "a limit of its own");
+    terminate(&mut emulator);
 }
