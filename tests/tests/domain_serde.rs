@@ -94,10 +94,22 @@ fn the_same_tolerance_and_the_same_rules_as_a_call() {
         bad_id.contains("`id`") && bad_id.contains("dashboard id"),
         "{bad_id}"
     );
+    // Errors of the wire shape itself name their path too.
     let not_a_uuid = serde_json::from_value::<Service>(json!({"id": "x"}))
         .unwrap_err()
         .to_string();
-    assert!(!not_a_uuid.is_empty());
+    assert!(not_a_uuid.starts_with("`id`: "), "{not_a_uuid}");
+    let wrong_type = serde_json::from_value::<Pipe>(json!({
+        "id": "5f0c9e0b-6c1c-4f31-9d52-1d3f4e0a7b21",
+        "serviceId": "5f0c9e0b-6c1c-4f31-9d52-1d3f4e0a7b22",
+        "destination": {"database": 7},
+    }))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        wrong_type.starts_with("`destination.database`: "),
+        "{wrong_type}"
+    );
 }
 
 #[test]

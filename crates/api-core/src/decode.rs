@@ -55,7 +55,7 @@ macro_rules! deserialize_from_wire {
     ($ty:ty, $raw:ty, |$value:ident, $at:ident| $decode:expr) => {
         impl<'de> serde::Deserialize<'de> for $ty {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-                let $value = <$raw as serde::Deserialize>::deserialize(deserializer)?;
+                let $value = $crate::decode::read_wire::<$raw, D>(deserializer)?;
                 let $at = $crate::decode::Path::Root("");
                 let decoded: Result<$ty, $crate::decode::Invalid> = $decode;
                 decoded.map_err(|invalid| serde::de::Error::custom(invalid.described()))
@@ -64,6 +64,24 @@ macro_rules! deserialize_from_wire {
     };
 }
 pub(crate) use deserialize_from_wire;
+
+/// Reads the generated wire type, an error naming the JSON path where it broke off (a wrong type,
+/// a malformed id or time), as the later decoding's errors do.
+pub(crate) fn read_wire<'de, T, D>(deserializer: D) -> Result<T, D::Error>
+where
+    T: serde::Deserialize<'de>,
+    D: serde::Deserializer<'de>,
+{
+    serde_path_to_error::deserialize(deserializer).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner();
+        if path == "." {
+            inner
+        } else {
+            serde::de::Error::custom(format!("`{path}`: {inner}"))
+        }
+    })
+}
 
 /// A value that does not decode: where, and why. The operation is added by [`Invalid::at`].
 #[derive(Debug)]
@@ -149,7 +167,7 @@ pub(crate) fn redacted<S: serde::Serializer, T>(
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     match value {
-        Some(_) => serializer.serialize_str("[REDACTED]"),
+        Some(_) => serializer.serialize_str(api_raw::support::redact::REDACTED),
         None => serializer.serialize_none(),
     }
 }
