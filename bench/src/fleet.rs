@@ -180,8 +180,9 @@ pub(crate) async fn work(seconds: u64) -> Result<(), Failure> {
     let organization = std::env::var("FLEET_ORGANIZATION")?.parse()?;
     let service = std::env::var("FLEET_SERVICE")?.parse()?;
     let service = client.service(organization, service);
-    let deadline = Instant::now() + Duration::from_secs(seconds);
-    while Instant::now() < deadline {
+    let started = Instant::now();
+    let length = Duration::from_secs(seconds);
+    while started.elapsed() < length {
         // An error (a 429 the retries did not absorb) is part of what is measured, not a failure.
         let _ = service.reverse_private_endpoints().await;
     }

@@ -160,7 +160,7 @@ impl Setting {
     pub fn shown(&self) -> Option<String> {
         let value = self.value.as_ref()?;
         Some(if self.key.is_secret() {
-            "[REDACTED]".to_string()
+            api_mgmt::redact::REDACTED.to_string()
         } else {
             value.expose().to_string()
         })

@@ -263,9 +263,11 @@ impl<T: FromConfig> ConfigBuilder<T> {
     /// Sends through `client`, a `reqwest::Client` of your own (middleware, DNS, TLS or pool settings
     /// this builder does not wrap); build it from [`http_client_builder`](crate::http_client_builder),
     /// which selects the TLS backend of the enabled feature. Every request behaves as with the
-    /// client the SDK builds: it gets the credentials and user agent (headers the client sets itself
-    /// win) and the [attempt timeout](Self::attempt_timeout) (it replaces the client's own
-    /// `timeout`), and every call the retries, rate limit and operation timeout; the generated
+    /// client the SDK builds: it gets the credentials and user agent (they replace an
+    /// `Authorization` or `User-Agent` among the client's default headers; its other default headers
+    /// are sent as they are) and the [attempt timeout](Self::attempt_timeout) (it replaces the
+    /// client's own `timeout`; with `Duration::MAX`, the client's own `timeout` applies), and every
+    /// call the retries, rate limit and operation timeout; the generated
     /// client (a facade's `raw()`) sends the same credentials, user agent and attempt timeout. The
     /// client's own connect timeout, proxy and roots are used, so [`proxy`](Self::proxy),
     /// [`root_certificate_pem`](Self::root_certificate_pem) and

@@ -90,9 +90,9 @@ impl fmt::Debug for Credentials {
             Self::Basic { key_id, .. } => f
                 .debug_struct("Basic")
                 .field("key_id", key_id)
-                .field("key_secret", &"[REDACTED]")
+                .field("key_secret", &api_raw::support::redact::REDACTED)
                 .finish(),
-            Self::Bearer(_) => f.write_str("Bearer([REDACTED])"),
+            Self::Bearer(_) => write!(f, "Bearer({})", api_raw::support::redact::REDACTED),
         }
     }
 }

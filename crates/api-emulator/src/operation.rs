@@ -7,9 +7,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::faults::path_matches;
 
-/// An operation of the management or observability API, named as the spec's `operationId`.
+/// An operation of the management or observability API, named as the spec's `operationId` (the
+/// APIs grow: match with a wildcard arm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum OperationId {
     /// `PATCH /v1/organizations/{organizationId}/services/{serviceId}/state`
     UpdateServiceState,

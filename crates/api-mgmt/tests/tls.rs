@@ -184,8 +184,12 @@ async fn a_callers_own_client_gets_credentials_and_user_agent() {
     let emulator = emulator().await;
     let mut headers = api_mgmt::reqwest::header::HeaderMap::new();
     headers.insert("x-team", "platform".parse().unwrap());
+    // The client's own credentials and user agent give way to the SDK's: the call is authenticated
+    // with the builder's key (a wrong one would answer 401).
+    headers.insert("authorization", "Basic d3Jvbmc6a2V5".parse().unwrap());
     let own = api_mgmt::http_client_builder()
         .default_headers(headers)
+        .user_agent("their-tool/1.0")
         .build()
         .expect("a reqwest client");
     let client = Client::builder(emulator.base_url())
