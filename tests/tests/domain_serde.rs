@@ -51,6 +51,38 @@ fn every_domain_type_builds_from_the_apis_json() {
 }
 
 #[test]
+fn a_source_kind_and_a_tile_build_on_their_own() {
+    use api_mgmt::source::{Kafka, Kinesis, ObjectStorage, Postgres};
+    for (fixture, kind) in [
+        ("create_pipe_kafka", "kafka"),
+        ("get_pipe_object_storage", "objectStorage"),
+        ("get_pipe_kinesis", "kinesis"),
+        ("get_pipe_postgres", "postgres"),
+    ] {
+        let json = member(fixture, "result");
+        let pipe: Pipe = serde_json::from_value(json.clone()).unwrap();
+        let part = json["source"][kind].clone();
+        let alone = match kind {
+            "kafka" => PipeSource::Kafka(serde_json::from_value::<Kafka>(part).unwrap()),
+            "objectStorage" => {
+                PipeSource::ObjectStorage(serde_json::from_value::<ObjectStorage>(part).unwrap())
+            }
+            "kinesis" => PipeSource::Kinesis(serde_json::from_value::<Kinesis>(part).unwrap()),
+            _ => PipeSource::Postgres(serde_json::from_value::<Postgres>(part).unwrap()),
+        };
+        assert_eq!(alone, pipe.source, "{fixture}");
+    }
+    let data = member("list_dashboards", "data");
+    let dashboards: Vec<Dashboard> = serde_json::from_value(data.clone()).unwrap();
+    let tile: api_obs::Tile = serde_json::from_value(data[0]["tiles"][1].clone()).unwrap();
+    assert_eq!(tile, dashboards[0].tiles[1]);
+    let no_id = serde_json::from_value::<api_obs::Tile>(json!({"name": "t"}))
+        .unwrap_err()
+        .to_string();
+    assert!(no_id.contains("`id`: required"), "{no_id}");
+}
+
+#[test]
 fn the_same_tolerance_and_the_same_rules_as_a_call() {
     let pipe: Pipe = serde_json::from_value(json!({
         "id": "3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d",

@@ -235,7 +235,9 @@ fn the_rate_limit_flags_set_each_apis_limit_per_key() {
     assert_eq!(management, [200, 200, 429]);
     let (_, throttled) = fetch(port, &path, &basic);
     assert!(
-        throttled.to_ascii_lowercase().contains("x-ratelimit-reset:"),
+        throttled
+            .to_ascii_lowercase()
+            .contains("x-ratelimit-reset:"),
         "{throttled}"
     );
     let observability: Vec<u16> = (0..2)

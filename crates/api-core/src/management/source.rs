@@ -470,6 +470,18 @@ crate::decode::deserialize_from_wire!(PipeSource, raw::PipeSource, |value, at| P
     Some(value),
     at
 ));
+crate::decode::deserialize_from_wire!(Kafka, raw::KafkaSource, |value, at| Kafka::decode(
+    value, at
+));
+crate::decode::deserialize_from_wire!(ObjectStorage, raw::ObjectStorageSource, |value, _at| Ok(
+    ObjectStorage::decode(value)
+));
+crate::decode::deserialize_from_wire!(Kinesis, raw::KinesisSource, |value, at| Kinesis::decode(
+    value, at
+));
+crate::decode::deserialize_from_wire!(Postgres, raw::PostgresSource, |value, at| Postgres::decode(
+    value, at
+));
 
 #[cfg(test)]
 mod tests {

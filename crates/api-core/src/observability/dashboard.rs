@@ -134,3 +134,4 @@ impl Tile {
 crate::decode::deserialize_from_wire!(Dashboard, raw::Dashboard, |value, at| Dashboard::decode(
     value, at
 ));
+crate::decode::deserialize_from_wire!(Tile, raw::Tile, |value, at| Tile::decode(value, at));
