@@ -188,9 +188,7 @@ impl Walk<'_, '_> {
                 Some(text) => self.string(text, schema, at),
                 None => self.wrong_type(value, "a string", at),
             },
-            Some("integer")
-                if value.as_f64().is_some_and(|n| n.fract() != 0.0) || !value.is_number() =>
-            {
+            Some("integer") if !api_raw::support::is_integer(value) => {
                 self.wrong_type(value, "an integer", at)
             }
             Some("number") if !value.is_number() => self.wrong_type(value, "a number", at),

@@ -435,13 +435,7 @@ fn has_type(value: &Value, ty: &str) -> bool {
         "string" => value.is_string(),
         "boolean" => value.is_boolean(),
         "number" => value.is_number(),
-        // JSON does not tell 3 from 3.0: a whole number is an integer however it is written.
-        "integer" => match value {
-            Value::Number(n) => {
-                n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
-            }
-            _ => false,
-        },
+        "integer" => api_raw::support::is_integer(value),
         _ => false,
     }
 }

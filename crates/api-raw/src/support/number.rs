@@ -13,6 +13,18 @@ pub fn whole_number(value: f64) -> Option<i64> {
     (value.fract() == 0.0 && value.abs() <= MAX_SAFE_WHOLE).then_some(value as i64)
 }
 
+/// Whether a JSON value is an integer as JSON Schema counts one: JSON does not tell `3` from `3.0`,
+/// so a whole number is an integer however it is written. The one rule of the emulator's schema
+/// validation and of `api-emulator cassette check`.
+pub fn is_integer(value: &serde_json::Value) -> bool {
+    match value {
+        serde_json::Value::Number(n) => {
+            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
+        }
+        _ => false,
+    }
+}
+
 /// Writes `value` as an integer when it is whole (and exact as one), else as a float.
 pub fn serialize_number<S: Serializer>(value: f64, serializer: S) -> Result<S::Ok, S::Error> {
     match whole_number(value) {
@@ -57,6 +69,29 @@ mod tests {
         assert_eq!(super::whole_number(9_007_199_254_740_994.0), None);
         for not_whole in [0.5, f64::NAN, f64::INFINITY, -f64::INFINITY, 1e300] {
             assert_eq!(super::whole_number(not_whole), None, "{not_whole}");
+        }
+    }
+
+    #[test]
+    fn integers_are_whole_numbers_however_written() {
+        use serde_json::json;
+        for integer in [
+            json!(3),
+            json!(-3),
+            json!(3.0),
+            json!(u64::MAX),
+            json!(1e300),
+        ] {
+            assert!(super::is_integer(&integer), "{integer}");
+        }
+        for other in [
+            json!(3.5),
+            json!(-0.25),
+            json!("3"),
+            json!(null),
+            json!([3]),
+        ] {
+            assert!(!super::is_integer(&other), "{other}");
         }
     }
 
