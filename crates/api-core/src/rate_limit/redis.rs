@@ -61,6 +61,16 @@ redis.call('PEXPIRE', KEYS[1], math.max(math.ceil((math.max(nxt, blocked) - now 
 return wait
 ";
 
+/// `rediss://` goes through rustls, which takes the process's crypto provider: the one installed
+/// already (by the application, or the SDK's own TLS), else ring. Without it, whatever TLS backend
+/// the SDK was built with (native-tls, or both rustls providers), connecting would panic.
+fn ensure_crypto_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Fails only when another thread installed one just now, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 /// One limit's state in Redis.
 pub(crate) struct RedisStore {
     client: Option<redis::Client>,
@@ -75,6 +85,9 @@ pub(crate) struct RedisStore {
 
 impl RedisStore {
     pub(crate) fn new(url: &Secret, key: &str, fallback: Host) -> Self {
+        if url.expose().starts_with("rediss://") {
+            ensure_crypto_provider();
+        }
         Self {
             client: redis::Client::open(url.expose()).ok(),
             key: key.to_string(),
@@ -281,6 +294,13 @@ mod tests {
         assert!(rest.elapsed() < TIMEOUT, "resting: {:?}", rest.elapsed());
         assert!(mute.warned.load(Ordering::Relaxed));
         drop(silent);
+
+        // rediss:// builds its TLS configuration before connecting: with any TLS backend of the
+        // SDK, that needs no provider of the caller's and cannot panic.
+        let tls = store("rediss://127.0.0.1:9", "tls");
+        runtime.block_on(tls.reserve(pace));
+        assert!(tls.warned.load(Ordering::Relaxed), "fell back, said once");
+        assert!(rustls::crypto::CryptoProvider::get_default().is_some());
 
         let Some(server) = redis_server::RedisServer::start("keys_expire") else {
             return;
