@@ -2,6 +2,7 @@
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -24,6 +25,8 @@ impl Progress {
             bar.set_style(style);
             bar.set_message(format!("waiting for {what}"));
             bar.enable_steady_tick(Duration::from_millis(120));
+            *SPINNING.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some((bar.clone(), what.clone()));
             bar
         });
         Self { bar, what }
@@ -40,10 +43,17 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         if let Some(bar) = &self.bar {
+            SPINNING
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
             bar.finish_and_clear();
         }
     }
 }
+
+/// The spinner on screen, if any, and what it waits for: a wait on the rate limit is said in it.
+static SPINNING: Mutex<Option<(ProgressBar, String)>> = Mutex::new(None);
 
 /// Whether this run writes for people (human output): then waits on the rate limit are said.
 static HUMAN: AtomicBool = AtomicBool::new(false);
@@ -53,13 +63,42 @@ pub(crate) fn say_limit_waits(human: bool) {
     HUMAN.store(human, Ordering::Relaxed);
 }
 
-/// A call is about to wait `wait` (over a second) for a slot of the rate limit it shares with every
-/// cloudctl (and SDK client) using the same API key.
-pub(crate) fn waiting_on_the_limit(wait: Duration) {
+/// A call is about to wait `wait` (over a second) for a slot of the rate limit: in the spinner
+/// when one is on screen (until the next state it shows), else as a line. `shared` says whether the
+/// limit is shared with other processes (the host or Redis store) or kept by this one.
+pub(crate) fn waiting_on_the_limit(wait: Duration, shared: bool) {
     if HUMAN.load(Ordering::Relaxed) {
-        crate::output::write_stderr(&format!(
-            "waiting {:.1} s on the shared rate limit of this API key",
-            wait.as_secs_f64()
-        ));
+        let said = limit_wait_text(wait, shared);
+        match &*SPINNING.lock().unwrap_or_else(PoisonError::into_inner) {
+            Some((bar, what)) => bar.set_message(format!("waiting for {what}: {said}")),
+            None => crate::output::write_stderr(&said),
+        }
+    }
+}
+
+/// What a wait on the rate limit is said as.
+fn limit_wait_text(wait: Duration, shared: bool) -> String {
+    let whose = if shared {
+        "the rate limit this API key shares with other processes"
+    } else {
+        "this process's rate limit"
+    };
+    format!("waiting {:.1} s on {whose}", wait.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_says_whose_limit_it_is() {
+        assert_eq!(
+            limit_wait_text(Duration::from_millis(1500), true),
+            "waiting 1.5 s on the rate limit this API key shares with other processes"
+        );
+        assert_eq!(
+            limit_wait_text(Duration::from_secs(2), false),
+            "waiting 2.0 s on this process's rate limit"
+        );
     }
 }

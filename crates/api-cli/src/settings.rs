@@ -378,11 +378,10 @@ impl Settings {
                 .map_err(|e| self.setting_error(Key::RateLimitStore, &e.0))?,
             None => api_mgmt::RateLimitStore::host(),
         };
-        Ok(Some(
-            limit
-                .store(store)
-                .on_wait(crate::progress::waiting_on_the_limit),
-        ))
+        let shared = !matches!(store, api_mgmt::RateLimitStore::Process);
+        Ok(Some(limit.store(store).on_wait(move |wait| {
+            crate::progress::waiting_on_the_limit(wait, shared)
+        })))
     }
 
     /// The rate limit and store `config show` reports for the management API.

@@ -5,7 +5,6 @@
 mod cassettes;
 mod endpoints;
 mod errors;
-mod fleet;
 mod help;
 mod observability;
 mod pipe_file;

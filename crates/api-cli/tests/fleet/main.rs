@@ -2,13 +2,22 @@
 //! store (and through Redis), so the emulator, limiting the key to 20 requests per 2 s, answers no
 //! 429 while serving at least 95% of that; the process store draws 429s; a process killed with
 //! SIGKILL stalls the others by no more than its own slot.
+//!
+//! A test binary of its own, its tests one at a time: the served rate, and the 429s of the process
+//! store, depend on how fast processes start, so the machine's load must be the fleet's own (cargo
+//! runs test binaries one after another).
 
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 use api_emulator::{EmulatorOptions, LogEntry, OperationId};
 
-use crate::support::Cloud;
+use support::Cloud;
+
+#[allow(dead_code)] // the e2e tests' helpers; the fleet uses a few
+#[path = "../e2e/support.rs"]
+mod support;
 
 #[path = "../../../../tests/tests/support/redis_server.rs"]
 mod redis_server;
@@ -19,6 +28,12 @@ mod served_log;
 const LIMIT: &str = "20/2s";
 /// One request every 2 s / 20, 2% slower.
 const INTERVAL: Duration = Duration::from_millis(102);
+
+/// Held by each test while it runs: one fleet at a time.
+fn alone() -> MutexGuard<'static, ()> {
+    static FLEET: Mutex<()> = Mutex::new(());
+    FLEET.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 fn limited() -> Cloud {
     Cloud::with(EmulatorOptions::for_tests().management_rate_limit(20, 2))
@@ -88,11 +103,13 @@ fn shares_the_limit(cloud: &Cloud, store: &str) {
 
 #[test]
 fn eight_processes_share_one_key_through_the_host_store() {
+    let _alone = alone();
     shares_the_limit(&limited(), "host");
 }
 
 #[test]
 fn eight_processes_share_one_key_through_redis() {
+    let _alone = alone();
     let Some(redis) =
         redis_server::RedisServer::start("eight_processes_share_one_key_through_redis")
     else {
@@ -103,6 +120,7 @@ fn eight_processes_share_one_key_through_redis() {
 
 #[test]
 fn paced_per_process_the_same_fleet_draws_429s() {
+    let _alone = alone();
     let cloud = limited();
     fleet(&cloud, "process", 8, 4);
     assert!(
@@ -113,6 +131,7 @@ fn paced_per_process_the_same_fleet_draws_429s() {
 
 #[test]
 fn a_process_killed_with_sigkill_stalls_the_others_by_one_slot_at_most() {
+    let _alone = alone();
     let cloud = limited();
     // The victim starts among three others and is killed while it waits for its slot.
     let victim_command = command(&cloud, "host");
@@ -146,5 +165,38 @@ fn a_process_killed_with_sigkill_stalls_the_others_by_one_slot_at_most() {
     assert!(
         span <= INTERVAL * calls + Duration::from_millis(500),
         "{calls} calls took {span:?}"
+    );
+}
+
+#[test]
+fn a_wait_on_the_shared_limit_is_said_in_human_mode_only() {
+    let _alone = alone();
+    let cloud = Cloud::with(EmulatorOptions::for_tests());
+    // One call per 2 s, through the host store: each process after the first waits for its slot.
+    let run = |mode: &str| {
+        let out = cloud
+            .process()
+            .args(["endpoint", "list", "-o", mode])
+            .env("CLOUD_RATE_LIMIT", "1/2s")
+            .env("CLOUD_RATE_LIMIT_STORE", "host")
+            .output()
+            .expect("cloudctl runs");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let first = run("human");
+    assert!(
+        !first.contains("waiting"),
+        "the first goes at once: {first}"
+    );
+    let second = run("human");
+    assert!(
+        second.contains("on the rate limit this API key shares with other processes"),
+        "{second}"
+    );
+    let quiet = run("json");
+    assert!(
+        !quiet.contains("waiting"),
+        "JSON mode says nothing: {quiet}"
     );
 }
