@@ -176,6 +176,27 @@ pub(crate) fn redacted<S: serde::Serializer, T>(
 mod tests {
     use super::*;
 
+    #[derive(Debug, serde::Deserialize)]
+    #[allow(dead_code)] // read only to fail
+    struct Wire {
+        name: String,
+        items: Vec<u8>,
+    }
+
+    #[test]
+    fn wire_errors_name_their_path_and_a_root_error_stands_alone() {
+        let read = |json: serde_json::Value| {
+            read_wire::<Wire, _>(json)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        let nested = read(serde_json::json!({"name": "n", "items": [1, "two"]}));
+        assert!(nested.starts_with("`items[1]`: invalid type"), "{nested}");
+        let root = read(serde_json::json!(7));
+        assert!(root.starts_with("invalid type: integer `7`"), "{root}");
+    }
+
     #[test]
     fn paths_read_like_json_paths() {
         let root = Path::Root("result");

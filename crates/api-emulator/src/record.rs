@@ -133,11 +133,9 @@ fn open(path: &Path) -> std::io::Result<File> {
     let mut file = options.open(path)?;
     #[cfg(unix)]
     {
-        // `mode` applies only to a new file: an existing one open to others is made private.
+        // `mode` applies only to a new file: an existing one is made private too.
         use std::os::unix::fs::PermissionsExt;
-        if file.metadata()?.permissions().mode() & 0o077 != 0 {
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
     }
     let mut first = String::new();
     BufReader::new(&file).read_line(&mut first)?;
@@ -358,6 +356,21 @@ mod tests {
         let paths: Vec<&str> = read.exchanges.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(paths, ["/first", "/third"]);
         assert!(std::fs::read_to_string(&path).unwrap().ends_with("}\n"));
+
+        // A long cassette whose last line was cut after more than one read's worth of it.
+        let long = dir.path().join("long.jsonl");
+        let writer = shared(open(&long).unwrap());
+        for n in 0..40 {
+            append(&writer, &exchange(&format!("/{n}/{}", "p".repeat(300)))).unwrap();
+        }
+        drop(writer);
+        let whole = std::fs::read_to_string(&long).unwrap();
+        let torn = format!("{{\"path\": \"{}", "q".repeat(9000));
+        std::fs::write(&long, format!("{whole}{torn}")).unwrap();
+        append(&shared(open(&long).unwrap()), &exchange("/after")).unwrap();
+        let read = Cassette::read(&long).unwrap();
+        assert_eq!(read.exchanges.len(), 41);
+        assert_eq!(read.exchanges[40].path, "/after");
 
         // A header whose newline was never written keeps the header.
         let bare = dir.path().join("bare.jsonl");

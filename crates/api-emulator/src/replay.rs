@@ -453,6 +453,29 @@ mod tests {
     }
 
     #[test]
+    fn json_distance_counts_the_differing_leaves() {
+        assert_eq!(json_distance(&json!(2), &json!(2.0)), 0, "numbers by value");
+        assert_eq!(json_distance(&json!(2), &json!(3)), 1);
+        assert_eq!(json_distance(&json!(REDACTED), &json!({"any": 1})), 0);
+        assert_eq!(json_distance(&json!("a"), &json!("a")), 0);
+        assert_eq!(json_distance(&json!([1, 2, 3]), &json!([1, 5, 6])), 2);
+        assert_eq!(
+            json_distance(&json!([1, 2]), &json!([1, 2, 3])),
+            1,
+            "another length"
+        );
+        assert_eq!(json_distance(&json!([1, 2]), &json!([1, 2])), 0);
+        assert_eq!(
+            json_distance(
+                &json!({"a": 1, "b": 2, "c": 3}),
+                &json!({"a": 1, "b": 4, "d": 3})
+            ),
+            3,
+            "b differs, c and d are on one side only"
+        );
+    }
+
+    #[test]
     fn the_nearest_exchange_is_the_one_with_the_fewest_differences() {
         let path = "/v1/organizations/o/services/s/pipes";
         let exchanges = [
@@ -497,6 +520,38 @@ mod tests {
             not_recorded(&[], &[], &other, "getPipe"),
             "the cassette has no exchange"
         );
+
+        // Text bodies count too: the same text and another query is nearer than both differing.
+        let text = |body: &str, query: &str| Exchange {
+            request_body: None,
+            request_text: Some(body.into()),
+            query: Some(query.into()),
+            ..create(json!(null))
+        };
+        let exchanges = [text("a", "q=1"), text("b", "q=1")];
+        let request = Asked {
+            query: Some("q=2".into()),
+            body: None,
+            text: Some("b".into()),
+            ..asked(OperationId::CreatePipe, path, json!(null))
+        };
+        let why = not_recorded(&exchanges, &[false; 2], &request, what);
+        assert!(
+            why.starts_with("the nearest, exchange 2, differs: the query"),
+            "{why}"
+        );
+        assert_eq!(
+            distance(&exchanges[0], &request),
+            2,
+            "the query and the text"
+        );
+        let elsewhere = Asked {
+            query: Some("q=2".into()),
+            body: None,
+            text: Some("b".into()),
+            ..asked(OperationId::CreatePipe, "/v1/elsewhere", json!(null))
+        };
+        assert_eq!(distance(&exchanges[0], &elsewhere), 3, "the path too");
     }
 
     #[test]
