@@ -128,16 +128,7 @@ fn encodings(c: char) -> Vec<Vec<Token>> {
             OptionalSemicolon,
         ]);
     }
-    let named = match c {
-        '&' => Some("amp"),
-        '<' => Some("lt"),
-        '>' => Some("gt"),
-        '"' => Some("quot"),
-        '\'' => Some("apos"),
-        '\u{a0}' => Some("nbsp"),
-        _ => None,
-    };
-    if let Some(name) = named {
+    for name in html_names(c) {
         let mut form = vec![Char('&')];
         form.extend(name.chars().map(Char));
         form.push(OptionalSemicolon);
@@ -154,6 +145,47 @@ fn encodings(c: char) -> Vec<Vec<Token>> {
         forms.push(vec![Char('+')]);
     }
     forms
+}
+
+/// The HTML named character references of `c` (HTML5's, for the ASCII punctuation a secret may
+/// hold, white space and the no-break space): an error page may write any of them.
+fn html_names(c: char) -> &'static [&'static str] {
+    match c {
+        '!' => &["excl"],
+        '"' => &["quot", "QUOT"],
+        '#' => &["num"],
+        '$' => &["dollar"],
+        '%' => &["percnt"],
+        '&' => &["amp", "AMP"],
+        '\'' => &["apos"],
+        '(' => &["lpar"],
+        ')' => &["rpar"],
+        '*' => &["ast", "midast"],
+        '+' => &["plus"],
+        ',' => &["comma"],
+        '.' => &["period"],
+        '/' => &["sol"],
+        ':' => &["colon"],
+        ';' => &["semi"],
+        '<' => &["lt", "LT"],
+        '=' => &["equals"],
+        '>' => &["gt", "GT"],
+        '?' => &["quest"],
+        '@' => &["commat"],
+        '[' => &["lsqb", "lbrack"],
+        '\\' => &["bsol"],
+        ']' => &["rsqb", "rbrack"],
+        '^' => &["Hat"],
+        '_' => &["lowbar", "UnderBar"],
+        '`' => &["grave", "DiacriticalGrave"],
+        '{' => &["lcub", "lbrace"],
+        '|' => &["verbar", "vert", "VerticalLine"],
+        '}' => &["rcub", "rbrace"],
+        '\t' => &["Tab"],
+        '\n' => &["NewLine"],
+        '\u{a0}' => &["nbsp", "NonBreakingSpace"],
+        _ => &[],
+    }
 }
 
 /// The search for one secret in one text. A failure to match the rest of the secret from a

@@ -45,6 +45,17 @@ fn every_short_json_escape_and_named_reference_is_known() {
         "x [REDACTED] y",
     );
     redacts("no\u{a0}break", "x no&nbsp;break y", "x [REDACTED] y");
+    // HTML5's named references for punctuation, with or without the semicolon.
+    redacts(
+        "a/b:c@d!e",
+        "x a&solb&colon;c&commat;d&excl;e y",
+        "x [REDACTED] y",
+    );
+    redacts(
+        "p|w{1}",
+        "<p>p&verbar;w&lcub;1&rcub;</p>",
+        "<p>[REDACTED]</p>",
+    );
     redacts("nul\0char", "x nul&#0;char y", "x [REDACTED] y");
     redacts("nul\0char", "x nul&#x000;char y", "x [REDACTED] y");
     redacts("nul\0char", "x nul&#;char y", "x nul&#;char y");
