@@ -13,6 +13,7 @@ use api_emulator::{
 };
 use serde_json::{Value, json};
 use support::emulated::{control, kafka_pipe, mgmt, running_service, short_timing, start_with};
+use support::large_body::large_create_body;
 
 /// The management path of the pipes of the seed's running service.
 fn pipes_url(emulator: &Emulator) -> String {
@@ -22,22 +23,6 @@ fn pipes_url(emulator: &Emulator) -> String {
         emulator.organization_id(),
         emulator.service_id("running").expect("a running service"),
     )
-}
-
-/// A valid create body of about `size` bytes, nearly all of it in `destination.roles`: request-only,
-/// so the stored pipe stays small, and not secret, so nothing but the log's own rule shortens it.
-fn large_create_body(name: &str, size: usize) -> String {
-    let role = "r".repeat(4096);
-    let roles: Vec<&str> = std::iter::repeat_n(role.as_str(), size.div_ceil(role.len())).collect();
-    json!({
-        "name": name,
-        "source": {"kafka": {"brokers": "b:9092", "topics": "t", "format": "JSONEachRow",
-                             "authentication": "PLAIN", "credentials": {"username": "u", "password": "p"}}},
-        "destination": {"database": "default", "table": "t", "managedTable": true,
-                        "columns": [{"name": "id", "type": "UInt64"}], "roles": roles},
-        "fieldMappings": [{"sourceField": "id", "destinationField": "id"}],
-    })
-    .to_string()
 }
 
 /// The resident set size of this process, in bytes (Linux; `None` elsewhere).

@@ -1,62 +1,16 @@
 //! The binary's cassette commands as a user runs them: `record` in front of an emulator, closed
 //! cleanly by SIGTERM; `cassette check` with its exit codes; `replay` answering what was recorded.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+mod support;
+
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_api-emulator");
+use support::{BINARY, admin, get, port, request, spawn};
 
-/// A free loopback port.
-fn port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Starts the binary with `args` and waits until `port` takes connections.
-fn spawn(args: &[&str], port: u16) -> Child {
-    let child = Command::new(BINARY)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("the binary starts");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "nothing listens on {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child
-}
-
-/// One plain HTTP/1.1 GET; the status.
-fn get(port: u16, path: &str, authorization: &str) -> u16 {
-    fetch(port, path, authorization).0
-}
-
-/// One plain HTTP/1.1 GET; the status and the rest of the answer (headers and body).
+/// A GET; the status and the rest of the answer.
 fn fetch(port: u16, path: &str, authorization: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        stream,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {authorization}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut reader = BufReader::new(&mut stream);
-    let mut line = String::new();
-    reader.read_line(&mut line).unwrap();
-    let mut rest = String::new();
-    let _ = reader.read_to_string(&mut rest);
-    let status = line
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    (status, rest)
+    request(port, "GET", path, authorization, None)
 }
 
 /// Sends SIGTERM; the process ends on its own, with exit code 0.
@@ -200,23 +154,9 @@ fn record_closes_on_sigterm_check_reports_and_replay_answers() {
 
 #[test]
 fn the_rate_limit_flags_set_each_apis_limit_per_key() {
-    use base64::Engine;
     let seed = api_emulator::Seed::builtin();
-    let key = &seed.api_keys[0];
-    let service = seed
-        .services
-        .iter()
-        .find(|s| s.organization == key.organization)
-        .unwrap();
-    let path = format!(
-        "/v1/organizations/{}/services/{}/pipesReversePrivateEndpoints",
-        key.organization,
-        service.service.id.unwrap()
-    );
-    let basic = format!(
-        "Basic {}",
-        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", key.id, key.secret))
-    );
+    let (basic, service) = admin();
+    let path = format!("{service}/pipesReversePrivateEndpoints");
     let token = format!("Bearer {}", seed.observability_tokens[0].token);
     let port = port();
     let mut emulator = spawn(

@@ -280,5 +280,6 @@ async fn answer(
 
 pub mod emulated;
 pub mod encodings;
+pub mod large_body;
 pub mod redis_server;
 pub mod secrets;
