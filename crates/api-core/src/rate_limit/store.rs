@@ -88,10 +88,6 @@ impl Host {
 
 impl Limiter {
     pub(crate) fn new(limit: &RateLimit, base_url: &str, key_id: &str) -> Self {
-        let pace = Pace {
-            interval: ns(limit.interval),
-            window: ns(limit.window),
-        };
         let name = state_name(base_url, key_id);
         let backend = match &limit.store {
             RateLimitStore::Process => Backend::Process(Arc::clone(&limit.process)),
@@ -115,9 +111,8 @@ impl Limiter {
             }
         };
         Self {
-            pace,
             backend,
-            observer: limit.observer.clone(),
+            ..Self::in_process(limit)
         }
     }
 
