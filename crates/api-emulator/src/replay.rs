@@ -8,6 +8,7 @@
 //! `GET /_emulator/cassette` (the control token) reports which exchanges were used and which not.
 
 use std::net::SocketAddr;
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -304,30 +305,6 @@ fn distance(exchange: &Exchange, asked: &Asked) -> usize {
     usize::from(exchange.path != asked.path) + usize::from(exchange.query != asked.query) + body
 }
 
-/// How many leaves two JSON values differ in, with [`json_difference`]'s rules (a recorded
-/// `"[REDACTED]"` matches anything, numbers by value).
-fn json_distance(recorded: &Value, asked: &Value) -> usize {
-    match (recorded, asked) {
-        (Value::String(text), _) if text == REDACTED => 0,
-        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => 0,
-        (Value::Object(a), Value::Object(b)) => {
-            let missing = |x: &serde_json::Map<String, Value>,
-                           y: &serde_json::Map<String, Value>| {
-                x.keys().filter(|name| !y.contains_key(*name)).count()
-            };
-            let shared: usize = a
-                .iter()
-                .filter_map(|(name, x)| b.get(name).map(|y| json_distance(x, y)))
-                .sum();
-            shared + missing(a, b) + missing(b, a)
-        }
-        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
-            a.iter().zip(b).map(|(x, y)| json_distance(x, y)).sum()
-        }
-        (a, b) => usize::from(a != b),
-    }
-}
-
 /// How the asked request differs from a recorded one of its operation; `None` when it matches.
 fn difference(exchange: &Exchange, asked: &Asked) -> Option<String> {
     if exchange.path != asked.path {
@@ -356,45 +333,75 @@ fn difference(exchange: &Exchange, asked: &Asked) -> Option<String> {
     }
 }
 
-/// The first place two JSON values differ, as (path, recorded, asked); a recorded `"[REDACTED]"`
-/// matches anything, numbers compare by value (`200` and `200.0` are the same).
+/// The first place two JSON values differ, as (path, recorded, asked), `nothing` for a member on
+/// one side only (see [`each_difference`]).
 fn json_difference(recorded: &Value, asked: &Value, at: &str) -> Option<(String, String, String)> {
-    let here = |at: &str| {
-        if at.is_empty() {
-            ".".to_string()
-        } else {
-            at.to_string()
-        }
-    };
+    let shown = |value: Option<&Value>| value.map_or_else(|| "nothing".into(), Value::to_string);
+    let mut first = None;
+    let _ = each_difference(recorded, asked, at, &mut |path, recorded, asked| {
+        first = Some((path, shown(recorded), shown(asked)));
+        ControlFlow::Break(())
+    });
+    first
+}
+
+/// Told of one difference: its path, the recorded and the asked value; breaks to stop the walk.
+type Found<'f> = dyn FnMut(String, Option<&Value>, Option<&Value>) -> ControlFlow<()> + 'f;
+
+/// Calls `found` with each place two JSON values differ, in member order, until it breaks: the path
+/// (`.` for the root), the recorded and the asked value (`None` for a member on one side only). A
+/// recorded `"[REDACTED]"` matches anything, numbers compare by value (`200` and `200.0` are the
+/// same), and arrays of different lengths differ as a whole.
+fn each_difference(
+    recorded: &Value,
+    asked: &Value,
+    at: &str,
+    found: &mut Found<'_>,
+) -> ControlFlow<()> {
     match (recorded, asked) {
-        (Value::String(text), _) if text == REDACTED => None,
-        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => None,
+        (Value::String(text), _) if text == REDACTED => ControlFlow::Continue(()),
+        (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => {
+            ControlFlow::Continue(())
+        }
         (Value::Object(a), Value::Object(b)) => {
             let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
             names.sort();
             names.dedup();
-            names.into_iter().find_map(|name| {
+            for name in names {
                 let path = if at.is_empty() {
                     name.clone()
                 } else {
                     format!("{at}.{name}")
                 };
                 match (a.get(name), b.get(name)) {
-                    (Some(x), Some(y)) => json_difference(x, y, &path),
-                    (Some(x), None) => Some((path, x.to_string(), "nothing".into())),
-                    (None, Some(y)) => Some((path, "nothing".into(), y.to_string())),
-                    (None, None) => None,
+                    (Some(x), Some(y)) => each_difference(x, y, &path, found)?,
+                    (x, y) => found(path, x, y)?,
                 }
-            })
+            }
+            ControlFlow::Continue(())
         }
-        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
-            .iter()
-            .zip(b)
-            .enumerate()
-            .find_map(|(i, (x, y))| json_difference(x, y, &format!("{at}[{i}]"))),
-        (a, b) if a == b => None,
-        (a, b) => Some((here(at), a.to_string(), b.to_string())),
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                each_difference(x, y, &format!("{at}[{i}]"), found)?;
+            }
+            ControlFlow::Continue(())
+        }
+        (a, b) if a == b => ControlFlow::Continue(()),
+        (a, b) => {
+            let here = if at.is_empty() { "." } else { at };
+            found(here.to_string(), Some(a), Some(b))
+        }
     }
+}
+
+/// How many places two JSON values differ in (see [`each_difference`]).
+fn json_distance(recorded: &Value, asked: &Value) -> usize {
+    let mut count = 0;
+    let _ = each_difference(recorded, asked, "", &mut |_, _, _| {
+        count += 1;
+        ControlFlow::Continue(())
+    });
+    count
 }
 
 /// A recorded answer, as it was given (a hangup closes the connection).
