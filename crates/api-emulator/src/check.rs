@@ -1,13 +1,14 @@
 //! `api-emulator cassette check`: every recorded answer against the spec's response schemas and
 //! the SDK's own decoding. A finding is where production says something the spec does not: a member
 //! the schema does not list, a value outside a value set the spec knows, a number where the spec says
-//! a string (or the reverse), a required member missing, or an answer the SDK cannot decode.
+//! a string (or the reverse), a required member missing, an answer the SDK cannot decode, or an
+//! answer the spec does not describe (a status it does not list, text where it says JSON).
 
 use std::fmt;
 
 use serde_json::Value;
 
-use crate::cassette::{Cassette, Exchange};
+use crate::cassette::Cassette;
 use crate::operation::OperationId;
 use crate::schema::{MANAGEMENT_SPEC, OBSERVABILITY_SPEC};
 
@@ -27,6 +28,9 @@ pub enum FindingKind {
     PatternMismatch,
     /// An answer the SDK's decoding refuses.
     NotDecodable,
+    /// An answer the spec does not describe: a status it does not list for the operation, or a body
+    /// of another kind than it lists (text where it says JSON, or the reverse).
+    UndocumentedAnswer,
 }
 
 impl fmt::Display for FindingKind {
@@ -38,6 +42,7 @@ impl fmt::Display for FindingKind {
             FindingKind::MissingMember => "missing member",
             FindingKind::PatternMismatch => "pattern mismatch",
             FindingKind::NotDecodable => "not decodable",
+            FindingKind::UndocumentedAnswer => "undocumented answer",
         })
     }
 }
@@ -68,21 +73,26 @@ impl fmt::Display for Finding {
     }
 }
 
-/// Every finding of `cassette`, in exchange order.
+/// Every finding of `cassette`, in exchange order. Every answer is checked: a JSON body against the
+/// schema the spec gives for its status (and, for a success, through the SDK's decoding), a text
+/// body (a gateway's HTML page, a plain-text 429) against the content types the spec lists for its
+/// status. A status the spec does not list for the operation is a finding; a hangup is not an
+/// answer.
 pub fn check(cassette: &Cassette) -> Vec<Finding> {
     let specs = [MANAGEMENT_SPEC, OBSERVABILITY_SPEC]
         .map(|text| serde_norway::from_str::<Value>(text).unwrap_or(Value::Null));
     let mut findings = Vec::new();
     for (index, exchange) in cassette.exchanges.iter().enumerate() {
-        let (Some(operation), Some(body)) = (exchange.operation_id, &exchange.response_body) else {
+        let Some(operation) = exchange.operation_id else {
             continue;
         };
-        if !(200..300).contains(&exchange.status) {
+        if exchange.is_hangup() {
             continue;
         }
-        let spec = if operation.as_str().ends_with("Alert")
-            || operation.as_str().ends_with("Dashboards")
-        {
+        let Some(described) = api_raw::support::operation(operation.as_str()) else {
+            continue;
+        };
+        let spec = if described.path.starts_with("/api/") {
             &specs[1]
         } else {
             &specs[0]
@@ -96,44 +106,95 @@ pub fn check(cassette: &Cassette) -> Vec<Finding> {
                 message,
             });
         };
-        match response_schema(spec, operation, exchange) {
-            Some(schema) => Walk {
-                spec,
-                found: &mut found,
-            }
-            .value(body, schema, ""),
-            None => found(
+        let status = exchange.status;
+        let Some(content) = documented_content(spec, described, status) else {
+            found(
                 ".".into(),
-                FindingKind::WrongType,
-                format!(
-                    "the spec describes no JSON answer {} for it",
-                    exchange.status
-                ),
-            ),
-        }
-        if let Err(message) = decodes(operation, body) {
-            found(".".into(), FindingKind::NotDecodable, message);
+                FindingKind::UndocumentedAnswer,
+                format!("the spec lists no {status} answer for this operation"),
+            );
+            continue;
+        };
+        match &exchange.response_body {
+            Some(body) => {
+                match content.get("application/json") {
+                    Some(media) => {
+                        if let Some(schema) = media.get("schema") {
+                            Walk {
+                                spec,
+                                found: &mut found,
+                            }
+                            .value(body, schema, "");
+                        }
+                    }
+                    None => found(
+                        ".".into(),
+                        FindingKind::UndocumentedAnswer,
+                        format!(
+                            "a JSON {status} answer where the spec says {}",
+                            media_types(content)
+                        ),
+                    ),
+                }
+                if (200..300).contains(&status)
+                    && let Err(message) = decodes(operation, body)
+                {
+                    found(".".into(), FindingKind::NotDecodable, message);
+                }
+            }
+            None => {
+                let text_listed = content
+                    .as_object()
+                    .is_some_and(|types| types.keys().any(|t| t.starts_with("text/")));
+                if !text_listed {
+                    found(
+                        ".".into(),
+                        FindingKind::UndocumentedAnswer,
+                        format!(
+                            "a {status} answer that is not JSON where the spec says {}",
+                            media_types(content)
+                        ),
+                    );
+                }
+            }
         }
     }
     findings
 }
 
-/// The schema of the operation's answer with the exchange's status (or its 200).
-fn response_schema<'s>(
+/// The `content` the spec lists for the operation's answer with `status` (an empty object for an
+/// answer without a body); `None` when it lists no such answer.
+fn documented_content<'s>(
     spec: &'s Value,
-    operation: OperationId,
-    exchange: &Exchange,
+    described: &api_raw::support::Operation,
+    status: u16,
 ) -> Option<&'s Value> {
-    let described = api_raw::support::operation(operation.as_str())?;
-    let item = spec.get("paths")?.get(described.path)?;
-    let responses = item
+    static EMPTY: std::sync::LazyLock<Value> =
+        std::sync::LazyLock::new(|| Value::Object(Default::default()));
+    let responses = spec
+        .get("paths")?
+        .get(described.path)?
         .get(described.method.to_lowercase())?
         .get("responses")?;
-    let response = responses
-        .get(exchange.status.to_string())
-        .or_else(|| responses.get("200"))?;
-    let response = resolve(spec, response);
-    resolve(spec, response.pointer("/content/application~1json/schema")?).into()
+    let response = resolve(spec, responses.get(status.to_string())?);
+    Some(
+        response
+            .get("content")
+            .map_or(&*EMPTY, |content| resolve(spec, content)),
+    )
+}
+
+/// The media types of a `content` object, for a message: `text/html`, `application/json`.
+fn media_types(content: &Value) -> String {
+    let types: Vec<&str> = content
+        .as_object()
+        .map(|types| types.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    if types.is_empty() {
+        "no body".into()
+    } else {
+        types.join(" or ")
+    }
 }
 
 /// Follows a `$ref` within the spec.
@@ -345,28 +406,42 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::cassette::{CASSETTE_VERSION, Header};
+    use crate::cassette::{CASSETTE_VERSION, Exchange, Header};
 
-    fn dashboards(body: Value) -> Cassette {
+    fn cassette(exchanges: Vec<Exchange>) -> Cassette {
         Cassette {
             header: Header {
                 cassette: CASSETTE_VERSION,
                 recorded_at: chrono::Utc::now(),
                 tool: "test".into(),
             },
-            exchanges: vec![Exchange {
-                operation_id: Some(OperationId::ListDashboards),
-                method: "GET".into(),
-                path: "/api/v2/dashboards".into(),
-                query: None,
-                request_body: None,
-                request_text: None,
-                status: 200,
-                response_headers: Default::default(),
-                response_body: Some(body),
-                response_text: None,
-            }],
+            exchanges,
         }
+    }
+
+    /// An answer of `operation` (its method and a path of it) with `status` and a JSON or text body.
+    fn answer(operation: OperationId, status: u16, body: Result<Value, &str>) -> Exchange {
+        let described = api_raw::support::operation(operation.as_str()).unwrap();
+        let (response_body, response_text) = match body {
+            Ok(json) => (Some(json), None),
+            Err(text) => (None, Some(text.to_string())),
+        };
+        Exchange {
+            operation_id: Some(operation),
+            method: described.method.into(),
+            path: described.path.into(),
+            query: None,
+            request_body: None,
+            request_text: None,
+            status,
+            response_headers: Default::default(),
+            response_body,
+            response_text,
+        }
+    }
+
+    fn dashboards(body: Value) -> Cassette {
+        cassette(vec![answer(OperationId::ListDashboards, 200, Ok(body))])
     }
 
     fn tile(x: Value) -> Value {
@@ -393,5 +468,57 @@ mod tests {
             assert_eq!(wrong[0].path, "data[0].tiles[0].x");
             assert_eq!(wrong[0].operation, "listDashboards");
         }
+    }
+
+    #[test]
+    fn every_answer_is_checked_against_what_the_spec_lists_for_its_status() {
+        let error = |extra: Option<(&str, &str)>| {
+            let mut body =
+                json!({"status": 404, "error": "NOT_FOUND: no such pipe", "requestId": "r"});
+            if let Some((name, value)) = extra {
+                body[name] = json!(value);
+            }
+            body
+        };
+        let exchanges = vec![
+            answer(OperationId::CreatePipe, 404, Ok(error(None))),
+            answer(OperationId::CreatePipe, 404, Ok(error(Some(("hint", "x"))))),
+            answer(
+                OperationId::CreatePipe,
+                504,
+                Err("<html>gateway timeout</html>"),
+            ),
+            answer(OperationId::CreatePipe, 500, Err("<html>oops</html>")),
+            answer(OperationId::CreatePipe, 418, Ok(error(None))),
+            answer(OperationId::ListDashboards, 429, Err("too many requests")),
+            answer(OperationId::GetAlert, 200, Err("<html>sign in</html>")),
+            answer(OperationId::GetPipe, 0, Err("")),
+        ];
+        let findings = check(&cassette(exchanges));
+        let seen: Vec<(usize, &str, FindingKind)> = findings
+            .iter()
+            .map(|f| (f.exchange, f.path.as_str(), f.kind))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (2, "hint", FindingKind::UnknownMember),
+                (4, ".", FindingKind::UndocumentedAnswer),
+                (5, ".", FindingKind::UndocumentedAnswer),
+                (7, ".", FindingKind::UndocumentedAnswer),
+            ],
+            "{findings:#?}"
+        );
+        let said: Vec<String> = findings.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            said[1],
+            "exchange 4 (createPipe): `.`: undocumented answer: a 500 answer that is not JSON where \
+             the spec says application/json"
+        );
+        assert_eq!(
+            said[2],
+            "exchange 5 (createPipe): `.`: undocumented answer: the spec lists no 418 answer for \
+             this operation"
+        );
     }
 }
