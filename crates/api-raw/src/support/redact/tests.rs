@@ -38,6 +38,65 @@ fn a_secret_is_found_as_itself_and_in_every_json_escape() {
 }
 
 #[test]
+fn every_html5_name_of_punctuation_is_known() {
+    // HTML5's named character references (whatwg.org entities table) of the characters a secret
+    // may hold besides letters and digits.
+    let names = [
+        ('!', "excl"),
+        ('"', "quot"),
+        ('"', "QUOT"),
+        ('#', "num"),
+        ('$', "dollar"),
+        ('%', "percnt"),
+        ('&', "amp"),
+        ('&', "AMP"),
+        ('\'', "apos"),
+        ('(', "lpar"),
+        (')', "rpar"),
+        ('*', "ast"),
+        ('*', "midast"),
+        ('+', "plus"),
+        (',', "comma"),
+        ('.', "period"),
+        ('/', "sol"),
+        (':', "colon"),
+        (';', "semi"),
+        ('<', "lt"),
+        ('<', "LT"),
+        ('=', "equals"),
+        ('>', "gt"),
+        ('>', "GT"),
+        ('?', "quest"),
+        ('@', "commat"),
+        ('[', "lsqb"),
+        ('[', "lbrack"),
+        ('\\', "bsol"),
+        (']', "rsqb"),
+        (']', "rbrack"),
+        ('^', "Hat"),
+        ('_', "lowbar"),
+        ('_', "UnderBar"),
+        ('`', "grave"),
+        ('`', "DiacriticalGrave"),
+        ('{', "lcub"),
+        ('{', "lbrace"),
+        ('|', "verbar"),
+        ('|', "vert"),
+        ('|', "VerticalLine"),
+        ('}', "rcub"),
+        ('}', "rbrace"),
+        ('\t', "Tab"),
+        ('\n', "NewLine"),
+        ('\u{a0}', "nbsp"),
+        ('\u{a0}', "NonBreakingSpace"),
+    ];
+    for (c, name) in names {
+        let secret = format!("key{c}word");
+        redacts(&secret, &format!("x key&{name};word y"), "x [REDACTED] y");
+    }
+}
+
+#[test]
 fn every_short_json_escape_and_named_reference_is_known() {
     redacts(
         "a\u{8}b\u{c}c\rd\te",
