@@ -162,15 +162,14 @@ pub fn check(cassette: &Cassette) -> Vec<Finding> {
     findings
 }
 
-/// The `content` the spec lists for the operation's answer with `status` (an empty object for an
-/// answer without a body); `None` when it lists no such answer.
+/// The `content` the spec lists for the operation's answer with `status` (`null` for an answer
+/// without a body: no media type); `None` when it lists no such answer.
 fn documented_content<'s>(
     spec: &'s Value,
     described: &api_raw::support::Operation,
     status: u16,
 ) -> Option<&'s Value> {
-    static EMPTY: std::sync::LazyLock<Value> =
-        std::sync::LazyLock::new(|| Value::Object(Default::default()));
+    static NO_BODY: Value = Value::Null;
     let responses = spec
         .get("paths")?
         .get(described.path)?
@@ -180,7 +179,7 @@ fn documented_content<'s>(
     Some(
         response
             .get("content")
-            .map_or(&*EMPTY, |content| resolve(spec, content)),
+            .map_or(&NO_BODY, |content| resolve(spec, content)),
     )
 }
 
