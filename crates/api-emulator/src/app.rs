@@ -212,7 +212,7 @@ pub async fn front(State(app): State<Shared>, request: Request, next: Next) -> R
     let at = app.clock.now();
     let method = request.method().to_string();
     let operation = OperationId::of_request(&method, &path);
-    let management = path.starts_with("/v1/");
+    let management = crate::operation::is_management_path(&path);
     let request_id = app.clock.new_id().to_string();
     let connection = request
         .extensions()

@@ -92,7 +92,7 @@ pub fn check(cassette: &Cassette) -> Vec<Finding> {
         let Some(described) = api_raw::support::operation(operation.as_str()) else {
             continue;
         };
-        let spec = if described.path.starts_with("/api/") {
+        let spec = if crate::operation::is_observability_path(described.path) {
             &specs[1]
         } else {
             &specs[0]

@@ -427,7 +427,7 @@ async fn not_found(
 ) -> axum::response::Response {
     let request_id = request_id.map(|id| id.0.0).unwrap_or_default();
     app::refusal(
-        uri.path().starts_with("/v1/"),
+        operation::is_management_path(uri.path()),
         &request_id,
         axum::http::StatusCode::NOT_FOUND,
         &format!("no route for {}", uri.path()),

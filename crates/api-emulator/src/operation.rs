@@ -7,6 +7,17 @@ use serde::{Deserialize, Serialize};
 
 use crate::faults::path_matches;
 
+/// Whether a request path belongs to the management API (`/v1/...`); every other path is answered
+/// in the observability API's shape (the one rule of the server, the recorder, replay and check).
+pub(crate) fn is_management_path(path: &str) -> bool {
+    path.starts_with("/v1/")
+}
+
+/// Whether a request path belongs to the observability API (`/api/v2/...`).
+pub(crate) fn is_observability_path(path: &str) -> bool {
+    path.starts_with("/api/v2/")
+}
+
 /// An operation of the management or observability API, named as the spec's `operationId` (the
 /// APIs grow: match with a wildcard arm).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -224,7 +224,7 @@ async fn forward(
     }
     let path = uri.path();
     let base = match &shared.observability_upstream {
-        Some(observability) if path.starts_with("/api/v2") => observability,
+        Some(observability) if crate::operation::is_observability_path(path) => observability,
         _ => &shared.upstream,
     };
     let url = match uri.query() {

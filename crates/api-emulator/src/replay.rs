@@ -224,7 +224,7 @@ async fn answer(
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(message.clone());
-            let management = uri.path().starts_with("/v1/");
+            let management = crate::operation::is_management_path(uri.path());
             let body = if management {
                 serde_json::json!({
                     "status": NOT_RECORDED.as_u16(),
