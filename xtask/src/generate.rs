@@ -127,6 +127,7 @@ pub fn tables(spec: &OpenAPI) -> proc_macro2::TokenStream {
     }
     let count = names.len();
     let secrets = secret_members(spec);
+    let schemas = schemas_json(spec);
     quote::quote! {
         /// The operations of this API as the spec describes them: id, method, path template and
         /// whether repeating one changes nothing (`x-idempotent`), with how to reconcile one that
@@ -140,6 +141,47 @@ pub fn tables(spec: &OpenAPI) -> proc_macro2::TokenStream {
 
         /// The members the spec types as secrets (`x-api-raw-type: Secret`), sorted.
         pub const SECRET_MEMBERS: &[&str] = &[#(#secrets),*];
+
+        /// The spec's `components.schemas` as JSON, without descriptions: what
+        /// `support::schema::SchemaSet` validates values against and walks shapes with.
+        pub const SCHEMAS: &str = #schemas;
+    }
+}
+
+/// `components.schemas` of `spec` as compact JSON, each schema without its documentation
+/// (`description`, `example`, `title`); member names are kept whatever they are called.
+pub fn schemas_json(spec: &OpenAPI) -> String {
+    let doc = serde_json::to_value(spec).unwrap_or_default();
+    let mut schemas = doc
+        .pointer("/components/schemas")
+        .cloned()
+        .unwrap_or_else(|| serde_json::Value::Object(Default::default()));
+    if let serde_json::Value::Object(map) = &mut schemas {
+        map.values_mut().for_each(strip_documentation);
+    }
+    schemas.to_string()
+}
+
+/// Removes the documentation keywords of one schema and of the schemas inside it.
+fn strip_documentation(schema: &mut serde_json::Value) {
+    let serde_json::Value::Object(map) = schema else {
+        return;
+    };
+    for keyword in ["description", "example", "title"] {
+        map.remove(keyword);
+    }
+    if let Some(serde_json::Value::Object(properties)) = map.get_mut("properties") {
+        properties.values_mut().for_each(strip_documentation);
+    }
+    for keyword in ["items", "additionalProperties", "not"] {
+        if let Some(inner) = map.get_mut(keyword) {
+            strip_documentation(inner);
+        }
+    }
+    for keyword in ["oneOf", "anyOf", "allOf"] {
+        if let Some(serde_json::Value::Array(branches)) = map.get_mut(keyword) {
+            branches.iter_mut().for_each(strip_documentation);
+        }
     }
 }
 

@@ -577,6 +577,11 @@ impl Problems {
         }
     }
 
+    /// The problems recorded, in order.
+    pub(crate) fn into_problems(self) -> Vec<Problem> {
+        self.0
+    }
+
     /// `Ok(())` when nothing was recorded, else the error.
     pub fn finish(self, subject: &'static str) -> Result<(), ValidationError> {
         if self.0.is_empty() {

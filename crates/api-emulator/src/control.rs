@@ -7,7 +7,7 @@ use axum::Router;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, put};
+use axum::routing::{get, patch, put};
 use serde_json::Value;
 
 use crate::app::Shared;
@@ -27,6 +27,7 @@ pub fn routes() -> Router<Shared> {
         )
         .route("/_emulator/services", get(list_services))
         .route("/_emulator/pipes", get(list_pipes))
+        .route("/_emulator/pipes/{pipe_id}", patch(patch_pipe))
         .route("/_emulator/pipes/{pipe_id}/state", put(force_pipe_state))
         .route(
             "/_emulator/services/{service_id}/state",
@@ -177,6 +178,33 @@ async fn force_pipe_state(
         Ok(true) => StatusCode::NO_CONTENT.into_response(),
         Ok(false) => refuse(StatusCode::NOT_FOUND, "no such pipe"),
         Err(e) => refuse(StatusCode::INTERNAL_SERVER_ERROR, e),
+    }
+}
+
+/// Changes a stored pipe out of band, as a console edit would: a JSON merge patch (RFC 7396).
+async fn patch_pipe(
+    State(app): State<Shared>,
+    Path(pipe_id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    if let Err(response) = authorized(&app, &headers) {
+        return response;
+    }
+    let Ok(id) = uuid::Uuid::parse_str(&pipe_id) else {
+        return refuse(StatusCode::BAD_REQUEST, "pipe id is not a UUID");
+    };
+    let patch: Value = match serde_json::from_slice(&body) {
+        Ok(patch) => patch,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("malformed JSON: {e}")),
+    };
+    match crate::views::patch_pipe(&app, id, &patch) {
+        Ok(pipe) => axum::Json(pipe).into_response(),
+        Err(crate::views::PatchError::NotFound) => refuse(StatusCode::NOT_FOUND, "no such pipe"),
+        Err(crate::views::PatchError::Invalid(why)) => refuse(StatusCode::BAD_REQUEST, why),
+        Err(crate::views::PatchError::Storage(why)) => {
+            refuse(StatusCode::INTERNAL_SERVER_ERROR, why)
+        }
     }
 }
 

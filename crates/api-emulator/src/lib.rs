@@ -44,7 +44,8 @@ mod control;
 #[cfg(feature = "persistence")]
 mod data_dir;
 pub mod faults;
-pub mod json_schema;
+/// The spec's one validator (moved to `api_raw::support::schema`; kept here by its old name).
+pub use api_raw::support::schema as json_schema;
 mod log_buffer;
 mod management;
 mod observability;
@@ -352,6 +353,29 @@ impl Emulator {
         state: Option<PipeState>,
     ) -> Result<bool, EmulatorError> {
         views::force_pipe_state(&self.app, *pipe.as_uuid(), state).map_err(EmulatorError)
+    }
+
+    /// Changes a stored pipe out of band, as a console edit would: a JSON merge patch (RFC 7396) on
+    /// the pipe as the API answers it (as `PATCH /_emulator/pipes/{id}` does). The result must still
+    /// be a `Pipe` by the spec; answers the pipe as it is now, secrets redacted.
+    ///
+    /// ```no_run
+    /// # async fn run(emulator: api_emulator::Emulator, id: api_emulator::PipeId) -> Result<(), api_emulator::EmulatorError> {
+    /// let pipe = emulator.patch_pipe(id, &serde_json::json!({"scaling": {"replicas": 3}}))?;
+    /// assert_eq!(pipe["scaling"]["replicas"], 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn patch_pipe(
+        &self,
+        pipe: PipeId,
+        patch: &serde_json::Value,
+    ) -> Result<serde_json::Value, EmulatorError> {
+        views::patch_pipe(&self.app, *pipe.as_uuid(), patch).map_err(|e| {
+            EmulatorError(match e {
+                views::PatchError::NotFound => format!("no pipe {pipe}"),
+                views::PatchError::Invalid(why) | views::PatchError::Storage(why) => why,
+            })
+        })
     }
 
     /// Puts a service in `state` now (a transitional state such as `stopping` then finishes after

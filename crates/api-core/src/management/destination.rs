@@ -4,9 +4,6 @@
 use api_raw::management::types as raw;
 use serde::Serialize;
 
-use super::new_pipe::checks::non_empty;
-use crate::error::Problems;
-
 /// The destination table of a pipe: read from the server, or declared for a new pipe with the builder
 /// methods.
 ///
@@ -180,68 +177,36 @@ impl Destination {
         }
     }
 
-    fn lower_definition(&self) -> Option<raw::TableDefinition> {
-        let d = self.table_definition.as_ref()?;
-        let some = |v: &Vec<String>| (!v.is_empty()).then(|| v.clone());
-        Some(raw::TableDefinition {
-            engine: d.engine.as_ref().map(|e| raw::TableEngine {
-                version_column_id: e.version_column_id.clone(),
-                column_ids: some(&e.column_ids),
-            }),
-            sorting_key: some(&d.sorting_key),
-            partition_by: d.partition_by.clone(),
-            primary_key: d.primary_key.clone(),
-        })
-    }
-
-    pub(crate) fn lower(
-        &self,
-        p: &mut Problems,
-        needs_table: bool,
-    ) -> Option<raw::PipeDestinationRequest> {
-        non_empty(p, "destination.database", &self.database);
-        if needs_table {
-            p.check(
-                self.table.as_deref().is_some_and(|t| !t.trim().is_empty()),
-                "destination.table",
-                "required for this source kind",
-            );
-            p.check(
-                self.managed_table.is_some(),
-                "destination.managedTable",
-                "required for this source kind",
-            );
-            p.check(
-                !self.columns.is_empty(),
-                "destination.columns",
-                "at least one column is required for this source kind",
-            );
+    /// The request form, unchecked (the checks run on the whole request).
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        use serde_json::{Map, Value};
+        let mut destination = Map::new();
+        destination.insert("database".into(), self.database.clone().into());
+        if let Some(table) = &self.table {
+            destination.insert("table".into(), table.clone().into());
         }
-        for (i, column) in self.columns.iter().enumerate() {
-            non_empty(p, &format!("destination.columns[{i}].name"), &column.name);
-            non_empty(
-                p,
-                &format!("destination.columns[{i}].type"),
-                &column.column_type,
-            );
+        if let Some(managed) = self.managed_table {
+            destination.insert("managedTable".into(), managed.into());
         }
-        let database =
-            raw::PipeDestinationRequestDatabase::try_from(self.database.as_str()).ok()?;
-        Some(raw::PipeDestinationRequest {
-            database,
-            table: self.table.clone(),
-            managed_table: self.managed_table,
-            table_definition: self.lower_definition(),
-            columns: self
-                .columns
-                .iter()
-                .map(|c| raw::DestinationColumn {
-                    name: Some(c.name.clone()),
-                    type_: Some(c.column_type.clone()),
-                })
-                .collect(),
-            roles: self.roles.clone(),
-        })
+        if let Some(definition) = &self.table_definition {
+            // The read form leaves empty lists empty; the request leaves them out.
+            let mut shown = serde_json::to_value(definition).unwrap_or_default();
+            if let Value::Object(map) = &mut shown {
+                map.retain(|_, v| !v.is_null() && v != &Value::Array(Vec::new()));
+                if let Some(Value::Object(engine)) = map.get_mut("engine") {
+                    engine.retain(|_, v| !v.is_null() && v != &Value::Array(Vec::new()));
+                }
+            }
+            destination.insert("tableDefinition".into(), shown);
+        }
+        if !self.columns.is_empty() {
+            let columns = serde_json::to_value(&self.columns).unwrap_or_default();
+            destination.insert("columns".into(), columns);
+        }
+        if !self.roles.is_empty() {
+            destination.insert("roles".into(), self.roles.clone().into());
+        }
+        Value::Object(destination)
     }
 }
 

@@ -4,9 +4,7 @@ use api_raw::management::types as raw;
 use api_raw::support::{CpuMillicores, MemoryGb};
 use serde::Serialize;
 
-use super::new_pipe::checks::bounded;
 use crate::decode::{Invalid, Path, fit};
-use crate::error::Problems;
 
 /// Scaling of a pipe. Each member is absent where the server's default applies (and, on read, where
 /// the server left it out). For a new pipe: replicas 1 to 40, CPU 125 to 2000 millicores, memory 0.5 to
@@ -78,34 +76,22 @@ impl Scaling {
         })
     }
 
-    pub(crate) fn lower(&self, p: &mut Problems) -> raw::PipeScalingRequest {
-        let memory = self.replica_memory.map(MemoryGb::get).filter(|gb| {
-            let ok = (0.5..=8.0).contains(gb);
-            p.check(
-                ok,
-                "scaling.replicaMemoryGb",
-                format!("must be between 0.5 and 8, got {gb}"),
-            );
-            ok
-        });
-        raw::PipeScalingRequest {
-            replicas: bounded(
-                p,
-                "scaling.replicas",
-                self.replicas.map(u64::from),
-                1,
-                Some(40),
-            ),
-            concurrency: self.concurrency.map(i64::from),
-            replica_cpu_millicores: bounded(
-                p,
-                "scaling.replicaCpuMillicores",
-                self.replica_cpu.map(CpuMillicores::get),
-                125,
-                Some(2000),
-            ),
-            replica_memory_gb: memory,
+    /// The request form, unchecked (the spec's bounds are checked on the whole request).
+    pub(crate) fn to_json(&self) -> serde_json::Value {
+        let mut scaling = serde_json::Map::new();
+        if let Some(replicas) = self.replicas {
+            scaling.insert("replicas".into(), replicas.into());
         }
+        if let Some(concurrency) = self.concurrency {
+            scaling.insert("concurrency".into(), concurrency.into());
+        }
+        if let Some(cpu) = self.replica_cpu {
+            scaling.insert("replicaCpuMillicores".into(), cpu.get().into());
+        }
+        if let Some(memory) = self.replica_memory {
+            scaling.insert("replicaMemoryGb".into(), memory.get().into());
+        }
+        serde_json::Value::Object(scaling)
     }
 }
 

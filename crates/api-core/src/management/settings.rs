@@ -7,7 +7,6 @@ use api_raw::management::types as raw;
 use api_raw::support::redact::Redactor;
 use serde::Serialize;
 
-use super::new_pipe::checks::bounded;
 use crate::decode::{Invalid, Path, fit};
 use crate::error::Problems;
 
@@ -98,19 +97,28 @@ macro_rules! pipe_settings {
                 })
             }
 
-            /// The request form; a known setting given through `extra` is a problem at its path.
-            pub(crate) fn lower(&self, p: &mut Problems) -> raw::PipeSettingsRequest {
+            /// The request form (the spec's bounds are checked on the whole request); a known setting
+            /// given through `extra` is a problem at its path.
+            pub(crate) fn to_json(&self, p: &mut Problems) -> serde_json::Value {
                 for name in self.extra.keys().filter(|name| Self::KNOWN.contains(&name.as_str())) {
                     p.add(
                         format!("settings.{name}"),
                         format!("a known setting: set it with PipeSettings::{name}(), not through extra"),
                     );
                 }
-                raw::PipeSettingsRequest {
-                    $($int: bounded(p, concat!("settings.", stringify!($int)), self.$int, $min, Some($max)),)+
-                    $($flag: self.$flag,)+
-                    extra: self.extra.clone().into_iter().collect(),
-                }
+                let mut settings: serde_json::Map<String, serde_json::Value> = self
+                    .extra
+                    .iter()
+                    .filter(|(name, _)| !Self::KNOWN.contains(&name.as_str()))
+                    .map(|(name, value)| (name.clone(), value.clone()))
+                    .collect();
+                $(if let Some(value) = self.$int {
+                    settings.insert(stringify!($int).into(), value.into());
+                })+
+                $(if let Some(value) = self.$flag {
+                    settings.insert(stringify!($flag).into(), value.into());
+                })+
+                serde_json::Value::Object(settings)
             }
         }
     };
@@ -212,8 +220,8 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("db_max_threads: Some(4)"), "{shown}");
-        let sent = settings.lower(&mut Problems::new());
-        assert_eq!(sent.extra["kafka_sasl_password"], "hunter22");
+        let sent = settings.to_json(&mut Problems::new());
+        assert_eq!(sent["kafka_sasl_password"], "hunter22");
     }
 
     #[test]
@@ -234,7 +242,7 @@ mod tests {
                 .extra
                 .insert("kafka_max_poll_records".into(), 500.into());
             let mut p = Problems::new();
-            settings.lower(&mut p);
+            settings.to_json(&mut p);
             let err = p.finish("pipe create request").unwrap_err();
             assert_eq!(err.problems.len(), 1, "{err}");
             assert_eq!(err.problems[0].path, format!("settings.{name}"));
@@ -255,9 +263,8 @@ mod tests {
             .extra
             .insert("kafka_max_poll_records".into(), 500.into());
         let mut p = Problems::new();
-        let request = settings.lower(&mut p);
+        let json = settings.to_json(&mut p);
         assert!(p.finish("pipe create request").is_ok());
-        let json = serde_json::to_value(&request).unwrap();
         assert_eq!(json["kafka_max_poll_records"], 500);
         assert_eq!(json["db_max_threads"], 8);
     }

@@ -2,6 +2,7 @@
 
 use api_raw::management::types as mgmt;
 use api_raw::support::ServiceState;
+use api_raw::support::schema::SchemaSet;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -13,54 +14,19 @@ use crate::app::Shared;
 use crate::store::Write;
 use crate::world::{PipeRecord, SourceKind, World};
 
-/// Members accepted on create and never returned.
-const REQUEST_ONLY: [&str; 4] = ["credentials", "accessKey", "validateSamples", "roles"];
-
-/// The emulator's scaling when the request gives none.
-fn default_scaling() -> Value {
-    json!({ "replicas": 1, "concurrency": 1, "replicaCpuMillicores": 500, "replicaMemoryGb": 2.0 })
-}
-
-/// The emulator's pipe settings when the request gives none.
-fn default_settings() -> Value {
-    json!({
-        "streaming_max_insert_wait_ms": 5000,
-        "object_storage_concurrency": 4,
-        "object_storage_polling_interval_ms": 30000,
-        "object_storage_max_insert_bytes": 1_073_741_824_i64,
-        "object_storage_max_file_count": 1000,
-        "db_max_threads": 0,
-        "db_max_insert_threads": 0,
-        "db_min_insert_block_size_bytes": 0,
-        "db_max_download_threads": 0,
-        "db_parallel_distributed_insert_select": 0,
-        "object_storage_use_cluster_function": false,
-        "db_parallel_view_processing": false,
-    })
-}
-
-/// Removes the request-only members, at any depth.
-fn strip_request_only(value: &mut Value) {
-    match value {
-        Value::Object(map) => {
-            for key in REQUEST_ONLY {
-                map.remove(key);
-            }
-            map.values_mut().for_each(strip_request_only);
-        }
-        Value::Array(items) => items.iter_mut().for_each(strip_request_only),
-        _ => {}
+/// The pipe a create request makes, as the spec says: the request read through the response's
+/// schema (its request-only members left out, whatever the spec adds), with every member the create
+/// left out and the spec gives an `x-server-default` for filled in.
+fn stored_pipe(body: &Value) -> Value {
+    let schemas = SchemaSet::management();
+    let mut pipe = body.clone();
+    if let (Some(request), Some(response)) =
+        (schemas.schema("PipeCreateRequest"), schemas.schema("Pipe"))
+    {
+        request.fill_defaults(&mut pipe);
+        request.drop_request_only(&response, &mut pipe);
     }
-}
-
-/// `a` with the members of `b` laid over it.
-fn merged(mut a: Value, b: Option<&Value>) -> Value {
-    if let (Some(base), Some(Value::Object(over))) = (a.as_object_mut(), b) {
-        for (key, value) in over {
-            base.insert(key.clone(), value.clone());
-        }
-    }
-    a
+    pipe
 }
 
 /// The rules of the decisions page that a JSON schema cannot say.
@@ -147,20 +113,20 @@ pub async fn create(
     let now = app.clock.now();
     let timing = app.seed.timing;
     let id = app.clock.new_id();
-    let mut response_body = json!({
-        "id": id,
-        "serviceId": admitted.service,
-        "name": name,
-        "state": "Provisioning",
-        "scaling": merged(default_scaling(), body.get("scaling")),
-        "source": body["source"].clone(),
-        "destination": body["destination"].clone(),
-        "fieldMappings": body.get("fieldMappings").cloned().unwrap_or_else(|| json!([])),
-        "settings": merged(default_settings(), body.get("settings")),
-        "createdAt": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-        "updatedAt": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
-    });
-    strip_request_only(&mut response_body);
+    let mut response_body = stored_pipe(&body);
+    let at = now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    for (member, value) in [
+        ("id", json!(id)),
+        ("serviceId", json!(admitted.service)),
+        ("state", json!("Provisioning")),
+        ("createdAt", json!(at)),
+        ("updatedAt", json!(at)),
+    ] {
+        response_body[member] = value;
+    }
+    if response_body.get("fieldMappings").is_none() {
+        response_body["fieldMappings"] = json!([]);
+    }
     let pipe: mgmt::Pipe = match serde_json::from_value(response_body) {
         Ok(pipe) => pipe,
         Err(_) => {
@@ -331,13 +297,27 @@ mod tests {
     }
 
     #[test]
-    fn request_only_members_are_removed_everywhere() {
-        let mut value = json!({"source": {"kafka": {"credentials": {"password": "x"}, "schemaRegistry": {"credentials": {}}}, "validateSamples": true},
-                               "destination": {"roles": ["r"], "database": "d"}});
-        strip_request_only(&mut value);
+    fn a_stored_pipe_has_no_request_only_member_and_the_spec_defaults() {
+        let body = json!({"name": "p",
+                          "source": {"kafka": {"brokers": "b", "credentials": {"password": "x"},
+                                               "schemaRegistry": {"url": "u", "credentials": {}}},
+                                     "validateSamples": true},
+                          "destination": {"roles": ["r"], "database": "d"},
+                          "scaling": {"replicas": 3}});
+        let pipe = stored_pipe(&body);
         assert_eq!(
-            value,
-            json!({"source": {"kafka": {"schemaRegistry": {}}}, "destination": {"database": "d"}})
+            pipe["source"],
+            json!({"kafka": {"brokers": "b", "schemaRegistry": {"url": "u"}}})
         );
+        assert_eq!(pipe["destination"], json!({"database": "d"}));
+        assert_eq!(
+            pipe["scaling"],
+            json!({"replicas": 3, "concurrency": 1, "replicaCpuMillicores": 500, "replicaMemoryGb": 2})
+        );
+        assert_eq!(
+            pipe["settings"]["object_storage_max_insert_bytes"],
+            1_073_741_824
+        );
+        assert_eq!(pipe["settings"]["db_parallel_view_processing"], false);
     }
 }

@@ -9,6 +9,8 @@ mod operation;
 #[cfg(any(feature = "management", feature = "observability"))]
 mod patterned;
 pub mod redact;
+#[cfg(any(feature = "management", feature = "observability"))]
+pub mod schema;
 mod secret;
 
 #[cfg(feature = "management")]
@@ -40,7 +42,7 @@ pub use patterned::AlertId;
 #[cfg(feature = "management")]
 pub use patterned::{Arn, CPU_QUANTITY_PATTERN, MEMORY_QUANTITY_PATTERN, OffsetTimestamp};
 #[cfg(any(feature = "management", feature = "observability"))]
-pub use patterned::{PatternError, check_for_pattern};
+pub use patterned::{PatternError, check_for_pattern, describe_pattern};
 #[cfg(feature = "management")]
 pub use quantity::{CpuMillicores, MemoryGb, QuantityError};
 pub use secret::Secret;

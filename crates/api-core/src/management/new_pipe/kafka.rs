@@ -1,12 +1,9 @@
 //! [`KafkaSource`]: a Kafka-style message stream.
 
-use api_raw::management::types as raw;
 use api_raw::support::Secret;
-
 use chrono::{DateTime, Utc};
+use serde_json::{Map, Value, json};
 
-use super::checks::{arn, non_empty};
-use crate::error::Problems;
 use crate::ids::ReversePrivateEndpointId;
 
 /// A schema registry for a Kafka-style source.
@@ -125,65 +122,51 @@ impl KafkaSource {
         self
     }
 
-    pub(super) fn lower(&self, p: &mut Problems, at: &str) -> raw::KafkaSourceRequest {
-        non_empty(p, &format!("{at}.brokers"), &self.brokers);
-        non_empty(p, &format!("{at}.topics"), &self.topics);
-        let timestamp = self.offset.and_then(|time| {
+    /// The request form, unchecked (the checks run on the whole request).
+    pub(super) fn to_json(&self) -> Value {
+        let mut kafka = Map::new();
+        kafka.insert("brokers".into(), self.brokers.clone().into());
+        kafka.insert("topics".into(), self.topics.clone().into());
+        put(&mut kafka, "consumerGroup", &self.consumer_group);
+        put(&mut kafka, "iamRole", &self.iam_role);
+        if let Some(time) = self.offset {
+            // The wire form has minute precision: the seconds are cut off.
             let text = time.format("%Y-%m-%dT%H:%M").to_string();
-            let converted = api_raw::support::OffsetTimestamp::try_from(text.as_str()).ok();
-            p.check(
-                converted.is_some(),
-                format!("{at}.offset.timestamp"),
-                format!("must be a time in the years 0 to 9999, got {text}"),
-            );
-            converted
-        });
-        let schema_registry = self.schema_registry.as_ref().map(|registry| {
-            non_empty(p, &format!("{at}.schemaRegistry.url"), &registry.url);
-            raw::SchemaRegistryRequest {
-                url: Some(registry.url.clone()),
-                ca_certificate: registry.ca_certificate.clone(),
-                credentials: registry.credentials.as_ref().map(|(user, pass)| {
-                    credentials(p, &format!("{at}.schemaRegistry.credentials"), user, pass)
-                }),
+            kafka.insert("offset".into(), json!({ "timestamp": text }));
+        }
+        if let Some(registry) = &self.schema_registry {
+            let mut r = Map::new();
+            r.insert("url".into(), registry.url.clone().into());
+            put(&mut r, "caCertificate", &registry.ca_certificate);
+            if let Some((user, pass)) = &registry.credentials {
+                r.insert("credentials".into(), credentials(user, pass));
             }
-        });
-        raw::KafkaSourceRequest {
-            brokers: Some(self.brokers.clone()),
-            topics: Some(self.topics.clone()),
-            consumer_group: self.consumer_group.clone(),
-            iam_role: arn(p, &format!("{at}.iamRole"), &self.iam_role),
-            offset: timestamp.map(|t| raw::KafkaOffsetRequest { timestamp: Some(t) }),
-            schema_registry,
-            ca_certificate: self.ca_certificate.clone(),
-            reverse_private_endpoint_ids: self
+            kafka.insert("schemaRegistry".into(), Value::Object(r));
+        }
+        put(&mut kafka, "caCertificate", &self.ca_certificate);
+        if !self.reverse_private_endpoint_ids.is_empty() {
+            let ids = self
                 .reverse_private_endpoint_ids
                 .iter()
-                .map(|id| *id.as_uuid())
-                .collect(),
-            credentials: self
-                .credentials
-                .as_ref()
-                .map(|(user, pass)| credentials(p, &format!("{at}.credentials"), user, pass)),
+                .map(|id| Value::from(id.to_string()))
+                .collect();
+            kafka.insert("reversePrivateEndpointIds".into(), Value::Array(ids));
         }
+        if let Some((user, pass)) = &self.credentials {
+            kafka.insert("credentials".into(), credentials(user, pass));
+        }
+        Value::Object(kafka)
     }
 }
 
-/// Username and password, with the username checked.
-pub(super) fn credentials(
-    p: &mut Problems,
-    at: &str,
-    username: &str,
-    password: &Secret,
-) -> raw::UsernamePassword {
-    non_empty(p, &format!("{at}.username"), username);
-    p.check(
-        !password.expose().is_empty(),
-        format!("{at}.password"),
-        "required; must not be empty",
-    );
-    raw::UsernamePassword {
-        username: username.to_string(),
-        password: password.clone(),
+/// `{username, password}` as sent.
+pub(super) fn credentials(username: &str, password: &Secret) -> Value {
+    json!({ "username": username, "password": password.expose() })
+}
+
+/// Sets `name` when `value` is present.
+pub(super) fn put(map: &mut Map<String, Value>, name: &str, value: &Option<String>) {
+    if let Some(value) = value {
+        map.insert(name.into(), value.clone().into());
     }
 }

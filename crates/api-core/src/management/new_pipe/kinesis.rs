@@ -1,11 +1,10 @@
 //! [`KinesisSource`]: a Kinesis-style data stream.
 
-use api_raw::management::types as raw;
 use api_raw::support::Secret;
+use serde_json::{Map, Value};
 
-use super::checks::{arn, non_empty};
+use super::kafka::put;
 use super::object_storage::access_key;
-use crate::error::Problems;
 
 /// A Kinesis-style source.
 ///
@@ -84,26 +83,21 @@ impl KinesisSource {
         self
     }
 
-    pub(super) fn lower(&self, p: &mut Problems, at: &str) -> raw::KinesisSourceRequest {
-        non_empty(p, &format!("{at}.streamName"), &self.stream_name);
-        non_empty(p, &format!("{at}.region"), &self.region);
+    /// The request form, unchecked (the checks run on the whole request).
+    pub(super) fn to_json(&self) -> Value {
+        let mut kinesis = Map::new();
+        kinesis.insert("streamName".into(), self.stream_name.clone().into());
+        kinesis.insert("region".into(), self.region.clone().into());
+        if let Some(fan_out) = self.use_enhanced_fan_out {
+            kinesis.insert("useEnhancedFanOut".into(), fan_out.into());
+        }
         if let Some(seconds) = self.timestamp {
-            p.check(
-                seconds >= 0,
-                format!("{at}.timestamp"),
-                format!("must be seconds since the Unix epoch, got {seconds}"),
-            );
+            kinesis.insert("timestamp".into(), seconds.into());
         }
-        raw::KinesisSourceRequest {
-            stream_name: Some(self.stream_name.clone()),
-            region: Some(self.region.clone()),
-            use_enhanced_fan_out: self.use_enhanced_fan_out,
-            timestamp: self.timestamp,
-            iam_role: arn(p, &format!("{at}.iamRole"), &self.iam_role),
-            access_key: self
-                .access_key
-                .as_ref()
-                .map(|(id, secret)| access_key(p, &format!("{at}.accessKey"), id, secret)),
+        put(&mut kinesis, "iamRole", &self.iam_role);
+        if let Some((id, secret)) = &self.access_key {
+            kinesis.insert("accessKey".into(), access_key(id, secret));
         }
+        Value::Object(kinesis)
     }
 }

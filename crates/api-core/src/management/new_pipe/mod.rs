@@ -1,13 +1,15 @@
 //! [`NewPipe`]: a validated pipe create request, built with [`NewPipe::builder`].
 
-pub(crate) mod checks;
 mod kafka;
 mod kinesis;
 mod object_storage;
 mod postgres;
+mod rules;
 
 use api_raw::management::types as raw;
 use api_raw::support::Secret;
+use api_raw::support::schema::{Members, SchemaSet};
+use serde_json::{Map, Value};
 
 pub use kafka::{KafkaSource, SchemaRegistry};
 pub use kinesis::KinesisSource;
@@ -15,8 +17,10 @@ pub use object_storage::ObjectStorageSource;
 pub use postgres::{PostgresSettingsSpec, PostgresSource, PostgresTableMapping};
 
 use super::{Destination, PipeSettings, Scaling, SourceKind};
-use crate::error::{Problem, Problems, ValidationError};
-use checks::non_empty;
+use crate::error::{Problems, ValidationError};
+
+/// What a failed pipe request is called in its [`ValidationError`].
+const SUBJECT: &str = "pipe create request";
 
 /// The source of a new pipe: exactly one kind, by construction.
 #[derive(Debug, Clone)]
@@ -43,24 +47,20 @@ impl Source {
         }
     }
 
-    fn lower(
-        &self,
-        p: &mut Problems,
-        validate_samples: Option<bool>,
-    ) -> Option<raw::PipeSourceRequest> {
-        let mut request = raw::PipeSourceRequest {
-            validate_samples,
-            ..Default::default()
+    /// The `source` member of the request.
+    fn to_json(&self, validate_samples: Option<bool>) -> Value {
+        let (name, kind) = match self {
+            Source::Kafka(s) => ("kafka", s.to_json()),
+            Source::ObjectStorage(s) => ("objectStorage", s.to_json()),
+            Source::Kinesis(s) => ("kinesis", s.to_json()),
+            Source::Postgres(s) => ("postgres", s.to_json()),
         };
-        match self {
-            Source::Kafka(s) => request.kafka = Some(s.lower(p, "source.kafka")),
-            Source::ObjectStorage(s) => {
-                request.object_storage = Some(s.lower(p, "source.objectStorage"))
-            }
-            Source::Kinesis(s) => request.kinesis = Some(s.lower(p, "source.kinesis")),
-            Source::Postgres(s) => request.postgres = Some(s.lower(p, "source.postgres")?),
+        let mut source = Map::new();
+        source.insert(name.into(), kind);
+        if let Some(validate) = validate_samples {
+            source.insert("validateSamples".into(), validate.into());
         }
-        Some(request)
+        Value::Object(source)
     }
 }
 
@@ -106,6 +106,84 @@ impl NewPipe {
         NewPipeBuilder {
             name: name.into(),
             ..NewPipeBuilder::default()
+        }
+    }
+
+    /// A pipe from a create request in the API's JSON shape (exactly what would be sent), checked as
+    /// the builder checks: against the spec's schema (types, bounds, patterns, required members, and
+    /// no member the spec does not declare, except under `settings`), then the rules the schema
+    /// cannot say (one source kind, mapped columns, ...). Every problem is reported at once, each
+    /// with its JSON path. Whole numbers written as floats (`3.0`) are taken as integers.
+    ///
+    /// Every member the spec declares is kept and sent, including ones this version of the SDK has
+    /// no builder method for.
+    ///
+    /// ```
+    /// use api_core::management::NewPipe;
+    ///
+    /// let pipe = NewPipe::from_json(serde_json::json!({
+    ///     "name": "clicks",
+    ///     "source": {"kinesis": {"streamName": "clicks", "region": "eu-west-1"}},
+    ///     "destination": {"database": "web", "table": "clicks", "managedTable": true,
+    ///                     "columns": [{"name": "url", "type": "String"}]},
+    ///     "fieldMappings": [{"sourceField": "url", "destinationField": "url"}],
+    ///     "scaling": {"replicas": 2.0},
+    /// }))
+    /// .expect("a valid request");
+    /// assert_eq!(pipe.as_raw().name.as_str(), "clicks");
+    ///
+    /// let typo = NewPipe::from_json(serde_json::json!({"name": "x", "sorce": {}})).unwrap_err();
+    /// assert!(typo.has("sorce"));
+    /// ```
+    pub fn from_json(request: Value) -> Result<NewPipe, ValidationError> {
+        Self::checked(request, Problems::new())
+    }
+
+    /// A pipe from the generated request type, checked as [`from_json`](Self::from_json) checks.
+    pub fn from_request(request: raw::PipeCreateRequest) -> Result<NewPipe, ValidationError> {
+        let json = serde_json::to_value(&request).map_err(|e| {
+            let mut p = Problems::new();
+            p.add(".", format!("the request cannot be written as JSON: {e}"));
+            p.finish(SUBJECT).unwrap_err()
+        })?;
+        Self::from_json(json)
+    }
+
+    /// Checks `request`, adding to the problems already found (by a builder), and builds the pipe.
+    fn checked(mut request: Value, mut p: Problems) -> Result<NewPipe, ValidationError> {
+        whole_numbers(&mut request);
+        check_request(&request, &mut p);
+        p.finish(SUBJECT)?;
+        let kind = rules::KINDS
+            .into_iter()
+            .zip([
+                SourceKind::Kafka,
+                SourceKind::ObjectStorage,
+                SourceKind::Kinesis,
+                SourceKind::Postgres,
+            ])
+            .find(|(name, _)| request["source"].get(*name).is_some_and(|v| !v.is_null()))
+            .map(|(_, kind)| kind);
+        let decoded = serde_path_to_error::deserialize::<_, raw::PipeCreateRequest>(request);
+        match (decoded, kind) {
+            (Ok(request), Some(kind)) => Ok(NewPipe { kind, request }),
+            // The schema accepted what the generated type cannot hold: a bug of ours, said as one.
+            (Err(e), _) => {
+                let mut p = Problems::new();
+                p.add(
+                    problem_path(&e.path().to_string()),
+                    format!("the SDK cannot hold this value: {}", e.inner()),
+                );
+                Err(p.finish(SUBJECT).unwrap_err())
+            }
+            (Ok(_), None) => {
+                let mut p = Problems::new();
+                p.add(
+                    "source",
+                    "required: choose a kafka, objectStorage, kinesis or postgres source",
+                );
+                Err(p.finish(SUBJECT).unwrap_err())
+            }
         }
     }
 
@@ -242,106 +320,78 @@ impl NewPipeBuilder {
                 declared.map(|(name, column_type)| super::DestinationColumn { name, column_type }),
             );
         }
-        let length = self.name.chars().count();
-        p.check(
-            (1..=255).contains(&length),
-            "name",
-            format!("must be 1 to 255 characters, got {length}"),
-        );
-        let name = raw::PipeCreateRequestName::try_from(self.name.as_str()).ok();
-
-        let kind = self.source.as_ref().map(Source::kind);
-        if self.source.is_none() {
-            p.add(
-                "source",
-                "required: choose a kafka, objectStorage, kinesis or postgres source",
-            );
+        let mut request = Map::new();
+        request.insert("name".into(), self.name.clone().into());
+        if let Some(source) = &self.source {
+            request.insert("source".into(), source.to_json(self.validate_samples));
         }
-        let source = self
-            .source
-            .as_ref()
-            .and_then(|s| s.lower(&mut p, self.validate_samples));
-
-        let needs_table = kind.is_some_and(|k| k != SourceKind::Postgres);
-        let destination = match &self.destination {
-            Some(d) => d.lower(&mut p, needs_table),
-            None => {
-                p.add("destination", "required");
-                None
-            }
-        };
-        let columns: Vec<&str> = self
-            .destination
-            .iter()
-            .flat_map(|d| d.columns.iter().map(|c| c.name.as_str()))
-            .collect();
-        self.check_field_mappings(&mut p, &columns);
-        let scaling = self.scaling.as_ref().map(|s| s.lower(&mut p));
-        let settings = self.settings.as_ref().map(|s| s.lower(&mut p));
-
-        p.finish("pipe create request")?;
-        let (Some(name), Some(source), Some(destination), Some(kind)) =
-            (name, source, destination, kind)
-        else {
-            // Every check above records a problem before a conversion can fail, so this is unreachable;
-            // it still answers with an error rather than a panic.
-            let problem = Problem {
-                path: ".".into(),
-                message: "the request could not be assembled".into(),
-            };
-            return Err(ValidationError {
-                subject: "pipe create request",
-                problems: vec![problem],
-            });
-        };
-        let field_mappings = self
-            .field_mappings
-            .iter()
-            .map(|(s, d)| mapping(s, d))
-            .collect();
-        let request = raw::PipeCreateRequest {
-            name,
-            source,
-            destination,
-            field_mappings,
-            scaling,
-            settings,
-        };
-        Ok(NewPipe { kind, request })
+        if let Some(destination) = &self.destination {
+            request.insert("destination".into(), destination.to_json());
+        }
+        if !self.field_mappings.is_empty() {
+            let mappings = self
+                .field_mappings
+                .iter()
+                .map(|(source, destination)| {
+                    serde_json::json!({"sourceField": source, "destinationField": destination})
+                })
+                .collect();
+            request.insert("fieldMappings".into(), Value::Array(mappings));
+        }
+        if let Some(scaling) = &self.scaling {
+            request.insert("scaling".into(), scaling.to_json());
+        }
+        if let Some(settings) = &self.settings {
+            request.insert("settings".into(), settings.to_json(&mut p));
+        }
+        NewPipe::checked(Value::Object(request), p)
     }
+}
 
-    /// Every destination column must be mapped, and every mapping must name a destination column.
-    fn check_field_mappings(&self, p: &mut Problems, columns: &[&str]) {
-        for (i, (source_field, destination_field)) in self.field_mappings.iter().enumerate() {
-            non_empty(p, &format!("fieldMappings[{i}].sourceField"), source_field);
-            if !columns.is_empty() && !columns.contains(&destination_field.as_str()) {
-                p.add(
-                    format!("fieldMappings[{i}].destinationField"),
-                    format!("{destination_field:?} is not a destination column"),
-                );
-            }
-        }
-        let unmapped: Vec<&str> = columns
-            .iter()
-            .copied()
-            .filter(|column| !self.field_mappings.iter().any(|(_, d)| d == column))
-            .collect();
-        if !unmapped.is_empty() {
-            p.add(
-                "fieldMappings",
-                format!(
-                    "every destination column must be mapped; not mapped: {}",
-                    unmapped.join(", ")
-                ),
-            );
+/// Every problem of a create request's JSON: the spec's schema, then the rules beyond it (a problem
+/// at or under a path the schema already faulted is left out, so each mistake is told once).
+fn check_request(request: &Value, p: &mut Problems) {
+    let schema = SchemaSet::management().check("PipeCreateRequest", request, Members::Declared);
+    let faulted: Vec<String> = schema.iter().map(|v| problem_path(&v.path)).collect();
+    for violation in schema {
+        p.add(problem_path(&violation.path), violation.message);
+    }
+    let mut rules = Problems::new();
+    rules::check(request, &mut rules);
+    for problem in rules.into_problems() {
+        let covered = faulted.iter().any(|path| {
+            problem.path == *path
+                || problem
+                    .path
+                    .strip_prefix(path.as_str())
+                    .is_some_and(|rest| rest.starts_with(['.', '[']))
+        });
+        if !covered {
+            p.add(problem.path, problem.message);
         }
     }
 }
 
-fn mapping(source_field: &str, destination_field: &str) -> raw::FieldMapping {
-    raw::FieldMapping {
-        source_field: Some(source_field.to_string()),
-        destination_field: Some(destination_field.to_string()),
+/// The validator's path of the whole value (`body`) is `.` here.
+fn problem_path(path: &str) -> String {
+    match path {
+        "body" | "" => ".".to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Writes every whole number as an integer (`3.0` as `3`), by the SDK's one whole-number rule, so
+/// that the generated integer fields take it.
+fn whole_numbers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(whole) = n.as_f64().and_then(api_raw::support::whole_number) {
+                *value = Value::from(whole);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers),
+        Value::Object(members) => members.values_mut().for_each(whole_numbers),
+        _ => {}
     }
 }
 

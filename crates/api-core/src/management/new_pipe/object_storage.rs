@@ -1,10 +1,9 @@
 //! [`ObjectStorageSource`]: files in object storage.
 
-use api_raw::management::types as raw;
 use api_raw::support::{Compression, Secret};
+use serde_json::{Map, Value, json};
 
-use super::checks::{arn, non_empty};
-use crate::error::Problems;
+use super::kafka::put;
 
 /// An object storage source: files at a URL (globs allowed), or in a blob container.
 ///
@@ -95,42 +94,36 @@ impl ObjectStorageSource {
         self
     }
 
-    pub(super) fn lower(&self, p: &mut Problems, at: &str) -> raw::ObjectStorageSourceRequest {
-        let has_location = self.url.as_deref().is_some_and(|u| !u.trim().is_empty())
-            || (self.connection_string.is_some() && self.azure_container_name.is_some());
-        p.check(
-            has_location,
-            format!("{at}.url"),
-            "required: a URL, or a connection string with a container name",
-        );
-        raw::ObjectStorageSourceRequest {
-            url: self.url.clone(),
-            delimiter: self.delimiter.clone(),
-            compression: self.compression.clone(),
-            is_continuous: self.is_continuous,
-            queue_url: self.queue_url.clone(),
-            iam_role: arn(p, &format!("{at}.iamRole"), &self.iam_role),
-            connection_string: self.connection_string.clone(),
-            path: self.path.clone(),
-            azure_container_name: self.azure_container_name.clone(),
-            access_key: self
-                .access_key
-                .as_ref()
-                .map(|(id, secret)| access_key(p, &format!("{at}.accessKey"), id, secret)),
+    /// The request form, unchecked (the checks run on the whole request).
+    pub(super) fn to_json(&self) -> Value {
+        let mut storage = Map::new();
+        put(&mut storage, "url", &self.url);
+        put(&mut storage, "delimiter", &self.delimiter);
+        if let Some(compression) = &self.compression {
+            storage.insert("compression".into(), compression.as_str().into());
         }
+        if let Some(continuous) = self.is_continuous {
+            storage.insert("isContinuous".into(), continuous.into());
+        }
+        put(&mut storage, "queueUrl", &self.queue_url);
+        put(&mut storage, "iamRole", &self.iam_role);
+        if let Some(connection_string) = &self.connection_string {
+            storage.insert("connectionString".into(), connection_string.expose().into());
+        }
+        put(&mut storage, "path", &self.path);
+        put(
+            &mut storage,
+            "azureContainerName",
+            &self.azure_container_name,
+        );
+        if let Some((id, secret)) = &self.access_key {
+            storage.insert("accessKey".into(), access_key(id, secret));
+        }
+        Value::Object(storage)
     }
 }
 
-/// An access key, with the id checked.
-pub(super) fn access_key(p: &mut Problems, at: &str, id: &str, secret: &Secret) -> raw::AccessKey {
-    non_empty(p, &format!("{at}.accessKeyId"), id);
-    p.check(
-        !secret.expose().is_empty(),
-        format!("{at}.secretKey"),
-        "required; must not be empty",
-    );
-    raw::AccessKey {
-        access_key_id: id.to_string(),
-        secret_key: secret.clone(),
-    }
+/// `{accessKeyId, secretKey}` as sent.
+pub(super) fn access_key(id: &str, secret: &Secret) -> Value {
+    json!({ "accessKeyId": id, "secretKey": secret.expose() })
 }

@@ -1,11 +1,9 @@
 //! [`PostgresSource`]: change data capture from a Postgres database.
 
-use api_raw::management::types as raw;
 use api_raw::support::Secret;
+use serde_json::{Map, Value};
 
-use super::checks::{bounded, non_empty, port};
-use super::kafka::credentials;
-use crate::error::Problems;
+use super::kafka::{credentials, put};
 
 /// One source table copied into one destination table.
 #[derive(Debug, Clone, Default)]
@@ -44,24 +42,26 @@ impl PostgresTableMapping {
         self
     }
 
-    fn lower(&self, p: &mut Problems, at: &str) -> raw::PostgresTableMapping {
-        non_empty(
-            p,
-            &format!("{at}.sourceSchemaName"),
-            &self.source_schema_name,
+    fn to_json(&self) -> Value {
+        let mut mapping = Map::new();
+        mapping.insert(
+            "sourceSchemaName".into(),
+            self.source_schema_name.clone().into(),
         );
-        non_empty(p, &format!("{at}.sourceTable"), &self.source_table);
-        non_empty(p, &format!("{at}.targetTable"), &self.target_table);
-        let custom = !self.sorting_keys.is_empty();
-        raw::PostgresTableMapping {
-            source_schema_name: Some(self.source_schema_name.clone()),
-            source_table: Some(self.source_table.clone()),
-            target_table: Some(self.target_table.clone()),
-            excluded_columns: (!self.excluded_columns.is_empty())
-                .then(|| self.excluded_columns.clone()),
-            use_custom_sorting_key: custom.then_some(true),
-            sorting_keys: custom.then(|| self.sorting_keys.clone()),
+        mapping.insert("sourceTable".into(), self.source_table.clone().into());
+        mapping.insert("targetTable".into(), self.target_table.clone().into());
+        if !self.excluded_columns.is_empty() {
+            mapping.insert(
+                "excludedColumns".into(),
+                self.excluded_columns.clone().into(),
+            );
         }
+        // The SDK sends useCustomSortingKey: true exactly when sorting keys are given.
+        if !self.sorting_keys.is_empty() {
+            mapping.insert("useCustomSortingKey".into(), true.into());
+            mapping.insert("sortingKeys".into(), self.sorting_keys.clone().into());
+        }
+        Value::Object(mapping)
     }
 }
 
@@ -139,43 +139,39 @@ impl PostgresSettingsSpec {
         self
     }
 
-    fn lower(&self, p: &mut Problems, at: &str) -> raw::PostgresSettingsRequest {
-        let path = |name: &str| format!("{at}.{name}");
-        raw::PostgresSettingsRequest {
-            sync_interval_seconds: bounded(
-                p,
-                &path("syncIntervalSeconds"),
-                self.sync_interval_seconds,
-                1,
-                None,
-            ),
-            pull_batch_size: bounded(p, &path("pullBatchSize"), self.pull_batch_size, 1, None),
-            publication_name: self.publication_name.clone(),
-            replication_slot_name: self.replication_slot_name.clone(),
-            allow_nullable_columns: self.allow_nullable_columns,
-            initial_load_parallelism: bounded(
-                p,
-                &path("initialLoadParallelism"),
-                self.initial_load_parallelism,
-                1,
-                None,
-            ),
-            snapshot_num_rows_per_partition: bounded(
-                p,
-                &path("snapshotNumRowsPerPartition"),
-                self.snapshot_num_rows_per_partition,
-                1000,
-                None,
-            ),
-            snapshot_number_of_parallel_tables: bounded(
-                p,
-                &path("snapshotNumberOfParallelTables"),
-                self.snapshot_number_of_parallel_tables,
-                1,
-                None,
-            ),
-            enable_failover_slots: self.enable_failover_slots,
+    fn to_json(&self) -> Value {
+        let mut settings = Map::new();
+        let mut number = |name: &str, value: Option<u64>| {
+            if let Some(value) = value {
+                settings.insert(name.into(), value.into());
+            }
+        };
+        number("syncIntervalSeconds", self.sync_interval_seconds);
+        number("pullBatchSize", self.pull_batch_size);
+        number("initialLoadParallelism", self.initial_load_parallelism);
+        number(
+            "snapshotNumRowsPerPartition",
+            self.snapshot_num_rows_per_partition,
+        );
+        number(
+            "snapshotNumberOfParallelTables",
+            self.snapshot_number_of_parallel_tables,
+        );
+        put(&mut settings, "publicationName", &self.publication_name);
+        put(
+            &mut settings,
+            "replicationSlotName",
+            &self.replication_slot_name,
+        );
+        for (name, flag) in [
+            ("allowNullableColumns", self.allow_nullable_columns),
+            ("enableFailoverSlots", self.enable_failover_slots),
+        ] {
+            if let Some(flag) = flag {
+                settings.insert(name.into(), flag.into());
+            }
         }
+        Value::Object(settings)
     }
 }
 
@@ -230,44 +226,23 @@ impl PostgresSource {
         self
     }
 
-    pub(super) fn lower(&self, p: &mut Problems, at: &str) -> Option<raw::PostgresSourceRequest> {
-        non_empty(p, &format!("{at}.host"), &self.host);
-        non_empty(p, &format!("{at}.database"), &self.database);
-        let port = port(p, &format!("{at}.port"), self.port);
-        let credentials = match &self.credentials {
-            Some((user, pass)) => Some(credentials(p, &format!("{at}.credentials"), user, pass)),
-            None => {
-                p.add(
-                    format!("{at}.credentials"),
-                    "required: call credentials(username, password)",
-                );
-                None
-            }
-        };
-        p.check(
-            !self.table_mappings.is_empty(),
-            format!("{at}.tableMappings"),
-            "at least one table mapping is required",
-        );
-        let table_mappings = self
+    /// The request form, unchecked (the checks run on the whole request).
+    pub(super) fn to_json(&self) -> Value {
+        let mut postgres = Map::new();
+        postgres.insert("host".into(), self.host.clone().into());
+        postgres.insert("port".into(), self.port.into());
+        postgres.insert("database".into(), self.database.clone().into());
+        if let Some(settings) = &self.settings {
+            postgres.insert("settings".into(), settings.to_json());
+        }
+        let tables = self
             .table_mappings
             .iter()
-            .enumerate()
-            .map(|(i, mapping)| mapping.lower(p, &format!("{at}.tableMappings[{i}]")))
-            .collect();
-        let settings = self
-            .settings
-            .as_ref()
-            .map(|s| s.lower(p, &format!("{at}.settings")));
-        let host = raw::PostgresSourceRequestHost::try_from(self.host.as_str()).ok();
-        let database = raw::PostgresSourceRequestDatabase::try_from(self.database.as_str()).ok();
-        Some(raw::PostgresSourceRequest {
-            host: host?,
-            port: port?,
-            database: database?,
-            settings,
-            table_mappings,
-            credentials: credentials?,
-        })
+            .map(PostgresTableMapping::to_json);
+        postgres.insert("tableMappings".into(), Value::Array(tables.collect()));
+        if let Some((user, pass)) = &self.credentials {
+            postgres.insert("credentials".into(), credentials(user, pass));
+        }
+        Value::Object(postgres)
     }
 }

@@ -109,9 +109,9 @@ fn three_mistakes_are_reported_together() {
     assert_eq!(
         problems(builder),
         [
-            "name: must be 1 to 255 characters, got 0",
-            "source.kafka.iamRole: must be an ARN (arn:<partition>:<service>:<region>:<account>:<resource>), got \"role/pipe-reader\"",
+            "name: must be at least 1 character long",
             "scaling.replicas: must be between 1 and 40, got 50",
+            "source.kafka.iamRole: must be an ARN (arn:<partition>:<service>:<region>:<account>:<resource>)",
         ]
     );
 }
@@ -120,10 +120,7 @@ fn three_mistakes_are_reported_together() {
 fn source_and_destination_are_required() {
     assert_eq!(
         problems(NewPipe::builder("p")),
-        [
-            "source: required: choose a kafka, objectStorage, kinesis or postgres source",
-            "destination: required"
-        ]
+        ["destination: is required", "source: is required"]
     );
 }
 
@@ -171,11 +168,11 @@ fn postgres_needs_credentials_tables_and_a_valid_port() {
     assert_eq!(
         problems(builder),
         [
-            "source.postgres.host: required; must not be empty",
+            "source.postgres.credentials: is required",
+            "source.postgres.host: must be at least 1 character long",
             "source.postgres.port: must be between 1 and 65535, got 0",
-            "source.postgres.credentials: required: call credentials(username, password)",
-            "source.postgres.tableMappings: at least one table mapping is required",
             "source.postgres.settings.snapshotNumRowsPerPartition: must be at least 1000, got 10",
+            "source.postgres.tableMappings: must hold at least 1 item",
         ]
     );
     let ok = NewPipe::builder("cdc")
@@ -311,9 +308,9 @@ fn scaling_bounds() {
             )
         ),
         [
+            "scaling.replicaCpuMillicores: must be between 125 and 2000, got 2001",
             "scaling.replicaMemoryGb: must be between 0.5 and 8, got 0",
             "scaling.replicas: must be between 1 and 40, got 0",
-            "scaling.replicaCpuMillicores: must be between 125 and 2000, got 2001",
         ]
     );
 }
@@ -328,8 +325,9 @@ fn an_offset_beyond_the_wire_form_is_refused() {
     let problems = problems(builder);
     assert_eq!(problems.len(), 1, "{problems:?}");
     assert!(
-        problems[0]
-            .starts_with("source.kafka.offset.timestamp: must be a time in the years 0 to 9999"),
+        problems[0].starts_with(
+            "source.kafka.offset.timestamp: must be a UTC time in the form YYYY-MM-DDTHH:MM"
+        ),
         "{problems:?}"
     );
 }
@@ -401,6 +399,54 @@ fn object_storage_needs_a_location_and_keeps_secrets_hidden() {
         "AccountKey=azure-secret"
     );
     assert_eq!(json["source"]["objectStorage"]["isContinuous"], false);
+}
+
+#[test]
+fn a_request_from_json_keeps_every_member_and_is_checked_as_the_builder_checks() {
+    let request = serde_json::json!({
+        "name": "orders",
+        "source": {"kafka": {"brokers": "b:9092", "topics": "orders",
+                              "credentials": {"username": "reader", "password": "kafka-pass"}}},
+        "destination": {"database": "d", "table": "t", "managedTable": true,
+                        "columns": [{"name": "id", "type": "UInt64"}]},
+        "fieldMappings": [{"sourceField": "id", "destinationField": "id"}],
+        "scaling": {"replicas": 2.0, "replicaMemoryGb": 0.50},
+        "settings": {"kafka_max_poll_records": 500.0},
+    });
+    let pipe = NewPipe::from_json(request.clone()).unwrap();
+    assert_eq!(pipe.source_kind(), SourceKind::Kafka);
+    let sent = serde_json::to_value(pipe.as_raw()).unwrap();
+    assert_eq!(
+        sent["scaling"]["replicas"], 2,
+        "a whole float is an integer"
+    );
+    assert_eq!(sent["settings"]["kafka_max_poll_records"], 500);
+    assert_eq!(pipe.secrets().len(), 1);
+    let again = NewPipe::from_request(pipe.as_raw().clone()).unwrap();
+    assert_eq!(serde_json::to_value(again.as_raw()).unwrap(), sent);
+
+    let mut wrong = request;
+    wrong["sorce"] = serde_json::json!({});
+    wrong["source"]["kinesis"] = serde_json::json!({"streamName": " ", "region": "r"});
+    wrong["scaling"]["replicas"] = serde_json::json!(41);
+    wrong["fieldMappings"][0]["destinationField"] = serde_json::json!("nope");
+    let shown: Vec<String> = NewPipe::from_json(wrong)
+        .unwrap_err()
+        .problems
+        .into_iter()
+        .map(|p| format!("{}: {}", p.path, p.message))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "scaling.replicas: must be between 1 and 40, got 41",
+            "sorce: unknown member; expected one of: destination, fieldMappings, name, scaling, settings, source",
+            "source: exactly one source kind is allowed (kafka, objectStorage, kinesis, postgres), got kafka and kinesis",
+            "source.kinesis.streamName: required; must not be empty",
+            "fieldMappings[0].destinationField: \"nope\" is not a destination column",
+            "fieldMappings: every destination column must be mapped; not mapped: id",
+        ]
+    );
 }
 
 mod properties {

@@ -170,22 +170,47 @@ pub type Check = fn(&str) -> bool;
 /// expression engine to validate against them (the emulator's request validator uses this);
 /// `None` for a pattern no type of this build implements.
 pub fn check_for_pattern(pattern: &str) -> Option<Check> {
-    let checks: &[(&str, Check)] = &[
+    known_pattern(pattern).map(|(check, _)| check)
+}
+
+/// What a value matching `pattern` is, in words (`an ARN (arn:<partition>:...)`), for messages.
+pub fn describe_pattern(pattern: &str) -> Option<&'static str> {
+    known_pattern(pattern).map(|(_, described)| described)
+}
+
+fn known_pattern(pattern: &str) -> Option<(Check, &'static str)> {
+    let known: &[(&str, Check, &str)] = &[
         #[cfg(feature = "management")]
-        (Arn::PATTERN, is_arn),
+        (
+            Arn::PATTERN,
+            is_arn,
+            "an ARN (arn:<partition>:<service>:<region>:<account>:<resource>)",
+        ),
         #[cfg(feature = "management")]
-        (OffsetTimestamp::PATTERN, is_offset_timestamp),
+        (
+            OffsetTimestamp::PATTERN,
+            is_offset_timestamp,
+            "a UTC time in the form YYYY-MM-DDTHH:MM",
+        ),
         #[cfg(feature = "management")]
-        (CPU_QUANTITY_PATTERN, is_cpu_quantity),
+        (
+            CPU_QUANTITY_PATTERN,
+            is_cpu_quantity,
+            "a CPU quantity (500m, or cores: 1, 0.25)",
+        ),
         #[cfg(feature = "management")]
-        (MEMORY_QUANTITY_PATTERN, is_memory_quantity),
+        (
+            MEMORY_QUANTITY_PATTERN,
+            is_memory_quantity,
+            "a memory quantity (2Gi, 512Mi, 2G, 512M)",
+        ),
         #[cfg(feature = "observability")]
-        (AlertId::PATTERN, is_alert_id),
+        (AlertId::PATTERN, is_alert_id, "24 hexadecimal digits"),
     ];
-    checks
+    known
         .iter()
-        .find(|(known, _)| *known == pattern)
-        .map(|(_, check)| *check)
+        .find(|(known, _, _)| *known == pattern)
+        .map(|(_, check, described)| (*check, *described))
 }
 
 /// `^[0-9]+(\.[0-9]+)?m?$`.

@@ -3,17 +3,22 @@
 //! `items`, `enum`, `oneOf`, the string, number and array bounds, `pattern`, and the `uuid` and
 //! `date-time` formats.
 //!
-//! The emulator checks request bodies with it; tests can check their own fixtures or fake answers
-//! against the spec the same way:
+//! One validator for every place that checks a value against the spec: the SDK's pipe requests,
+//! `cloudctl`'s pipe files, the emulator's request bodies and tests' own fixtures. The schemas are the
+//! spec's own, generated into each API module as `SCHEMAS` by `cargo xtask codegen`:
 //!
 //! ```
-//! use api_emulator::json_schema::SchemaSet;
+//! use api_raw::support::schema::SchemaSet;
 //!
 //! let schemas = SchemaSet::management();
 //! let body = serde_json::json!({"command": "reboot"});
 //! let problems = schemas.violations("ServiceStateChangeRequest", &body);
 //! assert_eq!(problems[0].path, "command");
 //! ```
+//!
+//! Besides validation, [`SchemaSet::schema`] walks a schema's shape ([`Shape`]): which members a
+//! request and a response have (a request member the response schema lacks is request-only), which
+//! are secrets, and the value the server fills in for a member left out (`x-server-default`).
 //!
 //! [`SchemaSet::new`] refuses a spec that uses any other keyword, so a schema the validator would
 //! silently not enforce cannot slip in. A general JSON Schema crate brought 35 crates (two regular
@@ -22,6 +27,12 @@
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
+
+/// The extension naming a hand-written type; `Secret` marks a secret member.
+const RAW_TYPE: &str = "x-api-raw-type";
+
+/// The extension giving the value the server fills in for a member a create leaves out.
+const SERVER_DEFAULT: &str = "x-server-default";
 
 /// The keywords the validator enforces.
 const ENFORCED: &[&str] = &[
@@ -60,6 +71,7 @@ const HINT_FORMATS: &[&str] = &[
 ];
 
 /// The schemas of a spec's `components`, ready to validate values.
+#[derive(Debug)]
 pub struct SchemaSet {
     schemas: Map<String, Value>,
     /// The hand-written check of each pattern (`api_raw::support::check_for_pattern`).
@@ -81,20 +93,40 @@ impl std::fmt::Display for Violation {
     }
 }
 
+/// How strictly [`SchemaSet::check`] treats members a schema does not declare.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Members {
+    /// As JSON Schema does: a member no `properties` names is allowed unless `additionalProperties`
+    /// is `false` (the emulator's request validation: the server ignores unknown members).
+    Open,
+    /// A member no `properties` names is a violation unless the schema has `additionalProperties`
+    /// (a typo in a file written by hand).
+    Declared,
+}
+
 impl SchemaSet {
-    /// The schemas of `spec/management.yaml`, compiled into the emulator.
-    pub fn management() -> Self {
-        Self::of_embedded(crate::schema::MANAGEMENT_SPEC)
+    /// The schemas of `spec/management.yaml` (generated into `api_raw::management::SCHEMAS`), read
+    /// once per process.
+    #[cfg(feature = "management")]
+    pub fn management() -> &'static Self {
+        static SET: std::sync::OnceLock<SchemaSet> = std::sync::OnceLock::new();
+        SET.get_or_init(|| Self::generated(crate::management::SCHEMAS))
     }
 
-    /// The schemas of `spec/observability.yaml`, compiled into the emulator.
-    pub fn observability() -> Self {
-        Self::of_embedded(crate::schema::OBSERVABILITY_SPEC)
+    /// The schemas of `spec/observability.yaml` (generated into `api_raw::observability::SCHEMAS`),
+    /// read once per process.
+    #[cfg(feature = "observability")]
+    pub fn observability() -> &'static Self {
+        static SET: std::sync::OnceLock<SchemaSet> = std::sync::OnceLock::new();
+        SET.get_or_init(|| Self::generated(crate::observability::SCHEMAS))
     }
 
-    fn of_embedded(text: &str) -> Self {
-        let spec = serde_norway::from_str(text).expect("the embedded spec is YAML (tested)");
-        Self::new(&spec).expect("the embedded spec uses only what the validator enforces (tested)")
+    #[cfg(any(feature = "management", feature = "observability"))]
+    fn generated(json: &str) -> Self {
+        let schemas: Value =
+            serde_json::from_str(json).expect("the generated schemas are JSON (tested)");
+        Self::new(&serde_json::json!({ "components": { "schemas": schemas } }))
+            .expect("the spec uses only what the validator enforces (tested)")
     }
 
     /// Takes `components.schemas` of `spec`, checking that every keyword is one the validator enforces
@@ -122,11 +154,18 @@ impl SchemaSet {
         self.schemas.contains_key(name)
     }
 
-    /// Every violation of the schema `name` by `value`, ordered by path (a path's own in rule order).
+    /// Every violation of the schema `name` by `value`, ordered by path (a path's own in rule order);
+    /// members no schema declares are allowed ([`Members::Open`]).
     pub fn violations(&self, name: &str, value: &Value) -> Vec<Violation> {
+        self.check(name, value, Members::Open)
+    }
+
+    /// Every violation of the schema `name` by `value`, ordered by path, with members undeclared as
+    /// `members` says.
+    pub fn check(&self, name: &str, value: &Value, members: Members) -> Vec<Violation> {
         let mut out = Vec::new();
         if let Some(schema) = self.schemas.get(name) {
-            self.check(schema, value, &mut Vec::new(), &mut out);
+            self.check_value(schema, value, members, &mut Vec::new(), &mut out);
         } else {
             out.push(Violation {
                 path: "body".into(),
@@ -184,7 +223,7 @@ impl SchemaSet {
                     // The SDK's own check of the pattern: one rule for the SDK and the emulator, and
                     // no regular expression engine to build.
                     let source = value.as_str().unwrap_or_default();
-                    let check = api_raw::support::check_for_pattern(source).ok_or_else(|| {
+                    let check = super::check_for_pattern(source).ok_or_else(|| {
                         format!("{at}: pattern {source:?} has no check in api-raw (only the specs' patterns do)")
                     })?;
                     patterns.insert(source.to_string(), check);
@@ -213,10 +252,16 @@ impl SchemaSet {
             .get(reference.strip_prefix("#/components/schemas/")?)
     }
 
-    fn check(
+    /// The schema `name`, to walk its shape.
+    pub fn schema(&self, name: &str) -> Option<Shape<'_>> {
+        Shape::of(self, self.schemas.get(name)?)
+    }
+
+    fn check_value(
         &self,
         schema: &Value,
         value: &Value,
+        members: Members,
         at: &mut Vec<Segment>,
         out: &mut Vec<Violation>,
     ) {
@@ -229,7 +274,9 @@ impl SchemaSet {
         if let Some(target) = schema.get("$ref").and_then(Value::as_str)
             && let Some(target) = self.resolve(target)
         {
-            self.check(target, value, at, out);
+            // OpenAPI 3.0: the members beside a `$ref` are ignored.
+            self.check_value(target, value, members, at, out);
+            return;
         }
         if let Some(Value::String(ty)) = schema.get("type") {
             if value.is_null() && schema.get("nullable") == Some(&Value::Bool(true)) {
@@ -257,7 +304,7 @@ impl SchemaSet {
                 .iter()
                 .filter(|branch| {
                     let mut scratch = Vec::new();
-                    self.check(branch, value, &mut at.clone(), &mut scratch);
+                    self.check_value(branch, value, members, &mut at.clone(), &mut scratch);
                     scratch.is_empty()
                 })
                 .count();
@@ -273,16 +320,25 @@ impl SchemaSet {
         match value {
             Value::String(text) => self.check_string(schema, text, at, out),
             Value::Number(number) => {
+                let shown = number.to_string();
                 let number = number.as_f64().unwrap_or(f64::NAN);
-                if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
-                    && number < min
-                {
-                    out.push(violation(at, format!("must be at least {min}")));
-                }
-                if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
-                    && number > max
-                {
-                    out.push(violation(at, format!("must be at most {max}")));
+                let min = schema.get("minimum").and_then(Value::as_f64);
+                let max = schema.get("maximum").and_then(Value::as_f64);
+                // A number is never secret, so the message shows it.
+                let message = match (min, max) {
+                    (Some(min), Some(max)) if number < min || number > max => {
+                        Some(format!("must be between {min} and {max}, got {shown}"))
+                    }
+                    (Some(min), None) if number < min => {
+                        Some(format!("must be at least {min}, got {shown}"))
+                    }
+                    (None, Some(max)) if number > max => {
+                        Some(format!("must be at most {max}, got {shown}"))
+                    }
+                    _ => None,
+                };
+                if let Some(message) = message {
+                    out.push(violation(at, message));
                 }
             }
             Value::Array(items) => {
@@ -305,12 +361,12 @@ impl SchemaSet {
                 if let Some(item_schema) = schema.get("items") {
                     for (i, item) in items.iter().enumerate() {
                         at.push(Segment::Index(i));
-                        self.check(item_schema, item, at, out);
+                        self.check_value(item_schema, item, members, at, out);
                         at.pop();
                     }
                 }
             }
-            Value::Object(members) => self.check_object(schema, members, at, out),
+            Value::Object(object) => self.check_object(schema, object, members, at, out),
             Value::Null | Value::Bool(_) => {}
         }
     }
@@ -343,10 +399,11 @@ impl SchemaSet {
             && let Some(check) = self.patterns.get(source)
             && !check(text)
         {
-            out.push(violation(
-                at,
-                format!("does not match the pattern {source}"),
-            ));
+            let message = match super::describe_pattern(source) {
+                Some(described) => format!("must be {described}"),
+                None => format!("does not match the pattern {source}"),
+            };
+            out.push(violation(at, message));
         }
         match schema.get("format").and_then(Value::as_str) {
             Some("uuid") if !is_uuid(text) => out.push(violation(
@@ -366,7 +423,8 @@ impl SchemaSet {
     fn check_object(
         &self,
         schema: &Map<String, Value>,
-        members: &Map<String, Value>,
+        object: &Map<String, Value>,
+        members: Members,
         at: &mut Vec<Segment>,
         out: &mut Vec<Violation>,
     ) {
@@ -377,27 +435,228 @@ impl SchemaSet {
             .flatten()
             .filter_map(Value::as_str)
         {
-            if !members.contains_key(name) {
+            if !object.contains_key(name) {
                 at.push(Segment::Member(name.to_string()));
                 out.push(violation(at, "is required".into()));
                 at.pop();
             }
         }
         let properties = schema.get("properties").and_then(Value::as_object);
-        for (name, member) in members {
+        for (name, member) in object {
             let declared = properties.and_then(|p| p.get(name));
             let member_schema = match (declared, schema.get("additionalProperties")) {
                 (Some(declared), _) => declared,
                 (None, Some(extra)) => extra,
-                (None, None) => continue,
+                // Only an object schema can say which members it has (`{}` takes anything).
+                (None, None) if members == Members::Open || !declares_members(schema) => continue,
+                (None, None) => {
+                    at.push(Segment::Member(name.clone()));
+                    let known: Vec<&str> = properties
+                        .into_iter()
+                        .flatten()
+                        .map(|(k, _)| k.as_str())
+                        .collect();
+                    out.push(violation(
+                        at,
+                        format!("unknown member; expected one of: {}", known.join(", ")),
+                    ));
+                    at.pop();
+                    continue;
+                }
             };
             at.push(Segment::Member(name.clone()));
             if member_schema == &Value::Bool(false) {
                 out.push(violation(at, "is not a member of this object".into()));
             } else {
-                self.check(member_schema, member, at, out);
+                self.check_value(member_schema, member, members, at, out);
             }
             at.pop();
+        }
+    }
+}
+
+/// A schema resolved through its `$ref`s, to walk a value's shape: its members (declared, or open
+/// to any name), its items, whether it is a secret, the value the server fills in when a create
+/// leaves it out.
+///
+/// ```
+/// use api_raw::support::schema::SchemaSet;
+///
+/// let schemas = SchemaSet::management();
+/// let request = schemas.schema("PipeCreateRequest").expect("in the spec");
+/// let response = schemas.schema("Pipe").expect("in the spec");
+/// let kafka = |shape: api_raw::support::schema::Shape<'static>| shape.member("source")?.member("kafka");
+/// // `credentials` is request-only: the request declares it, the response does not.
+/// assert!(kafka(request).unwrap().declares("credentials"));
+/// assert!(!kafka(response).unwrap().declares("credentials"));
+/// let password = kafka(request).unwrap().member("credentials").unwrap().member("password").unwrap();
+/// assert!(password.is_secret());
+/// let replicas = request.member("scaling").unwrap().member("replicas").unwrap();
+/// assert_eq!(replicas.server_default(), Some(&serde_json::json!(1)));
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct Shape<'a> {
+    set: &'a SchemaSet,
+    schema: &'a Map<String, Value>,
+    secret: bool,
+    default: Option<&'a Value>,
+}
+
+impl<'a> Shape<'a> {
+    fn of(set: &'a SchemaSet, schema: &'a Value) -> Option<Self> {
+        let mut current = schema.as_object()?;
+        let mut secret = false;
+        let mut default = None;
+        // A chain of references is short; the bound keeps a cycle from looping.
+        for _ in 0..32 {
+            secret |= current.get(RAW_TYPE).and_then(Value::as_str) == Some("Secret");
+            default = default.or_else(|| current.get(SERVER_DEFAULT));
+            match current.get("$ref").and_then(Value::as_str) {
+                Some(target) => current = set.resolve(target)?.as_object()?,
+                None => {
+                    return Some(Self {
+                        set,
+                        schema: current,
+                        secret,
+                        default,
+                    });
+                }
+            }
+        }
+        None
+    }
+
+    /// The schema of member `name`: a declared one, else the schema of any other member when the
+    /// object is open (`additionalProperties`); `None` when the object has no such member.
+    pub fn member(&self, name: &str) -> Option<Shape<'a>> {
+        let declared = self
+            .schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .and_then(|p| p.get(name));
+        match (declared, self.schema.get("additionalProperties")) {
+            (Some(declared), _) => Self::of(self.set, declared),
+            (None, Some(Value::Bool(true))) => Some(Self::any(self.set)),
+            (None, Some(extra @ Value::Object(_))) => Self::of(self.set, extra),
+            _ => None,
+        }
+    }
+
+    /// Whether the object declares member `name` in its `properties`.
+    pub fn declares(&self, name: &str) -> bool {
+        self.schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.contains_key(name))
+    }
+
+    /// The declared members, in name order.
+    pub fn members(&self) -> impl Iterator<Item = &'a str> + 'a {
+        self.schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .into_iter()
+            .flat_map(|p| p.keys().map(String::as_str))
+    }
+
+    /// Whether the object takes members it does not declare (`additionalProperties`).
+    pub fn is_open(&self) -> bool {
+        self.schema
+            .get("additionalProperties")
+            .is_some_and(|extra| extra != &Value::Bool(false))
+    }
+
+    /// The schema of an array's items.
+    pub fn items(&self) -> Option<Shape<'a>> {
+        Self::of(self.set, self.schema.get("items")?)
+    }
+
+    /// Whether the value is a secret (its schema is the spec's `Secret`).
+    pub fn is_secret(&self) -> bool {
+        self.secret
+    }
+
+    /// The value the server fills in when a create leaves this member out (`x-server-default`).
+    pub fn server_default(&self) -> Option<&'a Value> {
+        self.default
+    }
+
+    /// Whether member `name` of this request schema is request-only: the request declares it and
+    /// the `response` schema of the same object does not (whether or not the response takes
+    /// members it does not declare).
+    pub fn is_request_only(&self, name: &str, response: Option<&Shape<'_>>) -> bool {
+        self.declares(name) && !response.is_some_and(|r| r.declares(name))
+    }
+
+    /// Turns `value`, a value of this request schema, into what the `response` schema holds of it,
+    /// at any depth: request-only members go, and so does any member the response has no room for.
+    pub fn drop_request_only(&self, response: &Shape<'_>, value: &mut Value) {
+        match value {
+            Value::Object(members) => members.retain(|name, member| {
+                if self.is_request_only(name, Some(response)) {
+                    return false;
+                }
+                match response.member(name) {
+                    Some(answered) => {
+                        let asked = self.member(name).unwrap_or_else(|| Self::any(self.set));
+                        asked.drop_request_only(&answered, member);
+                        true
+                    }
+                    None => false,
+                }
+            }),
+            Value::Array(items) => {
+                if let (Some(asked), Some(answered)) = (self.items(), response.items()) {
+                    items
+                        .iter_mut()
+                        .for_each(|item| asked.drop_request_only(&answered, item));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Fills in every member of `value` that is absent and has an `x-server-default`, at any depth
+    /// (an absent object whose members have defaults is created): what the server does to a create.
+    pub fn fill_defaults(&self, value: &mut Value) {
+        let Value::Object(members) = value else {
+            return;
+        };
+        for name in self.members() {
+            let Some(shape) = self.member(name) else {
+                continue;
+            };
+            match (members.get_mut(name), shape.server_default()) {
+                (None | Some(Value::Null), Some(default)) => {
+                    members.insert(name.to_string(), default.clone());
+                }
+                (Some(member), _) => shape.fill_defaults(member),
+                (None, None) if shape.has_defaults() => {
+                    let mut created = Value::Object(Map::new());
+                    shape.fill_defaults(&mut created);
+                    members.insert(name.to_string(), created);
+                }
+                (None, None) => {}
+            }
+        }
+    }
+
+    /// Whether a member of this object (at any depth) has an `x-server-default`.
+    fn has_defaults(&self) -> bool {
+        self.members().any(|name| {
+            self.member(name)
+                .is_some_and(|shape| shape.server_default().is_some() || shape.has_defaults())
+        })
+    }
+
+    /// The schema that allows anything (an open object's members).
+    fn any(set: &'a SchemaSet) -> Self {
+        static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        Self {
+            set,
+            schema: EMPTY.get_or_init(Map::new),
+            secret: false,
+            default: None,
         }
     }
 }
@@ -428,6 +687,12 @@ fn violation(at: &[Segment], message: String) -> Violation {
     Violation { path, message }
 }
 
+/// Whether a schema names the members of its objects.
+fn declares_members(schema: &Map<String, Value>) -> bool {
+    schema.contains_key("properties")
+        || schema.get("type").and_then(Value::as_str) == Some("object")
+}
+
 fn has_type(value: &Value, ty: &str) -> bool {
     match ty {
         "object" => value.is_object(),
@@ -435,7 +700,7 @@ fn has_type(value: &Value, ty: &str) -> bool {
         "string" => value.is_string(),
         "boolean" => value.is_boolean(),
         "number" => value.is_number(),
-        "integer" => api_raw::support::is_integer(value),
+        "integer" => super::is_integer(value),
         _ => false,
     }
 }
@@ -588,16 +853,16 @@ mod tests {
                 json!({"replicas": 50, "command": "reboot", "arn": "nope", "at": "2026-03-01", "cpu": "lots"})
             ),
             [
-                "arn: does not match the pattern ^arn:[^:]+:[^:]*:[^:]*:[^:]*:.+$",
+                "arn: must be an ARN (arn:<partition>:<service>:<region>:<account>:<resource>)",
                 "at: is not an RFC 3339 date-time (2026-03-01T12:00:00Z)",
                 "command: must be one of \"start\", \"stop\"",
                 "cpu: matches none of the allowed shapes",
-                "replicas: must be at most 20",
+                "replicas: must be between 1 and 20, got 50",
             ]
         );
         assert_eq!(
             messages(&set, "T", json!({"replicas": 0})),
-            ["replicas: must be at least 1"]
+            ["replicas: must be between 1 and 20, got 0"]
         );
     }
 
@@ -637,6 +902,103 @@ mod tests {
         for set in [SchemaSet::management(), SchemaSet::observability()] {
             assert!(set.schemas.len() > 5);
         }
+    }
+
+    #[test]
+    fn declared_members_only_reports_unknown_members_where_the_schema_is_closed() {
+        let set = set(json!({
+            "T": {"type": "object", "properties": {
+                "a": {"type": "integer", "minimum": 0.5},
+                "open": {"type": "object", "additionalProperties": {}, "properties": {"x": {"type": "integer", "maximum": 3}}},
+            }}
+        }));
+        let value = json!({"a": 0, "b": 1, "open": {"x": 4, "y": [1]}});
+        let strict: Vec<String> = set
+            .check("T", &value, Members::Declared)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            strict,
+            [
+                "a: must be at least 0.5, got 0",
+                "b: unknown member; expected one of: a, open",
+                "open.x: must be at most 3, got 4",
+            ]
+        );
+        assert_eq!(messages(&set, "T", value).len(), 2, "open by default");
+    }
+
+    #[test]
+    fn shapes_follow_references_and_know_secrets_and_defaults() {
+        let set = set(json!({
+            "Secret": {"type": "string", "x-api-raw-type": "Secret"},
+            "Req": {"type": "object", "properties": {
+                "password": {"$ref": "#/components/schemas/Secret"},
+                "n": {"type": "integer", "x-server-default": 4},
+                "list": {"type": "array", "items": {"$ref": "#/components/schemas/Item"}},
+                "open": {"type": "object", "additionalProperties": {}},
+            }},
+            "Item": {"type": "object", "properties": {"name": {"type": "string"}}},
+        }));
+        let shape = set.schema("Req").unwrap();
+        assert!(shape.member("password").unwrap().is_secret());
+        assert!(!shape.member("n").unwrap().is_secret());
+        assert_eq!(shape.member("n").unwrap().server_default(), Some(&json!(4)));
+        assert_eq!(shape.member("password").unwrap().server_default(), None);
+        let item = shape.member("list").unwrap().items().unwrap();
+        assert!(item.declares("name") && !item.declares("other") && !item.is_open());
+        assert!(item.member("other").is_none());
+        let open = shape.member("open").unwrap();
+        assert!(open.is_open() && open.member("anything").is_some());
+        assert_eq!(
+            shape.members().collect::<Vec<_>>(),
+            ["list", "n", "open", "password"]
+        );
+        assert!(set.schema("Missing").is_none());
+
+        let responses = super::tests::set(json!({
+            "Res": {"type": "object", "additionalProperties": {}, "properties": {
+                "list": {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}}}},
+                "open": {"type": "object", "additionalProperties": {}},
+            }},
+        }));
+        let response = responses.schema("Res").unwrap();
+        assert!(shape.is_request_only("password", Some(&response)));
+        assert!(!shape.is_request_only("list", Some(&response)));
+        assert!(!shape.is_request_only("undeclared", Some(&response)));
+        let mut value = json!({"password": "p", "n": 1, "list": [{"name": "a", "x": 2}], "open": {"k": 1}, "later": true});
+        shape.drop_request_only(&response, &mut value);
+        assert_eq!(
+            value,
+            json!({"list": [{"name": "a"}], "open": {"k": 1}, "later": true}),
+            "request-only members go even where the response is open"
+        );
+    }
+
+    #[test]
+    fn server_defaults_fill_what_a_create_leaves_out() {
+        let set = set(json!({
+            "Req": {"type": "object", "properties": {
+                "scaling": {"$ref": "#/components/schemas/Scaling"},
+                "name": {"type": "string"},
+            }},
+            "Scaling": {"type": "object", "properties": {
+                "replicas": {"type": "integer", "x-server-default": 1},
+                "cpu": {"type": "integer", "x-server-default": 500},
+                "other": {"type": "integer"},
+            }},
+        }));
+        let shape = set.schema("Req").unwrap();
+        let mut empty = json!({"name": "p"});
+        shape.fill_defaults(&mut empty);
+        assert_eq!(
+            empty,
+            json!({"name": "p", "scaling": {"replicas": 1, "cpu": 500}})
+        );
+        let mut given = json!({"scaling": {"replicas": 3, "cpu": null}});
+        shape.fill_defaults(&mut given);
+        assert_eq!(given, json!({"scaling": {"replicas": 3, "cpu": 500}}));
     }
 
     #[test]
