@@ -180,7 +180,7 @@ pub fn patch_pipe(app: &Shared, id: Uuid, patch: &Value) -> Result<Value, PatchE
     snapshot.pipe = pipe;
     app.persist(Write::Pipe(id, &snapshot))
         .map_err(|e| PatchError::Storage(e.to_string()))?;
-    let mut shown = crate::wire::json(&snapshot.current(now, &timing));
+    let mut shown = crate::wire::json(snapshot.current(now, &timing));
     app.redactor.json(&mut shown);
     world.put_pipe(id, snapshot);
     Ok(shown)

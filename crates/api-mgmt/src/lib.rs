@@ -46,6 +46,8 @@
 //! This crate compiles only the management half of the SDK; `api_mgmt::raw` is the generated client.
 
 mod client;
+#[cfg(feature = "declared")]
+pub mod declared;
 mod pipes;
 mod service;
 

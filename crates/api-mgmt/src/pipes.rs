@@ -120,6 +120,24 @@ impl PipeHandle {
         responses::pipe(op, response)
     }
 
+    /// Reads the pipe as the API wrote it: the generated type, with every member the spec has (also
+    /// members the domain [`Pipe`] does not carry), through the SDK's runtime (retries, rate limit,
+    /// errors as [`get`](Self::get)). Its serde output is the API's JSON, quantities as numbers.
+    ///
+    /// ```no_run
+    /// # async fn run(pipe: api_mgmt::PipeHandle) -> Result<(), api_mgmt::Error> {
+    /// let wire = pipe.get_wire().await?;
+    /// println!("{}", serde_json::to_string(&*wire).unwrap_or_default());
+    /// # Ok(()) }
+    /// ```
+    pub async fn get_wire(&self) -> Result<Response<crate::raw::types::Pipe>, Error> {
+        let (org, svc, pipe) = self.ids();
+        let (runtime, raw) = self.service.client.parts();
+        let op = &ops::GET_PIPE;
+        let response = runtime.execute(op, || raw.get_pipe(org, svc, pipe)).await?;
+        api_core::required_member(op, "result", response, |e| e.result)
+    }
+
     /// Reads the pipe, or `None` when it does not exist (404).
     ///
     /// ```no_run

@@ -77,7 +77,7 @@ impl Scaling {
     }
 
     /// The request form, unchecked (the spec's bounds are checked on the whole request).
-    pub(crate) fn to_json(&self) -> serde_json::Value {
+    pub(crate) fn to_json(self) -> serde_json::Value {
         let mut scaling = serde_json::Map::new();
         if let Some(replicas) = self.replicas {
             scaling.insert("replicas".into(), replicas.into());

@@ -550,6 +550,14 @@ impl<'a> Shape<'a> {
             .is_some_and(|p| p.contains_key(name))
     }
 
+    /// Whether the object requires member `name`.
+    pub fn requires(&self, name: &str) -> bool {
+        self.schema
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|required| required.iter().any(|r| r == name))
+    }
+
     /// The declared members, in name order.
     pub fn members(&self) -> impl Iterator<Item = &'a str> + 'a {
         self.schema

@@ -1,0 +1,247 @@
+//! The form of a declared pipe that the recorded state keeps: the create request as JSON, each secret
+//! replaced by a salted, deliberately slow fingerprint, and a digest of the whole.
+//!
+//! A secret is a member the spec types as `Secret` (`password`, `secretKey`, `connectionString`) or
+//! one the SDK's redaction rule calls secret by its name (an unknown setting such as
+//! `kafka_sasl_password`). Its fingerprint is Argon2id (RFC 9106; the `argon2` crate of RustCrypto)
+//! of the member's path and value, with a 16-byte random salt of the record, 19 MiB of memory, two
+//! passes and one lane (OWASP's minimum for passwords): an attacker who reads the state file must
+//! spend that much per guess, and two pipes with the same password get different fingerprints. The
+//! digest of the whole form is BLAKE2b-256 of its canonical JSON (keys sorted, whole numbers as
+//! integers), so an unchanged declaration is told in one comparison.
+
+use api_core::management::NewPipe;
+use api_core::raw::support::redact::is_secret_member;
+use api_core::raw::support::schema::{SchemaSet, Shape};
+use argon2::{Algorithm, Argon2, Params, Version};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD_NO_PAD;
+use blake2::Digest as _;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::StateError;
+
+/// The prefix of a secret's fingerprint in the declared form.
+pub(crate) const SECRET_PREFIX: &str = "argon2id:";
+
+/// How a declaration was fingerprinted: the parameters, the record's salt and the digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fingerprint {
+    /// `argon2id` (the only algorithm so far).
+    pub algorithm: String,
+    /// Argon2's version (19, 0x13).
+    pub version: u32,
+    /// Memory per fingerprint, in KiB.
+    pub memory_kib: u32,
+    /// Passes over the memory.
+    pub iterations: u32,
+    /// Lanes.
+    pub parallelism: u32,
+    /// The record's salt (16 random bytes, base64).
+    pub salt: String,
+    /// BLAKE2b-256 of the declared form's canonical JSON, in hexadecimal.
+    pub digest: String,
+}
+
+impl Fingerprint {
+    /// New parameters with a fresh random salt, for a pipe about to be created.
+    pub(crate) fn fresh() -> Self {
+        Self {
+            algorithm: "argon2id".into(),
+            version: 0x13,
+            memory_kib: 19 * 1024,
+            iterations: 2,
+            parallelism: 1,
+            salt: STANDARD_NO_PAD.encode(uuid::Uuid::new_v4().as_bytes()),
+            digest: String::new(),
+        }
+    }
+
+    fn argon2(&self) -> Result<(Argon2<'static>, Vec<u8>), StateError> {
+        if self.algorithm != "argon2id" || self.version != 0x13 {
+            return Err(StateError::corrupt(format!(
+                "a fingerprint uses {} version {}, which this version of the SDK does not know",
+                self.algorithm, self.version
+            )));
+        }
+        let params = Params::new(self.memory_kib, self.iterations, self.parallelism, Some(32))
+            .map_err(|e| StateError::corrupt(format!("a fingerprint's parameters: {e}")))?;
+        let salt = STANDARD_NO_PAD
+            .decode(&self.salt)
+            .map_err(|e| StateError::corrupt(format!("a fingerprint's salt: {e}")))?;
+        Ok((
+            Argon2::new(Algorithm::Argon2id, Version::V0x13, params),
+            salt,
+        ))
+    }
+}
+
+/// The declared form of `pipe` under `fingerprint`'s parameters and salt, and the fingerprint with
+/// its digest set.
+pub(crate) fn declared_form(
+    pipe: &NewPipe,
+    fingerprint: &Fingerprint,
+) -> Result<(Value, Fingerprint), StateError> {
+    let mut form = serde_json::to_value(pipe.as_raw())
+        .map_err(|e| StateError::corrupt(format!("the request cannot be written as JSON: {e}")))?;
+    let (argon2, salt) = fingerprint.argon2()?;
+    let shape = SchemaSet::management().schema("PipeCreateRequest");
+    let mut failed = None;
+    each_secret(&mut form, shape, &mut String::new(), &mut |path, value| {
+        let mut hash = [0u8; 32];
+        let mut input = path.as_bytes().to_vec();
+        input.push(0);
+        input.extend_from_slice(value.as_bytes());
+        if let Err(e) = argon2.hash_password_into(&input, &salt, &mut hash) {
+            failed = Some(e);
+        }
+        format!("{SECRET_PREFIX}{}", STANDARD_NO_PAD.encode(hash))
+    });
+    if let Some(e) = failed {
+        return Err(StateError::corrupt(format!(
+            "a secret cannot be fingerprinted: {e}"
+        )));
+    }
+    normalise(&mut form);
+    let mut fingerprint = fingerprint.clone();
+    fingerprint.digest = digest(&form);
+    Ok((form, fingerprint))
+}
+
+/// Whether the member `name` (under the schema `shape`, when the spec knows it) holds a secret.
+pub(crate) fn is_secret(name: &str, shape: Option<&Shape<'_>>) -> bool {
+    shape.is_some_and(Shape::is_secret) || is_secret_member(name)
+}
+
+/// Replaces every secret string of `value` with what `replace` makes of its path and value.
+fn each_secret(
+    value: &mut Value,
+    shape: Option<Shape<'_>>,
+    path: &mut String,
+    replace: &mut dyn FnMut(&str, &str) -> String,
+) {
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members.iter_mut() {
+                let inner = shape.and_then(|s| s.member(name));
+                let length = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(name);
+                match member {
+                    Value::String(text) if is_secret(name, inner.as_ref()) => {
+                        *member = Value::String(replace(path, text));
+                    }
+                    _ => each_secret(member, inner, path, replace),
+                }
+                path.truncate(length);
+            }
+        }
+        Value::Array(items) => {
+            let inner = shape.and_then(|s| s.items());
+            for (i, item) in items.iter_mut().enumerate() {
+                let length = path.len();
+                path.push_str(&format!("[{i}]"));
+                each_secret(item, inner, path, replace);
+                path.truncate(length);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whole numbers as integers (the SDK's one whole-number rule), so that `3` and `3.0` are one form.
+pub(crate) fn normalise(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(whole) = n.as_f64().and_then(api_core::raw::support::whole_number) {
+                *value = Value::from(whole);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(normalise),
+        Value::Object(members) => members.values_mut().for_each(normalise),
+        _ => {}
+    }
+}
+
+/// BLAKE2b-256 of the canonical JSON of `form` (serde_json writes object keys sorted), hexadecimal.
+fn digest(form: &Value) -> String {
+    let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();
+    hasher.update(form.to_string().as_bytes());
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use api_core::management::{Destination, KafkaSource, NewPipe, PipeSettings};
+
+    use super::*;
+
+    fn pipe(password: &str) -> NewPipe {
+        let mut settings = PipeSettings::new();
+        settings
+            .extra
+            .insert("kafka_sasl_password".into(), "sasl-secret-value".into());
+        NewPipe::builder("orders")
+            .source(KafkaSource::new("b:9092", "orders").credentials("reader", password))
+            .destination(Destination::new("d").table("t").managed_table(true))
+            .mapped_column("id", "id", "UInt64")
+            .settings(settings)
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_secret_is_never_in_the_form_and_a_change_of_it_is_seen() {
+        let fingerprint = Fingerprint::fresh();
+        let (form, first) = declared_form(&pipe("kafka-password-1"), &fingerprint).unwrap();
+        let shown = form.to_string();
+        assert!(!shown.contains("kafka-password-1"), "{shown}");
+        assert!(
+            !shown.contains("sasl-secret-value"),
+            "an unknown secret setting: {shown}"
+        );
+        let password = form["source"]["kafka"]["credentials"]["password"]
+            .as_str()
+            .unwrap();
+        assert!(password.starts_with(SECRET_PREFIX), "{password}");
+        assert_eq!(form["source"]["kafka"]["credentials"]["username"], "reader");
+
+        let (_, same) = declared_form(&pipe("kafka-password-1"), &fingerprint).unwrap();
+        assert_eq!(
+            same.digest, first.digest,
+            "the same declaration, the same digest"
+        );
+        let (changed_form, changed) =
+            declared_form(&pipe("kafka-password-2"), &fingerprint).unwrap();
+        assert_ne!(changed.digest, first.digest);
+        assert_ne!(
+            changed_form["source"]["kafka"]["credentials"]["password"],
+            form["source"]["kafka"]["credentials"]["password"]
+        );
+        let (other_salt, _) =
+            declared_form(&pipe("kafka-password-1"), &Fingerprint::fresh()).unwrap();
+        assert_ne!(
+            other_salt["source"]["kafka"]["credentials"]["password"],
+            form["source"]["kafka"]["credentials"]["password"],
+            "salted: another record's fingerprint of the same password differs"
+        );
+    }
+
+    #[test]
+    fn unknown_parameters_are_refused_not_guessed() {
+        let mut fingerprint = Fingerprint::fresh();
+        fingerprint.algorithm = "md5".into();
+        assert!(declared_form(&pipe("p"), &fingerprint).is_err());
+        let mut fingerprint = Fingerprint::fresh();
+        fingerprint.salt = "not base64!".into();
+        assert!(declared_form(&pipe("p"), &fingerprint).is_err());
+    }
+}

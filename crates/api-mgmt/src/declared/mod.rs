@@ -1,0 +1,131 @@
+//! Declared pipes: keep a service's pipes as a declaration, and bring the service to it with a plan
+//! and an apply, with no false difference and no duplicate create.
+//!
+//! - A [`Declaration`] is the pipes of one service keyed by name (each a [`NewPipe`], exactly a
+//!   create request), and optionally the service's state.
+//! - A [`RecordedState`] is what applies have done: each pipe's id and the declaration it was created
+//!   from, every secret as a salted Argon2id fingerprint (never the secret, in clear or as a plain
+//!   hash), and the creates whose outcome is not known. A [`StateStore`] keeps it;
+//!   [`FileStateStore`] is a private file written atomically and locked for an apply.
+//! - [`plan`] reads each recorded pipe once and writes nothing: [`ActionKind::Create`],
+//!   [`Recreate`](ActionKind::Recreate), [`Replace`](ActionKind::Replace) (naming each differing
+//!   member, see [`Change`]), [`Delete`](ActionKind::Delete), [`Pending`](ActionKind::Pending).
+//! - [`Plan::apply`] carries it out (the service first, then deletes, then creates, a few at a
+//!   time), records an intent before each create, and reports what became of each action.
+//!
+//! What is compared, and what never is, comes from the spec: see [`Change`].
+//!
+//! ```no_run
+//! # async fn run(service: api_mgmt::ServiceHandle, orders: api_mgmt::NewPipe) -> Result<(), api_mgmt::declared::DeclaredError> {
+//! use api_mgmt::declared::{self, ApplyOptions, Declaration, FileStateStore, RecordedState, ServiceTarget, StateStore};
+//!
+//! let declaration = Declaration::new().pipe(orders).service_state(ServiceTarget::Running);
+//! let store = FileStateStore::new("pipes/.state.json");
+//! let _lock = store.lock()?; // one apply at a time
+//! let recorded = store.load()?.unwrap_or_else(|| RecordedState::new(declared::target_of(&service)));
+//! let plan = declared::plan(&service, &declaration, &recorded).await?;
+//! let report = plan.apply(&store, &ApplyOptions::default()).await?;
+//! assert!(report.is_complete(), "{report:?}");
+//! # Ok(()) }
+//! ```
+
+mod apply;
+mod diff;
+mod export;
+mod fingerprint;
+mod plan;
+mod recorded;
+mod store;
+
+use std::collections::BTreeMap;
+
+use api_core::management::NewPipe;
+use serde::Serialize;
+
+pub use apply::{ActionReport, ApplyOptions, ApplyReport, Outcome, Progress};
+pub use diff::{Cause, Change};
+pub use export::{Exported, export};
+pub use fingerprint::Fingerprint;
+pub use plan::{ActionKind, Plan, PlanAction, ServiceChange, plan, target_of};
+pub use recorded::{PendingCreate, RecordedPipe, RecordedState, STATE_VERSION, StateTarget};
+pub use store::{FileStateStore, StateError, StateLock, StateStore};
+
+/// The declared state of a service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ServiceTarget {
+    /// Started.
+    Running,
+    /// Stopped.
+    Stopped,
+}
+
+impl std::fmt::Display for ServiceTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Running => "running",
+            Self::Stopped => "stopped",
+        })
+    }
+}
+
+/// The declared state of one service: its pipes by name, and optionally its state.
+#[derive(Debug, Clone, Default)]
+pub struct Declaration {
+    pipes: BTreeMap<String, NewPipe>,
+    service: Option<ServiceTarget>,
+}
+
+impl Declaration {
+    /// No pipes, and no service state.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Declares `pipe` under its name (a pipe declared earlier under the same name is replaced).
+    pub fn pipe(mut self, pipe: NewPipe) -> Self {
+        self.insert(pipe);
+        self
+    }
+
+    /// Declares `pipe` under its name; answers the pipe it replaces, if one was declared.
+    pub fn insert(&mut self, pipe: NewPipe) -> Option<NewPipe> {
+        self.pipes.insert(pipe.as_raw().name.to_string(), pipe)
+    }
+
+    /// Declares the service's state.
+    pub fn service_state(mut self, state: ServiceTarget) -> Self {
+        self.service = Some(state);
+        self
+    }
+
+    /// The declared service state.
+    pub fn declared_service_state(&self) -> Option<ServiceTarget> {
+        self.service
+    }
+
+    /// The pipe declared as `name`.
+    pub fn get(&self, name: &str) -> Option<&NewPipe> {
+        self.pipes.get(name)
+    }
+
+    /// The declared pipes, by name.
+    pub fn pipes(&self) -> impl Iterator<Item = (&str, &NewPipe)> {
+        self.pipes.iter().map(|(name, pipe)| (name.as_str(), pipe))
+    }
+}
+
+/// Why a plan could not be made.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DeclaredError {
+    /// A call of the plan failed.
+    #[error(transparent)]
+    Api(api_core::Error),
+    /// The recorded state cannot be used.
+    #[error(transparent)]
+    State(#[from] StateError),
+    /// The declaration cannot be planned; the text says why.
+    #[error("{0}")]
+    Refused(String),
+}

@@ -1,0 +1,128 @@
+//! [`RecordedState`]: what applies have done to one service, as the state file keeps it.
+
+use std::collections::BTreeMap;
+
+use api_core::{OrganizationId, PipeId, ServiceId};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::StateError;
+use super::fingerprint::Fingerprint;
+
+/// The version of the recorded state this SDK writes; a newer one is refused, never rewritten.
+pub const STATE_VERSION: u32 = 1;
+
+/// Which service of which deployment a recorded state belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StateTarget {
+    /// The management API's base URL.
+    pub api_url: String,
+    /// The organization.
+    pub organization_id: OrganizationId,
+    /// The service.
+    pub service_id: ServiceId,
+}
+
+/// What applies have done to one service: each pipe they created, by name, and each create whose
+/// outcome is not known yet. It never holds a secret: see [`Fingerprint`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedState {
+    /// The version of this format ([`STATE_VERSION`]).
+    pub version: u32,
+    /// The service it belongs to.
+    pub target: StateTarget,
+    /// The pipes, by name.
+    #[serde(default)]
+    pub pipes: BTreeMap<String, RecordedPipe>,
+    /// The creates that were sent and whose outcome is not known (an intent left open by an unknown
+    /// outcome or a process that died mid-call), by name.
+    #[serde(default)]
+    pub pending: BTreeMap<String, PendingCreate>,
+}
+
+/// A pipe the state knows: its id, and the declaration it was created from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecordedPipe {
+    /// The pipe's id.
+    pub id: PipeId,
+    /// How the declaration was fingerprinted, with its digest.
+    pub fingerprint: Fingerprint,
+    /// The declared create request, each secret as its fingerprint.
+    pub declared: Value,
+    /// When it was recorded (created, adopted or imported).
+    pub recorded_at: DateTime<Utc>,
+}
+
+/// A create that was about to be sent, or was sent without a known outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PendingCreate {
+    /// How the declaration was fingerprinted, with its digest.
+    pub fingerprint: Fingerprint,
+    /// The declared create request, each secret as its fingerprint.
+    pub declared: Value,
+    /// When the intent was recorded, just before the create was sent.
+    pub started_at: DateTime<Utc>,
+    /// The id of this intent (also in the SDK's logs of the apply).
+    pub intent_id: String,
+    /// The server's request id of the create, when an answer named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_id: Option<String>,
+    /// Why the outcome is not known (the error's text, redacted), once the create has ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl RecordedState {
+    /// An empty state for `target`.
+    pub fn new(target: StateTarget) -> Self {
+        Self {
+            version: STATE_VERSION,
+            target,
+            pipes: BTreeMap::new(),
+            pending: BTreeMap::new(),
+        }
+    }
+
+    /// Reads a state from its JSON, refusing one of a newer version or another shape.
+    pub fn from_json(text: &str) -> Result<Self, StateError> {
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| StateError::corrupt(format!("not JSON: {e}")))?;
+        match value.get("version").and_then(Value::as_u64) {
+            Some(version) if version > u64::from(STATE_VERSION) => {
+                return Err(StateError::Newer { version });
+            }
+            Some(_) => {}
+            None => {
+                return Err(StateError::corrupt(
+                    "no `version`: not a state file of cloudctl or the SDK",
+                ));
+            }
+        }
+        serde_path_to_error::deserialize(value)
+            .map_err(|e| StateError::corrupt(format!("at `{}`: {}", e.path(), e.inner())))
+    }
+
+    /// The state as the file holds it (pretty JSON, keys sorted, a newline at the end).
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// Refuses a state that belongs to another service or deployment.
+    pub fn check_target(&self, target: &StateTarget) -> Result<(), StateError> {
+        if &self.target == target {
+            Ok(())
+        } else {
+            Err(StateError::OtherTarget {
+                recorded: Box::new(self.target.clone()),
+                asked: Box::new(target.clone()),
+            })
+        }
+    }
+}
