@@ -24,7 +24,9 @@ Exit codes:
   4  authentication or permission (wrong key or token, read-only key, other organization)
   5  rate limited, still after retries
   6  timed out waiting (--wait, pipe wait)
-  7  outcome unknown: a create may or may not have happened; check before retrying";
+  7  outcome unknown: a create may or may not have happened; check before retrying
+     (plan, apply: a pending create blocks a name until `cloudctl state resolve`)
+  8  plan: changes are pending (not an error; apply would make them)";
 
 /// cloudctl: manage services, data pipes and private endpoints, and read alerts and dashboards.
 #[derive(Debug, Parser)]
@@ -196,6 +198,20 @@ pub(crate) enum Command {
         #[command(subcommand)]
         command: DashboardCommand,
     },
+    /// Show what it takes to bring the service to the pipes declared in a directory
+    #[command(after_help = DECLARED_HELP)]
+    Plan(DirArgs),
+    /// Bring the service to the pipes declared in a directory
+    #[command(after_help = DECLARED_HELP)]
+    Apply(ApplyArgs),
+    /// Adopt an existing pipe into a directory's state, under the name its file declares
+    Import(ImportArgs),
+    /// Show or fix the state of a directory (what applies did)
+    State {
+        /// What to do with the state.
+        #[command(subcommand)]
+        command: StateCommand,
+    },
     /// Print a shell completion script
     Completion {
         /// The shell.
@@ -252,6 +268,98 @@ pub(crate) enum PipeCommand {
     Delete(PipeDeleteArgs),
     /// Wait until a pipe reaches a state, a steady state, or is gone
     Wait(PipeWaitArgs),
+    /// Print a pipe as its pipe file (YAML; secrets as {env: VARIABLE})
+    Export {
+        /// The pipe id.
+        #[arg(value_name = "PIPE_ID")]
+        id: PipeId,
+    },
+}
+
+const DECLARED_HELP: &str = "\
+DIR holds one pipe file per pipe (*.yaml, *.yml, *.json, as for `pipe create`) and optionally
+service.yaml (`state: running` or `state: stopped`); files whose names start with a dot are never
+read as pipe files. The state (DIR/.cloudctl-state.json unless --state says otherwise) records each
+pipe's id and a fingerprint of its declaration (never a secret), and every create whose outcome is
+unknown: such a pending create blocks its name (exit 7) until `cloudctl state resolve`.
+An apply holds the state's lock; a second apply at the same time is refused, not run.";
+
+/// The directory of declared pipes, and its state file.
+#[derive(Debug, Args)]
+pub(crate) struct DirArgs {
+    /// The directory of pipe files
+    #[arg(short = 'f', long = "files", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// The state file [default: DIR/.cloudctl-state.json]
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+}
+
+/// `cloudctl apply`
+#[derive(Debug, Args)]
+pub(crate) struct ApplyArgs {
+    /// The directory and its state.
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Apply without asking (required when standard input is not a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+    /// How many pipes are created or deleted at once
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub parallelism: u16,
+    /// Give up each wait (service, a pipe to run, a pipe to go) after this long (e.g. 90s, 5m)
+    #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
+    pub timeout: Duration,
+}
+
+/// `cloudctl import`
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// The directory and its state.
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// The name a file of the directory declares the pipe under.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The existing pipe's id.
+    #[arg(value_name = "PIPE_ID")]
+    pub id: PipeId,
+}
+
+/// `cloudctl state ...`
+#[derive(Debug, Subcommand)]
+pub(crate) enum StateCommand {
+    /// List the recorded pipes and the pending creates
+    List(DirArgs),
+    /// Resolve a pending create: adopt the pipe it made (--id) or confirm it made none (--absent)
+    Resolve(ResolveArgs),
+    /// Forget a pipe (or a pending create) without touching the server
+    Forget {
+        /// The directory and its state.
+        #[command(flatten)]
+        dir: DirArgs,
+        /// The pipe's name.
+        #[arg(value_name = "NAME")]
+        name: String,
+    },
+}
+
+/// `cloudctl state resolve`
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("resolution").required(true).args(["id", "absent"])))]
+pub(crate) struct ResolveArgs {
+    /// The directory and its state.
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// The pending create's name.
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// The pipe the create made (found in the console): it is recorded under NAME
+    #[arg(long, value_name = "PIPE_ID")]
+    pub id: Option<PipeId>,
+    /// The create made nothing: NAME is free to be created again
+    #[arg(long)]
+    pub absent: bool,
 }
 
 const PIPE_FILE_HELP: &str = "\

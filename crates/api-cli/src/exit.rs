@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use api_mgmt::declared::StateError;
 use api_mgmt::{Error, PipeId, PipeState, TransportKind, WaitError};
 
 use crate::pipe_file::FileError;
@@ -24,8 +25,10 @@ pub(crate) enum Exit {
     RateLimited = 5,
     /// 6: timed out waiting.
     TimedOut = 6,
-    /// 7: outcome unknown.
+    /// 7: outcome unknown (and, for plan and apply, a pending create that blocks a name).
     OutcomeUnknown = 7,
+    /// 8: a plan has changes to make (not an error).
+    ChangesPending = 8,
 }
 
 impl Exit {
@@ -174,24 +177,69 @@ impl Failure {
         self
     }
 
-    /// A pipe file that fails validation (exit 2), with every problem.
-    pub fn file(error: FileError) -> Self {
-        let count = error.problems.len();
-        let mut failure = Self::new(
-            Exit::Usage,
-            "INVALID_FILE",
-            format!(
+    /// Pipe files that fail validation (exit 2), with every problem of each.
+    pub fn files(errors: Vec<FileError>) -> Self {
+        let count: usize = errors.iter().map(|e| e.problems.len()).sum();
+        let message = match errors.as_slice() {
+            [one] => format!(
                 "{}: {count} problem{} found; nothing was sent",
-                error.name,
+                one.name,
                 if count == 1 { "" } else { "s" }
             ),
-        );
-        failure.problems = error
-            .problems
+            several => format!(
+                "{count} problem{} found in {} files; nothing was sent",
+                if count == 1 { "" } else { "s" },
+                several.len()
+            ),
+        };
+        let mut failure = Self::new(Exit::Usage, "INVALID_FILE", message);
+        failure.problems = errors
             .into_iter()
-            .map(|problem| (error.name.clone(), problem))
+            .flat_map(|error| {
+                let name = error.name;
+                error
+                    .problems
+                    .into_iter()
+                    .map(move |problem| (name.clone(), problem))
+            })
             .collect();
         failure
+    }
+
+    /// A recorded state that cannot be used: unreadable or foreign states are bad input (exit 2),
+    /// a held lock or a failed write is not (exit 1).
+    pub fn state(error: &StateError) -> Self {
+        let (exit, code, hint) = match error {
+            StateError::Locked { .. } => (
+                Exit::Failure,
+                "STATE_LOCKED",
+                Some("another apply of this directory is running; run again when it has finished"),
+            ),
+            StateError::Io { .. } => (Exit::Failure, "STATE_ERROR", None),
+            StateError::Corrupt(_) | StateError::Newer { .. } => (
+                Exit::Usage,
+                "INVALID_STATE",
+                Some("restore the state file from version control or a backup; nothing was sent"),
+            ),
+            StateError::OtherTarget { .. } => (
+                Exit::Usage,
+                "INVALID_STATE",
+                Some(
+                    "check --api-url, --organization and --service, or give this service its own --state; nothing was sent",
+                ),
+            ),
+            _ => (Exit::Usage, "STATE_REFUSED", None),
+        };
+        let failure = Self::new(exit, code, error.to_string());
+        match hint {
+            Some(hint) => failure.with_hint(hint),
+            None => failure,
+        }
+    }
+
+    /// A pipe file that fails validation (exit 2), with every problem.
+    pub fn file(error: FileError) -> Self {
+        Self::files(vec![error])
     }
 
     /// An error of the SDK, classified and explained.

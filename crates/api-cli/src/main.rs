@@ -7,6 +7,7 @@
 
 mod cli;
 mod commands;
+mod declared_view;
 mod duration;
 mod exit;
 mod output;
@@ -57,7 +58,7 @@ fn main() -> ExitCode {
         global: cli.global,
     };
     match runtime.block_on(commands::run(cli.command, &mut session)) {
-        Ok(()) => ExitCode::from(Exit::Success.code()),
+        Ok(exit) => ExitCode::from(exit.code()),
         Err(failure) => report(out, &failure),
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// Shows what a wait is waiting for and the state last seen; does nothing when stderr is not a
 /// terminal, so scripts and logs get no control characters.
@@ -47,6 +47,61 @@ impl Drop for Progress {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .take();
+            bar.finish_and_clear();
+        }
+    }
+}
+
+/// One line per action of an apply, each with its step and the state last seen, on stderr and only
+/// when stderr is a terminal (as [`Progress`]); cleared when dropped, for the report to follow.
+pub(crate) struct Board {
+    bars: Vec<(Option<String>, ProgressBar)>,
+}
+
+impl Board {
+    /// A line for the service (when `service`) and for each of `names`.
+    pub fn start(service: bool, names: &[&str]) -> Self {
+        if !std::io::stderr().is_terminal() {
+            return Self { bars: Vec::new() };
+        }
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template("{spinner} {prefix:<24} {msg} ({elapsed})")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let mut lines: Vec<Option<String>> = Vec::new();
+        if service {
+            lines.push(None);
+        }
+        lines.extend(names.iter().map(|name| Some((*name).to_string())));
+        let bars = lines
+            .into_iter()
+            .map(|name| {
+                let bar = multi.add(ProgressBar::new_spinner());
+                bar.set_style(style.clone());
+                bar.set_prefix(name.clone().unwrap_or_else(|| "service".into()));
+                bar.set_message("waiting its turn");
+                bar.enable_steady_tick(Duration::from_millis(120));
+                (name, bar)
+            })
+            .collect();
+        Self { bars }
+    }
+
+    /// Shows a step of the apply on its line.
+    pub fn show(&self, progress: &api_mgmt::declared::Progress) {
+        let Some((_, bar)) = self.bars.iter().find(|(name, _)| name == &progress.name) else {
+            return;
+        };
+        let message = match &progress.state {
+            Some(state) => format!("{}: {}", progress.step, crate::output::redacted(state)),
+            None => progress.step.clone(),
+        };
+        bar.set_message(message);
+    }
+}
+
+impl Drop for Board {
+    fn drop(&mut self) {
+        for (_, bar) in &self.bars {
             bar.finish_and_clear();
         }
     }

@@ -64,6 +64,9 @@ pub use api_core::management::{
     WaitFor, WaitOptions, operations, raw_types, source, wait_for_pipe, wait_for_pipe_gone,
     wait_for_service,
 };
+/// The spec's schemas and their one validator (what a request is checked against, what is
+/// request-only, secret or filled in by the server).
+pub use api_core::raw::support::schema;
 /// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
 pub use api_core::redact;
 pub use api_core::reqwest;

@@ -1,6 +1,7 @@
 //! The commands: each reads its settings, calls the SDK and writes the result or a [`Failure`].
 
 mod config;
+mod declared;
 mod endpoint;
 mod observability;
 mod pipe;
@@ -12,7 +13,7 @@ use api_mgmt::WaitOptions;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, Command, GlobalArgs};
-use crate::exit::Failure;
+use crate::exit::{Exit, Failure};
 use crate::output::{Output, write_stderr, write_stdout};
 use crate::pipe_file::Lookup;
 use crate::settings::Settings;
@@ -45,10 +46,15 @@ impl Session<'_> {
     }
 }
 
-/// Runs `command`.
-pub(crate) async fn run(command: Command, session: &mut Session<'_>) -> Result<(), Failure> {
+/// Runs `command`; the exit code of a command that did what it was asked (0, or 8 for a plan with
+/// changes to make).
+pub(crate) async fn run(command: Command, session: &mut Session<'_>) -> Result<Exit, Failure> {
     session.global.refuse_secret_flags()?;
-    match command {
+    let done = match command {
+        Command::Plan(args) => return declared::plan(args, session).await,
+        Command::Apply(args) => return declared::apply(args, session).await,
+        Command::Import(args) => declared::import(args, session).await,
+        Command::State { command } => declared::state(command, session).await,
         Command::Service { command } => service::run(command, session).await,
         Command::Pipe { command } => pipe::run(command, session).await,
         Command::Endpoint { command } => endpoint::run(command, session).await,
@@ -60,7 +66,8 @@ pub(crate) async fn run(command: Command, session: &mut Session<'_>) -> Result<(
             clap_complete::generate(shell, &mut Cli::command(), "cloudctl", &mut script);
             write_stdout(&String::from_utf8_lossy(&script))
         }
-    }
+    };
+    done.map(|()| Exit::Success)
 }
 
 /// How the CLI's waits poll: every second at first, then up to every 5 seconds, until `timeout`.

@@ -32,7 +32,35 @@ pub(crate) async fn run(command: PipeCommand, session: &mut Session<'_>) -> Resu
         }
         PipeCommand::Delete(args) => delete(args, session).await,
         PipeCommand::Wait(args) => wait(args, session).await,
+        PipeCommand::Export { id } => export(id, session).await,
     }
+}
+
+/// `pipe export`: the pipe as its file, YAML (or the same request as JSON with `-o json`).
+async fn export(id: PipeId, session: &mut Session<'_>) -> Result<(), Failure> {
+    let pipe = handle(session, id)?;
+    let wire = pipe
+        .get_wire()
+        .await
+        .map_err(|e| failure(&e, id))?
+        .into_inner();
+    let json = serde_json::to_value(&wire).map_err(|e| {
+        Failure::other(
+            "OUTPUT_ERROR",
+            format!("cannot write the pipe as JSON: {e}"),
+        )
+    })?;
+    let (file, variables) = pipe_file::exported_file(&json);
+    if !session.out.is_json() && !variables.is_empty() {
+        crate::output::write_stderr(&format!(
+            "The file reads {} from the environment (the API does not return {}).",
+            variables.join(", "),
+            if variables.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    session.out.show(&file, |file| {
+        pipe_file::to_yaml(file).trim_end().to_string()
+    })
 }
 
 fn handle(session: &mut Session<'_>, id: PipeId) -> Result<PipeHandle, Failure> {
@@ -52,7 +80,7 @@ fn failure(error: &Error, id: PipeId) -> Failure {
 }
 
 async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), Failure> {
-    let new_pipe = pipe_file::load(&args.file, session.env).map_err(Failure::file)?;
+    let (new_pipe, _) = pipe_file::load(&args.file, session.env).map_err(Failure::file)?;
     for secret in new_pipe.secrets() {
         crate::output::keep_secret(secret.expose());
     }

@@ -66,7 +66,8 @@ impl Value {
         }
     }
 
-    /// The value as JSON (settings the CLI does not know are sent as they are).
+    /// The value as JSON.
+    #[cfg(test)]
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::Value as Json;
         match self {
@@ -276,6 +277,11 @@ fn count(node: &Node) -> usize {
         }
         _ => 1,
     }
+}
+
+/// What `text` written as a plain scalar reads as.
+pub(crate) fn scalar_of(text: &str) -> Value {
+    scalar(text, ScalarStyle::Plain, None)
 }
 
 /// Types a scalar by the YAML 1.2 core schema: only plain scalars are anything but text.

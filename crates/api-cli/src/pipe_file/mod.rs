@@ -1,16 +1,22 @@
-//! The pipe file of `cloudctl pipe create`: YAML or JSON in the API's create shape, checked by the
-//! SDK's `NewPipe` builder before anything is sent, with every problem reported by path and line.
+//! The pipe file: YAML or JSON in the API's create shape, read through the spec's own shape and
+//! checked by the SDK as every request is, with every problem reported by path and line; a
+//! directory of them declares a service's pipes; `pipe export` writes one.
 
-mod convert;
+mod directory;
 mod document;
-mod reader;
+mod export;
+mod request;
+mod yaml;
 
 use std::io::Read;
 use std::path::Path;
 
 use api_mgmt::NewPipe;
 
-pub(crate) use reader::{FileProblem, Lookup};
+pub(crate) use directory::{Declared, DirectoryError, read as read_directory};
+pub(crate) use export::exported_file;
+pub(crate) use request::{FileProblem, Lines, Lookup};
+pub(crate) use yaml::to_yaml;
 
 /// The largest pipe file read (the API takes request bodies up to 2 MiB).
 const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -24,8 +30,9 @@ pub(crate) struct FileError {
     pub problems: Vec<FileProblem>,
 }
 
-/// Reads and checks the pipe file at `path` (`-` for standard input).
-pub(crate) fn load(path: &Path, env: Lookup<'_>) -> Result<NewPipe, FileError> {
+/// Reads and checks the pipe file at `path` (`-` for standard input); the request, with the line
+/// of each of its members.
+pub(crate) fn load(path: &Path, env: Lookup<'_>) -> Result<(NewPipe, Lines), FileError> {
     let name = if path.as_os_str() == "-" {
         "<stdin>".to_string()
     } else {
@@ -43,7 +50,7 @@ pub(crate) fn load(path: &Path, env: Lookup<'_>) -> Result<NewPipe, FileError> {
 }
 
 /// Checks the text of a pipe file and builds the request.
-pub(crate) fn check(text: &str, env: Lookup<'_>) -> Result<NewPipe, Vec<FileProblem>> {
+pub(crate) fn check(text: &str, env: Lookup<'_>) -> Result<(NewPipe, Lines), Vec<FileProblem>> {
     let document = document::parse(text).map_err(|e| {
         vec![FileProblem {
             path: ".".into(),
@@ -51,10 +58,7 @@ pub(crate) fn check(text: &str, env: Lookup<'_>) -> Result<NewPipe, Vec<FileProb
             message: format!("not valid YAML or JSON: {}", e.message),
         }]
     })?;
-    convert::new_pipe(&document, env).map_err(|mut problems| {
-        problems.sort_by_key(|p| p.line.unwrap_or(usize::MAX));
-        problems
-    })
+    request::read(&document, env)
 }
 
 fn read(path: &Path) -> Result<String, String> {

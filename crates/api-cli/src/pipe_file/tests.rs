@@ -38,6 +38,10 @@ fn env(name: &str) -> Option<String> {
     (name == "KAFKA_PASSWORD").then(|| "kafka-pa55word".to_string())
 }
 
+fn valid(text: &str) -> NewPipe {
+    check(text, &env).expect("a valid file").0
+}
+
 fn problems(text: &str) -> Vec<String> {
     check(text, &env)
         .expect_err("the file has problems")
@@ -55,7 +59,7 @@ fn problems(text: &str) -> Vec<String> {
 
 #[test]
 fn a_kafka_file_becomes_the_request_the_builder_makes() {
-    let pipe = check(KAFKA, &env).expect("a valid file");
+    let pipe = valid(KAFKA);
     let wire = serde_json::to_value(pipe.as_raw()).unwrap();
     assert_eq!(wire["name"], "orders");
     let kafka = &wire["source"]["kafka"];
@@ -92,7 +96,7 @@ fn a_kafka_file_becomes_the_request_the_builder_makes() {
 
 #[test]
 fn the_same_request_in_json_reads_the_same() {
-    let yaml = check(KAFKA, &env).unwrap();
+    let yaml = valid(KAFKA);
     let as_json = {
         // Write the YAML's own request back as JSON, with the env reference, and read it again.
         let mut wire = serde_json::to_value(yaml.as_raw()).unwrap();
@@ -100,7 +104,7 @@ fn the_same_request_in_json_reads_the_same() {
             serde_json::json!({"env": "KAFKA_PASSWORD"});
         serde_json::to_string_pretty(&wire).unwrap()
     };
-    let json = check(&as_json, &env).expect("the JSON form is valid");
+    let json = valid(&as_json);
     assert_eq!(
         serde_json::to_value(json.as_raw()).unwrap(),
         serde_json::to_value(yaml.as_raw()).unwrap()
@@ -134,14 +138,14 @@ settings:
         problems(text),
         [
             "4:source.kafka.brokers: required; must not be empty",
-            "5:source.kafka.topics: expected a string, got a number; quote it to make it text",
+            "5:source.kafka.topics: expected a string, found a number; quote it to make it text",
             "6:source.kafka.credentials.password: the environment variable MISSING_PASSWORD is not set",
-            "7:source.kafka.colour: unknown member; expected one of: brokers, topics, consumerGroup, iamRole, offset, schemaRegistry, caCertificate, reversePrivateEndpointIds, credentials",
+            "7:source.kafka.colour: unknown member; expected one of: brokers, caCertificate, consumerGroup, credentials, iamRole, offset, reversePrivateEndpointIds, schemaRegistry, topics",
             "8:destination.managedTable: required for this source kind",
             "13:fieldMappings: every destination column must be mapped; not mapped: id",
             "14:fieldMappings[0].destinationField: \"idd\" is not a destination column",
             "16:scaling.replicas: must be between 1 and 40, got 50",
-            "17:scaling.replicaCpuMillicores: expected a whole number, got a string",
+            "17:scaling.replicaCpuMillicores: expected an integer, found a string",
             "19:settings.db_max_threads: must be between 0 and 64, got 65",
         ]
     );
@@ -174,8 +178,8 @@ fn each_of_several_source_kinds_is_still_checked() {
         [
             "2:source: exactly one source kind is allowed (kafka, objectStorage, kinesis, postgres), got kafka and kinesis",
             "3:source.kafka.topics: required; must not be empty",
-            "5:source.kafka.topcis: unknown member; expected one of: brokers, topics, consumerGroup, iamRole, offset, schemaRegistry, caCertificate, reversePrivateEndpointIds, credentials",
-            "6:source.kafka.credentials.password: required; must not be empty",
+            "5:source.kafka.topcis: unknown member; expected one of: brokers, caCertificate, consumerGroup, credentials, iamRole, offset, reversePrivateEndpointIds, schemaRegistry, topics",
+            "6:source.kafka.credentials.password: is required",
             "7:source.kinesis.region: required; must not be empty",
         ]
     );
@@ -202,10 +206,10 @@ source:
     credentials: {username: replicator, password: pg-secret}
     settings: {syncIntervalSeconds: 30, snapshotNumRowsPerPartition: 100000}
     tableMappings:
-      - {sourceSchemaName: public, sourceTable: customers, targetTable: crm_customers, excludedColumns: [ssn], sortingKeys: [id]}
+      - {sourceSchemaName: public, sourceTable: customers, targetTable: crm_customers, excludedColumns: [ssn], useCustomSortingKey: true, sortingKeys: [id]}
 destination: {database: crm}
 ";
-    let pipe = check(postgres, &env).expect("a valid postgres file");
+    let pipe = valid(postgres);
     let wire = serde_json::to_value(pipe.as_raw()).unwrap();
     assert_eq!(wire["source"]["postgres"]["port"], 5432);
     assert_eq!(
@@ -226,9 +230,9 @@ destination: {database: crm}
             "name: crm\nsource:\n  postgres: {host: h, database: d, port: 70000, tableMappings: []}\ndestination: {database: crm}\n"
         ),
         [
-            "3:source.postgres.port: 70000 is too large",
-            "3:source.postgres.credentials: required: username and password",
-            "3:source.postgres.tableMappings: at least one table mapping is required",
+            "3:source.postgres.credentials: is required",
+            "3:source.postgres.port: must be between 1 and 65535, got 70000",
+            "3:source.postgres.tableMappings: must hold at least 1 item",
         ]
     );
 
@@ -244,7 +248,7 @@ source:
 destination: {database: d, table: t, managedTable: false, columns: [{name: c, type: String}]}
 fieldMappings: [{sourceField: c, destinationField: c}]
 ";
-    let pipe = check(azure, &env).expect("a valid azure file");
+    let pipe = valid(azure);
     let shown = redacted_request(&pipe);
     assert_eq!(
         shown["source"]["objectStorage"]["connectionString"],
@@ -253,9 +257,36 @@ fieldMappings: [{sourceField: c, destinationField: c}]
     assert_eq!(shown["source"]["objectStorage"]["compression"], "zstd");
     assert_eq!(
         problems(
-            "name: b\nsource:\n  objectStorage: {url: 'https://x/*.csv', path: p}\ndestination: {database: d, table: t, managedTable: false, columns: [{name: c, type: String}]}\nfieldMappings: [{sourceField: c, destinationField: c}]\n"
+            "name: b\nsource:\n  objectStorage: {path: p}\ndestination: {database: d, table: t, managedTable: false, columns: [{name: c, type: String}]}\nfieldMappings: [{sourceField: c, destinationField: c}]\n"
         ),
-        ["3:source.objectStorage.path: used only with connectionString"]
+        [
+            "3:source.objectStorage.url: required: a URL, or a connection string with a container name"
+        ]
+    );
+}
+
+#[test]
+fn numbers_are_read_in_every_form_and_any_string_can_come_from_the_environment() {
+    let text = "\
+name: {env: KAFKA_PASSWORD}
+source:
+  kinesis: {streamName: clicks, region: eu-west-1, timestamp: 1.7724096e9}
+destination: {database: d, table: t, managedTable: true, columns: [{name: c, type: String}]}
+fieldMappings: [{sourceField: c, destinationField: c}]
+scaling: {replicas: 2.0, replicaCpuMillicores: 0x1F4, replicaMemoryGb: .50}
+settings: {db_max_threads: 8.0, future_setting: 1e3}
+";
+    let wire = serde_json::to_value(valid(text).as_raw()).unwrap();
+    assert_eq!(wire["name"], "kafka-pa55word");
+    assert_eq!(
+        wire["scaling"],
+        serde_json::json!({"replicas": 2, "replicaCpuMillicores": 500, "replicaMemoryGb": 0.5})
+    );
+    assert_eq!(wire["source"]["kinesis"]["timestamp"], 1_772_409_600);
+    assert_eq!(wire["settings"]["db_max_threads"], 8);
+    assert_eq!(
+        wire["settings"]["future_setting"], 1000,
+        "an unknown setting, by the whole-number rule"
     );
 }
 
@@ -271,5 +302,8 @@ fn broken_and_empty_files_say_so() {
         problems(""),
         ["1:.: the file is empty; expected a pipe create request"]
     );
-    assert_eq!(problems("- a\n"), ["1:.: expected a mapping, got a list"]);
+    assert_eq!(
+        problems("- a\n"),
+        ["1:.: expected a mapping (the API's create request), got a list"]
+    );
 }

@@ -311,7 +311,7 @@ impl Plan {
             Err(error) if error.is_outcome_unknown() => {
                 recording.change(|state| {
                     if let Some(pending) = state.pending.get_mut(&name) {
-                        pending.reason = Some(error.to_string());
+                        pending.reason = Some(short_reason(&error));
                         pending.request_id = error.request_id().map(str::to_string);
                     }
                 })?;
@@ -378,6 +378,20 @@ impl Plan {
                 report_of(action, Some(id), Outcome::Failed(error))
             }
         })
+    }
+}
+
+/// Why an outcome is not known, in a few words: `HTTP 504 GATEWAY_TIMEOUT`, or the first sentence of
+/// the error (a connection lost after sending).
+pub fn short_reason(error: &Error) -> String {
+    match (error.status(), error.code()) {
+        (Some(status), Some(code)) => format!("HTTP {status} {}", code.as_str()),
+        (Some(status), None) => format!("HTTP {status}"),
+        _ => {
+            let text = error.to_string();
+            let first = text.split(['.', ';']).next().unwrap_or_default();
+            first.trim().to_string()
+        }
     }
 }
 

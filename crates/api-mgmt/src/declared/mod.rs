@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 use api_core::management::NewPipe;
 use serde::Serialize;
 
-pub use apply::{ActionReport, ApplyOptions, ApplyReport, Outcome, Progress};
+pub use apply::{ActionReport, ApplyOptions, ApplyReport, Outcome, Progress, short_reason};
 pub use diff::{Cause, Change};
 pub use export::{Exported, export};
 pub use fingerprint::Fingerprint;

@@ -7,8 +7,10 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use api_core::management::NewPipe;
+
 use super::StateError;
-use super::fingerprint::Fingerprint;
+use super::fingerprint::{Fingerprint, declared_form};
 
 /// The version of the recorded state this SDK writes; a newer one is refused, never rewritten.
 pub const STATE_VERSION: u32 = 1;
@@ -112,6 +114,68 @@ impl RecordedState {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
         text.push('\n');
         text
+    }
+
+    /// Records the existing pipe `id` as declared by `pipe` (an import: the pipe is adopted, and the
+    /// next plan compares it with `pipe`). Refused when the name is recorded or pending already.
+    pub fn import(&mut self, id: PipeId, pipe: &NewPipe) -> Result<(), StateError> {
+        let name = pipe.as_raw().name.to_string();
+        if let Some(recorded) = self.pipes.get(&name) {
+            return Err(StateError::Refused(format!(
+                "{name:?} is recorded already, as pipe {}; forget it first to import another",
+                recorded.id
+            )));
+        }
+        if self.pending.contains_key(&name) {
+            return Err(StateError::Refused(format!(
+                "{name:?} has a pending create; resolve it instead (adopt the pipe by its id)"
+            )));
+        }
+        let (declared, fingerprint) = declared_form(pipe, &Fingerprint::fresh())?;
+        self.pipes.insert(
+            name,
+            RecordedPipe {
+                id,
+                fingerprint,
+                declared,
+                recorded_at: Utc::now(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Resolves the pending create of `name` with the pipe `id` it made: recorded as the
+    /// declaration the create sent. Refused when `name` has no pending create.
+    pub fn adopt(&mut self, name: &str, id: PipeId) -> Result<(), StateError> {
+        let pending = self.pending.remove(name).ok_or_else(|| {
+            StateError::Refused(format!("{name:?} has no pending create to resolve"))
+        })?;
+        self.pipes.insert(
+            name.to_string(),
+            RecordedPipe {
+                id,
+                fingerprint: pending.fingerprint,
+                declared: pending.declared,
+                recorded_at: Utc::now(),
+            },
+        );
+        Ok(())
+    }
+
+    /// Resolves the pending create of `name` as having made nothing: the name may be created again.
+    /// Refused when `name` has no pending create.
+    pub fn clear_pending(&mut self, name: &str) -> Result<PendingCreate, StateError> {
+        self.pending.remove(name).ok_or_else(|| {
+            StateError::Refused(format!("{name:?} has no pending create to resolve"))
+        })
+    }
+
+    /// Forgets `name` (a recorded pipe or a pending create), without touching the server: the pipe
+    /// is no longer managed. `false` when the state has no such name.
+    pub fn forget(&mut self, name: &str) -> bool {
+        let recorded = self.pipes.remove(name).is_some();
+        let pending = self.pending.remove(name).is_some();
+        recorded || pending
     }
 
     /// Refuses a state that belongs to another service or deployment.

@@ -53,6 +53,9 @@ pub enum StateError {
         /// The service asked for.
         asked: Box<StateTarget>,
     },
+    /// The change asked of the state cannot be made; the text says why.
+    #[error("{0}")]
+    Refused(String),
     /// Another apply holds the state.
     #[error("{}: another apply holds the state (its lock is taken); nothing was done", path.display())]
     Locked {

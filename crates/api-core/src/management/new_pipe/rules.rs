@@ -177,7 +177,7 @@ fn postgres(postgres: &Map<String, Value>, at: &str, p: &mut Problems) {
                 format!("{mapping_at}.useCustomSortingKey"),
                 "true needs sortingKeys",
             ),
-            (Some(false) | None, true) => p.add(
+            (Some(false), true) => p.add(
                 format!("{mapping_at}.sortingKeys"),
                 "used only with useCustomSortingKey: true",
             ),

@@ -1,0 +1,389 @@
+//! `cloudctl plan`, `apply`, `import` and `state`: a service's pipes kept as a directory of files.
+
+use std::io::{BufRead as _, IsTerminal as _};
+use std::path::PathBuf;
+
+use api_mgmt::declared::{
+    self, ActionKind, ApplyOptions, DeclaredError, FileStateStore, Outcome, Plan, RecordedState,
+    StateLock, StateStore,
+};
+use api_mgmt::{Error, PipeId, ServiceHandle};
+use serde_json::json;
+
+use super::{Session, wait_options};
+use crate::cli::{ApplyArgs, DirArgs, ImportArgs, ResolveArgs, StateCommand};
+use crate::declared_view::{
+    plan_json, plan_text, report_json, report_text, state_json, state_text,
+};
+use crate::exit::{Api, Context, Exit, Failure};
+use crate::output::{keep_secret, write_stderr};
+use crate::pipe_file::{self, Declared, DirectoryError};
+use crate::progress::Board;
+
+/// The state file of a directory, unless `--state` names another.
+const STATE_FILE: &str = ".cloudctl-state.json";
+
+/// `cloudctl plan`: exit 0 with nothing to do, 8 with changes, 7 when a pending create blocks one.
+pub(crate) async fn plan(args: DirArgs, session: &mut Session<'_>) -> Result<Exit, Failure> {
+    let declared = read(&args, session)?;
+    let service = session.settings()?.service()?;
+    let store = FileStateStore::new(state_path(&args));
+    let recorded = load(&store, &service)?;
+    let plan = make_plan(&service, &declared, &recorded).await?;
+    let dir = args.dir.display().to_string();
+    session
+        .out
+        .show(&plan_json(&plan), |_| plan_text(&plan, &dir))?;
+    if plan.pending().next().is_some() {
+        return Err(pending_failure(&plan, &args));
+    }
+    Ok(if plan.is_empty() {
+        Exit::Success
+    } else {
+        Exit::ChangesPending
+    })
+}
+
+/// `cloudctl apply`: plans, shows the plan, asks (in a terminal), applies, reports.
+pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<Exit, Failure> {
+    let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    if !args.yes && !terminal {
+        return Err(Failure::usage(
+            "apply asks before it changes anything, and cannot ask here (standard input is not a terminal)",
+        )
+        .with_hint("add --yes to apply without asking; `cloudctl plan` shows what would change"));
+    }
+    let declared = read(&args.dir, session)?;
+    let service = session.settings()?.service()?;
+    let store = FileStateStore::new(state_path(&args.dir));
+    let _lock = lock(&store)?;
+    let recorded = load(&store, &service)?;
+    let plan = make_plan(&service, &declared, &recorded).await?;
+    let dir = args.dir.dir.display().to_string();
+    let human = !session.out.is_json();
+    if human {
+        crate::output::write_stdout(&plan_text(&plan, &dir))?;
+    }
+    let runnable =
+        plan.service.is_some() || plan.actions.iter().any(|a| a.kind != ActionKind::Pending);
+    if !runnable {
+        if !human {
+            session
+                .out
+                .show(&json!({"plan": plan_json(&plan), "results": []}), |_| {
+                    String::new()
+                })?;
+        }
+        return match plan.pending().next() {
+            Some(_) => Err(pending_failure(&plan, &args.dir)),
+            None => Ok(Exit::Success),
+        };
+    }
+    if !args.yes && !confirmed()? {
+        return Err(Failure::other("CANCELLED", "nothing was applied"));
+    }
+    let options = ApplyOptions::default()
+        .parallelism(usize::from(args.parallelism))
+        .wait(wait_options(args.timeout));
+    let names: Vec<&str> = plan.actions.iter().map(|a| a.name.as_str()).collect();
+    let board = Board::start(plan.service.is_some(), &names);
+    let report = plan
+        .apply_with(&store, &options, &|progress| board.show(&progress))
+        .await
+        .map_err(|e| Failure::state(&e))?;
+    drop(board);
+    if human {
+        crate::output::write_stdout(&report_text(&report))?;
+    } else {
+        session.out.show(
+            &json!({"plan": plan_json(&plan), "results": report_json(&report)}),
+            |_| String::new(),
+        )?;
+    }
+    if report.is_complete() {
+        return Ok(Exit::Success);
+    }
+    Err(incomplete(&report, &args.dir))
+}
+
+/// `cloudctl import`: records an existing pipe under the name a file of the directory declares.
+pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Result<(), Failure> {
+    let declared = read(&args.dir, session)?;
+    let Some(pipe) = declared.declaration.get(&args.name) else {
+        return Err(Failure::usage(format!(
+            "no file of {} declares a pipe named {:?}",
+            args.dir.dir.display(),
+            args.name
+        ))
+        .with_hint(format!(
+            "write one first: `cloudctl pipe export {} > {}/{}.yaml` (then add what it reads from the environment)",
+            args.id,
+            args.dir.dir.display(),
+            args.name
+        )));
+    };
+    let service = session.settings()?.service()?;
+    let store = FileStateStore::new(state_path(&args.dir));
+    let _lock = lock(&store)?;
+    let mut recorded = load(&store, &service)?;
+    // Refused before any call when the name is taken.
+    recorded
+        .clone()
+        .import(args.id, pipe)
+        .map_err(|e| Failure::state(&e))?;
+    read_pipe(&service, args.id).await?;
+    recorded
+        .import(args.id, pipe)
+        .map_err(|e| Failure::state(&e))?;
+    store.save(&recorded).map_err(|e| Failure::state(&e))?;
+    let dir = args.dir.dir.display().to_string();
+    session.out.show(
+        &json!({"name": args.name, "id": args.id}),
+        |_| {
+            format!(
+                "Imported {} as pipe {}; `cloudctl plan -f {dir}` shows how the pipe differs from its file.",
+                args.name, args.id
+            )
+        },
+    )
+}
+
+/// `cloudctl state list|resolve|forget`.
+pub(crate) async fn state(command: StateCommand, session: &mut Session<'_>) -> Result<(), Failure> {
+    match command {
+        StateCommand::List(args) => {
+            let service = session.settings()?.service()?;
+            let store = FileStateStore::new(state_path(&args));
+            let recorded = load(&store, &service)?;
+            session
+                .out
+                .show(&state_json(&recorded), |_| state_text(&recorded))
+        }
+        StateCommand::Resolve(args) => resolve(args, session).await,
+        StateCommand::Forget { dir, name } => {
+            let service = session.settings()?.service()?;
+            let store = FileStateStore::new(state_path(&dir));
+            let _lock = lock(&store)?;
+            let mut recorded = load(&store, &service)?;
+            if !recorded.forget(&name) {
+                return Err(not_in_state(&name));
+            }
+            store.save(&recorded).map_err(|e| Failure::state(&e))?;
+            session
+                .out
+                .show(&json!({"name": name, "forgotten": true}), |_| {
+                    format!(
+                        "Forgot {name}; the server was not touched, and no apply will manage it."
+                    )
+                })
+        }
+    }
+}
+
+async fn resolve(args: ResolveArgs, session: &mut Session<'_>) -> Result<(), Failure> {
+    let service = session.settings()?.service()?;
+    let store = FileStateStore::new(state_path(&args.dir));
+    let _lock = lock(&store)?;
+    let mut recorded = load(&store, &service)?;
+    if !recorded.pending.contains_key(&args.name) {
+        return Err(
+            Failure::usage(format!("{:?} has no pending create to resolve", args.name))
+                .with_hint("`cloudctl state list` shows the pending creates"),
+        );
+    }
+    let shown = match args.id {
+        Some(id) => {
+            let pipe = read_pipe(&service, id).await?;
+            let name = pipe["name"].as_str().unwrap_or_default();
+            if name != args.name {
+                return Err(Failure::usage(format!(
+                    "pipe {id} is named {name:?}, not {:?}; nothing was recorded",
+                    args.name
+                )));
+            }
+            recorded
+                .adopt(&args.name, id)
+                .map_err(|e| Failure::state(&e))?;
+            format!("Recorded {} as pipe {id}.", args.name)
+        }
+        None => {
+            recorded
+                .clear_pending(&args.name)
+                .map_err(|e| Failure::state(&e))?;
+            format!(
+                "Cleared the pending create of {}; the next apply creates it.",
+                args.name
+            )
+        }
+    };
+    store.save(&recorded).map_err(|e| Failure::state(&e))?;
+    session.out.show(
+        &json!({"name": args.name, "id": args.id, "resolved": true}),
+        |_| shown.clone(),
+    )
+}
+
+/// The directory's pipes and service state, checked; nothing is sent for a bad file.
+fn read(args: &DirArgs, session: &Session<'_>) -> Result<Declared, Failure> {
+    let declared = pipe_file::read_directory(&args.dir, session.env).map_err(|e| match e {
+        DirectoryError::Unusable(why) => Failure::usage(why).with_code("INVALID_DIRECTORY"),
+        DirectoryError::Files(errors) => Failure::files(errors),
+    })?;
+    for (_, pipe) in declared.declaration.pipes() {
+        for secret in pipe.secrets() {
+            keep_secret(secret.expose());
+        }
+    }
+    Ok(declared)
+}
+
+fn state_path(args: &DirArgs) -> PathBuf {
+    args.state
+        .clone()
+        .unwrap_or_else(|| args.dir.join(STATE_FILE))
+}
+
+fn lock(store: &FileStateStore) -> Result<StateLock, Failure> {
+    store.lock().map_err(|e| Failure::state(&e))
+}
+
+/// The recorded state of `service` (empty when there is none yet), refused when it is another's.
+fn load(store: &FileStateStore, service: &ServiceHandle) -> Result<RecordedState, Failure> {
+    let target = declared::target_of(service);
+    let recorded = store
+        .load()
+        .map_err(|e| Failure::state(&e))?
+        .unwrap_or_else(|| RecordedState::new(target.clone()));
+    recorded
+        .check_target(&target)
+        .map_err(|e| Failure::state(&e))?;
+    Ok(recorded)
+}
+
+async fn make_plan(
+    service: &ServiceHandle,
+    declared: &Declared,
+    recorded: &RecordedState,
+) -> Result<Plan, Failure> {
+    declared::plan(service, &declared.declaration, recorded)
+        .await
+        .map_err(|e| match e {
+            DeclaredError::Api(error) => Failure::sdk(&error, &Context::api(Api::Management)),
+            DeclaredError::State(error) => Failure::state(&error),
+            other => Failure::usage(other.to_string()).with_code("INVALID_DECLARATION"),
+        })
+}
+
+/// Reads a pipe as the API writes it; 404 is exit 3.
+async fn read_pipe(service: &ServiceHandle, id: PipeId) -> Result<serde_json::Value, Failure> {
+    let context = Context {
+        pipe: Some(id),
+        ..Context::api(Api::Management)
+    };
+    let pipe = service
+        .pipe(id)
+        .get_wire()
+        .await
+        .map_err(|e: Error| Failure::sdk(&e, &context))?
+        .into_inner();
+    serde_json::to_value(pipe).map_err(|e| {
+        Failure::other(
+            "DECODE_ERROR",
+            format!("the pipe cannot be written as JSON: {e}"),
+        )
+    })
+}
+
+/// Asks on the terminal; only `y` or `yes` applies.
+fn confirmed() -> Result<bool, Failure> {
+    write_stderr("Apply these changes? Only 'yes' applies them: ");
+    let mut answer = String::new();
+    std::io::stdin()
+        .lock()
+        .read_line(&mut answer)
+        .map_err(|e| Failure::other("INPUT_ERROR", format!("cannot read the answer: {e}")))?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// Exit 7: a pending create blocks a name, with the commands that resolve it.
+fn pending_failure(plan: &Plan, args: &DirArgs) -> Failure {
+    let names: Vec<&str> = plan.pending().map(|a| a.name.as_str()).collect();
+    let dir = args.dir.display();
+    let first = names.first().copied().unwrap_or("NAME");
+    let mut failure = Failure::other(
+        "PENDING_CREATE",
+        format!(
+            "a create of {} was sent without a known outcome; no apply creates {} again until it is resolved",
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" }
+        ),
+    )
+    .with_hint(format!(
+        "find the pipe in the console, then `cloudctl state resolve -f {dir} {first} --id PIPE_ID`; if it was not made, `cloudctl state resolve -f {dir} {first} --absent`"
+    ));
+    failure.exit = Exit::OutcomeUnknown;
+    failure.outcome_unknown = true;
+    failure
+}
+
+/// The failure of an apply that did not finish: its exit code is the most telling of its actions'.
+fn incomplete(report: &declared::ApplyReport, args: &DirArgs) -> Failure {
+    let unfinished: Vec<String> = report
+        .actions
+        .iter()
+        .filter(|a| !matches!(a.outcome, Outcome::Done { .. }))
+        .map(|a| a.name.clone())
+        .collect();
+    let unknown = report
+        .actions
+        .iter()
+        .any(|a| matches!(a.outcome, Outcome::OutcomeUnknown(_) | Outcome::Blocked));
+    let first_error = report
+        .actions
+        .iter()
+        .find_map(|a| match &a.outcome {
+            Outcome::Failed(e) => Some(e),
+            _ => None,
+        })
+        .or_else(|| report.service.as_ref().and_then(|s| s.as_ref().err()));
+    let message = format!(
+        "{} of {} actions did not finish: {}",
+        unfinished.len(),
+        report.actions.len(),
+        unfinished.join(", ")
+    );
+    let dir = args.dir.display();
+    let mut failure = match (unknown, first_error) {
+        (true, _) => {
+            let mut failure = Failure::other("PENDING_CREATE", message).with_hint(format!(
+                "a create has no known outcome: find the pipe in the console, then `cloudctl state resolve -f {dir} NAME --id PIPE_ID` (or `--absent`)"
+            ));
+            failure.exit = Exit::OutcomeUnknown;
+            failure.outcome_unknown = true;
+            failure
+        }
+        (false, Some(error)) => {
+            let mut failure = Failure::sdk(error, &Context::api(Api::Management));
+            failure.message = format!("{message}; first error: {}", failure.message);
+            failure
+        }
+        (false, None) => Failure::other("APPLY_INCOMPLETE", message),
+    };
+    if failure.hint.is_none() {
+        failure.hint = Some(format!("`cloudctl plan -f {dir}` shows what is left to do"));
+    }
+    failure
+}
+
+fn not_in_state(name: &str) -> Failure {
+    let mut failure = Failure::other(
+        "NOT_IN_STATE",
+        format!("the state has no pipe named {name:?}"),
+    )
+    .with_hint("`cloudctl state list` shows what it has");
+    failure.exit = Exit::NotFound;
+    failure
+}

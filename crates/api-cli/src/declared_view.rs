@@ -1,0 +1,256 @@
+//! What `plan`, `apply` and `state list` show: a plan as one line per action and one per changed
+//! member, an apply's report as one line per action, in words and in JSON.
+
+use api_mgmt::declared::{
+    self, ActionKind, ApplyReport, Cause, Change, Outcome, Plan, PlanAction, RecordedState,
+};
+use serde_json::{Value, json};
+
+use crate::render;
+
+/// The plan as JSON: `{"changes": [{"action", "name", "id", "paths", "members", "note"}],
+/// "unchanged": N, "service": {"from", "to"}, "reads": N}`.
+pub(crate) fn plan_json(plan: &Plan) -> Value {
+    let changes: Vec<Value> = plan
+        .actions
+        .iter()
+        .map(|action| {
+            let paths: Vec<&str> = action.changes.iter().map(|c| c.path.as_str()).collect();
+            let mut change = json!({
+                "action": action.kind.to_string(),
+                "name": action.name,
+                "id": action.id,
+                "paths": paths,
+                "members": action.changes,
+            });
+            if let Some(note) = &action.note {
+                change["note"] = json!(note);
+            }
+            change
+        })
+        .collect();
+    let mut shown = json!({
+        "changes": changes,
+        "unchanged": plan.unchanged.len(),
+        "reads": plan.reads,
+    });
+    if let Some(service) = &plan.service {
+        shown["service"] = json!({"from": service.from.as_str(), "to": service.to.to_string()});
+    }
+    shown
+}
+
+/// The plan in words: a summary line, then one line per action and one per changed member.
+pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
+    if plan.is_empty() {
+        return format!(
+            "No changes: the service matches the {} pipe{} declared in {dir}.",
+            plan.unchanged.len(),
+            if plan.unchanged.len() == 1 { "" } else { "s" }
+        );
+    }
+    let mut lines = vec![format!("Plan for {dir}: {}.", summary(plan))];
+    if let Some(service) = &plan.service {
+        lines.push(format!(
+            "  ~ service   {} -> {}",
+            service.from.as_str(),
+            service.to
+        ));
+    }
+    for action in &plan.actions {
+        lines.push(action_line(action));
+        for change in &action.changes {
+            lines.push(change_line(change));
+        }
+    }
+    lines.join("\n")
+}
+
+/// `2 to create, 1 to replace, 1 pending, 3 unchanged`.
+fn summary(plan: &Plan) -> String {
+    let count = |kind: ActionKind| plan.actions.iter().filter(|a| a.kind == kind).count();
+    let mut parts: Vec<String> = [
+        (ActionKind::Create, "to create"),
+        (ActionKind::Recreate, "to recreate"),
+        (ActionKind::Replace, "to replace"),
+        (ActionKind::Delete, "to delete"),
+        (ActionKind::Pending, "pending"),
+    ]
+    .into_iter()
+    .filter_map(|(kind, words)| {
+        let n = count(kind);
+        (n > 0).then(|| format!("{n} {words}"))
+    })
+    .collect();
+    if let Some(service) = &plan.service {
+        let verb = match service.to {
+            api_mgmt::declared::ServiceTarget::Running => "start",
+            _ => "stop",
+        };
+        parts.insert(0, format!("the service to {verb}"));
+    }
+    parts.push(format!("{} unchanged", plan.unchanged.len()));
+    parts.join(", ")
+}
+
+fn action_line(action: &PlanAction) -> String {
+    let sign = match action.kind {
+        ActionKind::Create | ActionKind::Recreate => '+',
+        ActionKind::Replace => '~',
+        ActionKind::Delete => '-',
+        _ => '!',
+    };
+    let mut line = format!("  {sign} {:<9} {}", action.kind.to_string(), action.name);
+    if let Some(id) = action.id {
+        line.push_str(&format!("  {id}"));
+    }
+    if let Some(note) = &action.note {
+        line.push_str(&format!("  ({note})"));
+    }
+    line
+}
+
+fn change_line(change: &Change) -> String {
+    let cause = match change.cause {
+        Cause::Server => "changed on the server",
+        _ => "changed in the file",
+    };
+    format!(
+        "      {}: {} -> {}  ({cause})",
+        change.path,
+        value(change.old.as_ref()),
+        value(change.new.as_ref())
+    )
+}
+
+/// A member's value on one line; an absent one is the server's default.
+fn value(value: Option<&Value>) -> String {
+    match value {
+        None => "(not set)".to_string(),
+        Some(Value::String(text)) if text == api_mgmt::redact::REDACTED => text.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// The apply's results as JSON: one entry per action, and the service's.
+pub(crate) fn report_json(report: &ApplyReport) -> Value {
+    let results: Vec<Value> = report
+        .actions
+        .iter()
+        .map(|action| {
+            let (result, state, error) = match &action.outcome {
+                Outcome::Done { state } => ("done", state.as_ref().map(|s| s.to_string()), None),
+                Outcome::Failed(e) => ("failed", None, Some(e.to_string())),
+                Outcome::OutcomeUnknown(e) => ("outcomeUnknown", None, Some(e.to_string())),
+                Outcome::Blocked => ("blocked", None, None),
+                Outcome::Skipped(why) => ("skipped", None, Some(why.clone())),
+                _ => ("other", None, None),
+            };
+            json!({
+                "action": action.kind.to_string(),
+                "name": action.name,
+                "id": action.id,
+                "result": result,
+                "state": state,
+                "error": error,
+            })
+        })
+        .collect();
+    let mut shown = json!({ "results": results, "complete": report.is_complete() });
+    if let Some(service) = &report.service {
+        shown["service"] = match service {
+            Ok(()) => json!({"result": "done"}),
+            Err(e) => json!({"result": "failed", "error": e.to_string()}),
+        };
+    }
+    shown
+}
+
+/// The apply's results in words: one line per action.
+pub(crate) fn report_text(report: &ApplyReport) -> String {
+    let mut lines = vec!["Applied:".to_string()];
+    match &report.service {
+        Some(Ok(())) => lines.push("  ok      service".to_string()),
+        Some(Err(e)) => lines.push(format!("  failed  service: {e}")),
+        None => {}
+    }
+    for action in &report.actions {
+        let id = action.id.map(|id| format!(" {id}")).unwrap_or_default();
+        let line = match &action.outcome {
+            Outcome::Done { state } => {
+                let verb = match action.kind {
+                    ActionKind::Delete => "deleted",
+                    ActionKind::Replace => "replaced",
+                    ActionKind::Recreate => "recreated",
+                    _ => "created",
+                };
+                let state = state.as_ref().map(|s| format!(", {s}")).unwrap_or_default();
+                format!("  ok      {verb} {}{id}{state}", action.name)
+            }
+            Outcome::Failed(e) => format!("  failed  {} {}{id}: {e}", action.kind, action.name),
+            Outcome::OutcomeUnknown(e) => format!(
+                "  pending {} {}: the outcome is unknown ({}); resolve it with `cloudctl state resolve` once you know",
+                action.kind,
+                action.name,
+                declared::short_reason(e)
+            ),
+            Outcome::Blocked => format!(
+                "  pending {}: a create of this name has no known outcome; nothing was sent",
+                action.name
+            ),
+            Outcome::Skipped(why) if !why.is_empty() => {
+                format!("  skipped {} {}: {why}", action.kind, action.name)
+            }
+            _ => format!("  skipped {} {}", action.kind, action.name),
+        };
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+/// The recorded state as JSON: the pipes and the pending creates, with no fingerprint.
+pub(crate) fn state_json(state: &RecordedState) -> Value {
+    let pipes: Vec<Value> = state
+        .pipes
+        .iter()
+        .map(|(name, pipe)| json!({"name": name, "id": pipe.id, "recordedAt": pipe.recorded_at}))
+        .collect();
+    let pending: Vec<Value> = state
+        .pending
+        .iter()
+        .map(|(name, pending)| {
+            json!({"name": name, "startedAt": pending.started_at, "intentId": pending.intent_id,
+                   "requestId": pending.request_id, "reason": pending.reason})
+        })
+        .collect();
+    json!({"target": state.target, "pipes": pipes, "pending": pending})
+}
+
+/// The recorded state as a table.
+pub(crate) fn state_text(state: &RecordedState) -> String {
+    if state.pipes.is_empty() && state.pending.is_empty() {
+        return "The state records no pipe yet.".to_string();
+    }
+    let time = |t: &chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    let mut rows: Vec<Vec<String>> = state
+        .pipes
+        .iter()
+        .map(|(name, pipe)| {
+            vec![
+                name.clone(),
+                pipe.id.to_string(),
+                "recorded".into(),
+                time(&pipe.recorded_at),
+            ]
+        })
+        .collect();
+    rows.extend(state.pending.iter().map(|(name, pending)| {
+        vec![
+            name.clone(),
+            "-".into(),
+            "pending create".into(),
+            time(&pending.started_at),
+        ]
+    }));
+    render::table(&["NAME", "PIPE ID", "STATUS", "SINCE"], rows)
+}
