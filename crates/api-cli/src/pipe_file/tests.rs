@@ -307,3 +307,145 @@ fn broken_and_empty_files_say_so() {
         ["1:.: expected a mapping (the API's create request), got a list"]
     );
 }
+
+/// Generated pipe files of every source kind, with optional members present or absent and numbers
+/// in every form the file takes: once applied, a plan shows no change, and keeps showing none
+/// through every state the emulator's pipe goes through.
+mod declared_files {
+    use api_emulator::{Emulator, EmulatorOptions, PipeState};
+    use api_mgmt::declared::{self, ApplyOptions, Declaration, RecordedState, StateStore};
+    use api_mgmt::{Client, Credentials, WaitOptions};
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A whole number in one of the forms the file reads (`2`, `2.0`, `0x2`, `2e0`).
+    fn integer(value: u64, form: u8) -> String {
+        match form % 4 {
+            0 => value.to_string(),
+            1 => format!("{value}.0"),
+            2 => format!("{value:#x}"),
+            _ => format!("{value}e0"),
+        }
+    }
+
+    /// A number with a fraction in one of its forms (`0.5`, `0.50`, `.5`, `5e-1`).
+    fn fraction(tenths: u64, form: u8) -> String {
+        let whole = tenths / 10;
+        let tenth = tenths % 10;
+        match form % 4 {
+            0 => format!("{whole}.{tenth}"),
+            1 => format!("{whole}.{tenth}0"),
+            2 if whole == 0 => format!(".{tenth}"),
+            _ => format!("{}e-1", tenths),
+        }
+    }
+
+    prop_compose! {
+        /// A pipe file (JSON-like flow text, which YAML reads too) of kind `0..4`.
+        fn pipe_file()(
+            kind in 0u8..4,
+            forms in proptest::collection::vec(any::<u8>(), 8),
+            present in proptest::collection::vec(any::<bool>(), 8),
+            replicas in 1u64..=40,
+            cpu in 125u64..=2000,
+            memory_tenths in 5u64..=80,
+            wait_ms in 500u64..=60_000,
+        ) -> String {
+            let optional = |i: usize, member: String| if present[i] { format!(", {member}") } else { String::new() };
+            let source = match kind {
+                0 => format!(
+                    "{{\"kafka\": {{\"brokers\": \"b-1:9092\", \"topics\": \"orders\"{}{}{}}}{}}}",
+                    optional(0, "\"consumerGroup\": \"group-1\"".into()),
+                    optional(1, "\"credentials\": {\"username\": \"reader\", \"password\": \"kafka-secret\"}".into()),
+                    optional(2, "\"offset\": {\"timestamp\": \"2026-03-01T00:00\"}".into()),
+                    optional(3, "\"validateSamples\": true".into()),
+                ),
+                1 => format!(
+                    "{{\"objectStorage\": {{\"url\": \"https://bucket/*.csv\", \"isContinuous\": true{}{}}}}}",
+                    optional(0, "\"compression\": \"gzip\"".into()),
+                    optional(1, "\"accessKey\": {\"accessKeyId\": \"AKIA\", \"secretKey\": \"storage-secret\"}".into()),
+                ),
+                2 => format!(
+                    "{{\"kinesis\": {{\"streamName\": \"clicks\", \"region\": \"eu-west-1\"{}{}}}}}",
+                    optional(0, format!("\"timestamp\": {}", integer(1_772_409_600, forms[6]))),
+                    optional(1, "\"useEnhancedFanOut\": false".into()),
+                ),
+                _ => format!(
+                    "{{\"postgres\": {{\"host\": \"db\", \"port\": {}, \"database\": \"crm\", \"credentials\": {{\"username\": \"u\", \"password\": \"pg-secret\"}}, \"tableMappings\": [{{\"sourceSchemaName\": \"public\", \"sourceTable\": \"t\", \"targetTable\": \"t\"}}]{}}}}}",
+                    integer(5432, forms[7]),
+                    optional(0, format!("\"settings\": {{\"syncIntervalSeconds\": {}}}", integer(30, forms[5]))),
+                ),
+            };
+            let destination = if kind == 3 {
+                "{\"database\": \"crm\"}".to_string()
+            } else {
+                format!(
+                    "{{\"database\": \"d\", \"table\": \"t\", \"managedTable\": true, \"columns\": [{{\"name\": \"c\", \"type\": \"String\"}}]{}}}",
+                    optional(4, "\"roles\": [\"writer\"]".into()),
+                )
+            };
+            let mappings = if kind == 3 { String::new() } else {
+                ", \"fieldMappings\": [{\"sourceField\": \"c\", \"destinationField\": \"c\"}]".into()
+            };
+            let scaling = optional(5, format!(
+                "\"scaling\": {{\"replicas\": {}, \"replicaCpuMillicores\": {}, \"replicaMemoryGb\": {}}}",
+                integer(replicas, forms[0]), integer(cpu, forms[1]), fraction(memory_tenths, forms[2]),
+            ));
+            let settings = optional(6, format!(
+                "\"settings\": {{\"streaming_max_insert_wait_ms\": {}, \"future_setting\": {}}}",
+                integer(wait_ms, forms[3]), integer(7, forms[4]),
+            ));
+            format!("{{\"name\": \"generated\", \"source\": {source}, \"destination\": {destination}{mappings}{scaling}{settings}}}")
+        }
+    }
+
+    #[test]
+    fn a_generated_pipe_file_once_applied_never_differs() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let emulator = runtime
+            .block_on(Emulator::start(EmulatorOptions::for_tests()))
+            .unwrap();
+        let (key, secret) = emulator.admin_key();
+        let client = Client::builder(emulator.base_url())
+            .credentials(Credentials::basic(key, secret))
+            .build()
+            .unwrap();
+        let service = client.service(
+            emulator.organization_id(),
+            emulator.service_id("running").unwrap(),
+        );
+        let state_dir = tempfile::tempdir().unwrap();
+        let config = ProptestConfig {
+            cases: 12,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        };
+        proptest!(config, |(file in pipe_file())| {
+            let (pipe, _) = check(&file, &env).unwrap_or_else(|p| panic!("{p:?} in {file}"));
+            let store = declared::FileStateStore::new(state_dir.path().join("state.json"));
+            let declaration = Declaration::new().pipe(pipe);
+            let recorded = RecordedState::new(declared::target_of(&service));
+            let options = ApplyOptions::default().wait(WaitOptions::default());
+            let plan = runtime.block_on(declared::plan(&service, &declaration, &recorded)).unwrap();
+            let report = runtime.block_on(plan.apply(&store, &options)).unwrap();
+            prop_assert!(report.is_complete(), "{report:?}");
+            let recorded = store.load().unwrap().unwrap();
+            let id = recorded.pipes["generated"].id;
+            for state in std::iter::once(None).chain(PipeState::KNOWN.iter().map(|s| Some(PipeState::from(*s)))) {
+                if let Some(state) = state {
+                    emulator.force_pipe_state(id, Some(state)).unwrap();
+                }
+                let again = runtime.block_on(declared::plan(&service, &declaration, &recorded)).unwrap();
+                prop_assert!(again.is_empty(), "a difference in {file}: {:?}", again.actions);
+                prop_assert_eq!(again.reads, 1);
+            }
+            runtime.block_on(service.pipe(id).delete()).unwrap();
+        });
+        runtime.block_on(emulator.shutdown());
+    }
+}

@@ -3,6 +3,7 @@
 //! service transitions, and no secret in any output (checked on every run by `support`).
 
 mod cassettes;
+mod declared;
 mod endpoints;
 mod errors;
 mod help;

@@ -8,6 +8,10 @@ use tempfile::TempDir;
 
 /// The Kafka password of the test pipe files (given through the environment).
 pub const KAFKA_PASSWORD: &str = "kafka-pa55word-e2e";
+/// The Kinesis secret key of the test pipe files (given through the environment).
+pub const KINESIS_SECRET_KEY: &str = "kinesis-s3cret-key-e2e";
+/// The Postgres password of the test pipe files (given through the environment).
+pub const POSTGRES_PASSWORD: &str = "postgres-pa55-e2e";
 /// The object storage connection string of the test pipe files.
 pub const CONNECTION_STRING: &str =
     "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=c29tZS1henVyZS1rZXk=";
@@ -172,6 +176,8 @@ impl Cloud {
         let mut secrets: Vec<String> = seed.api_keys.iter().map(|k| k.secret.clone()).collect();
         secrets.extend(seed.observability_tokens.iter().map(|t| t.token.clone()));
         secrets.push(KAFKA_PASSWORD.to_string());
+        secrets.push(KINESIS_SECRET_KEY.to_string());
+        secrets.push(POSTGRES_PASSWORD.to_string());
         secrets.push(CONNECTION_STRING.to_string());
         secrets.push("c29tZS1henVyZS1rZXk=".to_string());
         secrets
@@ -203,6 +209,8 @@ impl Cloud {
             // host store (in the test's home), at a rate that keeps the runs quick.
             .env("CLOUD_RATE_LIMIT", "1000/1s")
             .env("KAFKA_PASSWORD", KAFKA_PASSWORD)
+            .env("KINESIS_SECRET_KEY", KINESIS_SECRET_KEY)
+            .env("POSTGRES_PASSWORD", POSTGRES_PASSWORD)
             .env("AZURE_CONNECTION_STRING", CONNECTION_STRING);
         command
     }
@@ -259,6 +267,39 @@ impl Cloud {
     /// Arms a fault rule.
     pub fn inject(&self, rule: FaultRule) {
         self.emulator().inject(rule).expect("a valid fault rule");
+    }
+
+    /// Disarms every fault rule.
+    pub fn clear_faults(&self) {
+        self.emulator().clear_faults();
+    }
+
+    /// Forgets the requests served so far.
+    pub fn clear_requests(&self) {
+        self.emulator().clear_requests();
+    }
+
+    /// The pipes on the server (not yet gone), by creation time.
+    pub fn pipes(&self) -> Vec<api_emulator::PipeView> {
+        self.emulator().pipes()
+    }
+
+    /// Changes the pipe `id` out of band (a JSON merge patch, as a console edit would).
+    pub fn patch_pipe(&self, id: &str, patch: serde_json::Value) {
+        let id: PipeId = id.parse().expect("a pipe id");
+        self.emulator()
+            .patch_pipe(id, &patch)
+            .expect("the patch is taken");
+    }
+
+    /// Puts the running service in `state` now.
+    pub fn set_service_state(&self, state: &str) {
+        let id = self.service("running").parse().expect("a service id");
+        let set = self
+            .emulator()
+            .set_service_state(id, state.into())
+            .expect("the state is set");
+        assert!(set, "the service exists");
     }
 
     /// Forces the pipe `id` into `state` (a failure a real service could report).
