@@ -9,6 +9,7 @@
 mod canned;
 mod clients;
 mod cpu;
+mod declared;
 mod emulator;
 mod fixtures;
 mod fleet;
@@ -23,7 +24,7 @@ use clients::{Call, Failure, Variant};
 use emulator::Storage;
 
 const USAGE: &str = "\
-usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet] [--server-threads N]
+usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|declared] [--server-threads N]
        cargo run --release -p api-bench -- --repeat facade|generated|floor pipe|endpoints|dashboards N [--callers K]
 
   --quick             a few seconds, to check that everything runs (figures not to be trusted)
@@ -31,6 +32,8 @@ usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet]
   --only emulator     only the emulator table
   --only fleet        only the fleet table (1, 8, 32 processes sharing one key through each rate
                       limit store; needs `cargo build --release -p api-emulator` first)
+  --only declared     only the declared pipes' cost in calls (an apply of 20 new pipes under a
+                      limit of 20 per 2 s, then a plan of them)
   --server-threads N  worker threads of the canned server's own runtime (default 1)
   --repeat V C N      only N sequential calls C by variant V, for a profiler (perf, callgrind)
   --callers K         with --repeat: the N calls made by K concurrent callers (default 1)";
@@ -41,6 +44,7 @@ struct Args {
     sdk: bool,
     emulator: bool,
     fleet: bool,
+    declared: bool,
     server_threads: usize,
     repeat: Option<(Variant, Call, usize)>,
     callers: usize,
@@ -52,6 +56,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         sdk: true,
         emulator: true,
         fleet: false,
+        declared: false,
         server_threads: 1,
         repeat: None,
         callers: 1,
@@ -70,6 +75,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
             ("--only", Some("emulator")) => parsed.sdk = false,
             ("--only", Some("fleet")) => {
                 (parsed.sdk, parsed.emulator, parsed.fleet) = (false, false, true);
+            }
+            ("--only", Some("declared")) => {
+                (parsed.sdk, parsed.emulator, parsed.declared) = (false, false, true);
             }
             ("--callers", Some(n)) => {
                 parsed.callers = n
@@ -205,6 +213,16 @@ fn run(args: &Args) -> Result<(), Failure> {
         let (rows, stalls) = fleet::run(plan)?;
         println!("{}", report::fleet(&rows, &stalls, plan));
     }
+    if args.declared {
+        let plan = if args.quick {
+            declared::Plan::QUICK
+        } else {
+            declared::Plan::FULL
+        };
+        eprintln!("measuring: an apply of {} declared pipes, then a plan", plan.pipes);
+        let figures = runtime.block_on(declared::run(plan))?;
+        println!("{}", report::declared(&figures, plan));
+    }
     println!("(measured in {:.0} s)", started.elapsed().as_secs_f64());
     Ok(())
 }
@@ -252,6 +270,8 @@ mod tests {
         let fleet = args("--only fleet").unwrap();
         assert!(fleet.fleet && !fleet.sdk && !fleet.emulator);
         assert!(!all.fleet, "the fleet runs only when asked");
+        let declared = args("--only declared").unwrap();
+        assert!(declared.declared && !declared.sdk && !declared.emulator && !all.declared);
         assert!(args("--only nothing").is_err());
         assert!(args("--server-threads 0").is_err());
         let repeat = args("--repeat facade dashboards 20").unwrap().repeat;
