@@ -7,7 +7,9 @@
 use std::time::{Duration, Instant};
 
 use api_emulator::{Emulator, EmulatorOptions, OperationId};
-use api_mgmt::declared::{self, ApplyOptions, Declaration, FileStateStore, RecordedState, StateStore};
+use api_mgmt::declared::{
+    self, ApplyOptions, Declaration, FileStateStore, RecordedState, StateStore,
+};
 use api_mgmt::{Client, Credentials, Destination, KafkaSource, NewPipe, RateLimit, WaitOptions};
 
 use crate::clients::Failure;
@@ -114,7 +116,11 @@ pub(crate) async fn run(plan: Plan) -> Result<Figures, Failure> {
     let again = declared::plan(&service, &declaration, &recorded).await?;
     let plan_time = started.elapsed();
     if !again.is_empty() {
-        return Err(format!("a plan right after the apply has changes: {:?}", again.actions).into());
+        return Err(format!(
+            "a plan right after the apply has changes: {:?}",
+            again.actions
+        )
+        .into());
     }
     let entries = emulator.requests().into_entries();
     let plan_reads = entries.iter().filter(|r| r.method == "GET").count();
@@ -136,7 +142,10 @@ pub(crate) async fn run(plan: Plan) -> Result<Figures, Failure> {
 
 fn pipe(name: &str) -> Result<NewPipe, Failure> {
     Ok(NewPipe::builder(name)
-        .source(KafkaSource::new("b-1.kafka.example:9098", name).credentials("reader", "bench-password"))
+        .source(
+            KafkaSource::new("b-1.kafka.example:9098", name)
+                .credentials("reader", "bench-password"),
+        )
         .destination(Destination::new("default").table(name).managed_table(true))
         .mapped_column("id", "id", "UInt64")
         .build()?)

@@ -219,7 +219,10 @@ fn run(args: &Args) -> Result<(), Failure> {
         } else {
             declared::Plan::FULL
         };
-        eprintln!("measuring: an apply of {} declared pipes, then a plan", plan.pipes);
+        eprintln!(
+            "measuring: an apply of {} declared pipes, then a plan",
+            plan.pipes
+        );
         let figures = runtime.block_on(declared::run(plan))?;
         println!("{}", report::declared(&figures, plan));
     }

@@ -419,3 +419,83 @@ async fn deterministic_time_drives_transitions_one_second_per_request() {
         Some(ServiceState::Stopped)
     );
 }
+
+#[tokio::test]
+async fn a_pipe_changes_out_of_band_through_a_merge_patch_checked_against_the_pipe_schema() {
+    let emulator = start().await;
+    let client = mgmt(&emulator);
+    let service = running_service(&emulator, &client);
+    let created = service.pipes().create(&kafka_pipe("edited")).await.unwrap();
+    let path = format!("/_emulator/pipes/{}", created.id);
+
+    let (status, pipe) = control(
+        &emulator,
+        reqwest::Method::PATCH,
+        &path,
+        Some(serde_json::json!({"scaling": {"replicas": 3}, "source": {"kafka": {"consumerGroup": null}}, "settings": {"db_max_threads": 16}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{pipe}");
+    assert_eq!(pipe["scaling"]["replicas"], 3);
+    assert_eq!(
+        pipe["scaling"]["replicaCpuMillicores"], 500,
+        "the rest is kept"
+    );
+    let read = service.pipe(created.id).get().await.unwrap();
+    assert_eq!(read.scaling.replicas, Some(3), "the API answers the change");
+    assert_eq!(read.settings.db_max_threads, Some(16));
+    assert!(read.updated_at >= created.updated_at);
+
+    for (patch, expected) in [
+        (
+            serde_json::json!({"scaling": {"replicas": "three"}}),
+            "scaling.replicas: expected an integer",
+        ),
+        (
+            serde_json::json!({"state": "Failed"}),
+            "PUT /_emulator/pipes/{pipeId}/state",
+        ),
+        (
+            serde_json::json!({"id": "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c"}),
+            "id cannot be changed",
+        ),
+        (
+            serde_json::json!(["not", "an", "object"]),
+            "a merge patch is a JSON object",
+        ),
+    ] {
+        let (status, answer) = control(&emulator, reqwest::Method::PATCH, &path, Some(patch)).await;
+        assert_eq!(status, 400, "{answer}");
+        let message = answer["message"].as_str().unwrap_or_default();
+        assert!(message.contains(expected), "{expected:?} in {message:?}");
+    }
+    assert_eq!(
+        service
+            .pipe(created.id)
+            .get()
+            .await
+            .unwrap()
+            .scaling
+            .replicas,
+        Some(3),
+        "a refused patch changes nothing"
+    );
+
+    let (status, _) = control(
+        &emulator,
+        reqwest::Method::PATCH,
+        "/_emulator/pipes/0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c",
+        Some(serde_json::json!({"scaling": {"replicas": 3}})),
+    )
+    .await;
+    assert_eq!(status, 404);
+    let anonymous = api_mgmt::http_client_builder()
+        .build()
+        .unwrap()
+        .patch(format!("{}{path}", emulator.base_url()))
+        .json(&serde_json::json!({"scaling": {"replicas": 4}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(anonymous.status(), 401, "the control token is needed");
+}

@@ -48,7 +48,8 @@ impl Pipes {
         let (runtime, raw) = self.service.client.parts();
         let body = pipe.as_raw();
         let op = &ops::CREATE_PIPE;
-        let secrets: Vec<&str> = pipe.secrets().into_iter().map(|s| s.expose()).collect();
+        let owned = pipe.secrets();
+        let secrets: Vec<&str> = owned.iter().map(|s| s.expose()).collect();
         let response = runtime
             .execute_redacting(op, &secrets, || raw.create_pipe(org, svc, body))
             .await?;

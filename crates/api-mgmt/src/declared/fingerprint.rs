@@ -12,7 +12,7 @@
 
 use api_core::management::NewPipe;
 use api_core::raw::support::redact::is_secret_member;
-use api_core::raw::support::schema::{SchemaSet, Shape};
+use api_core::raw::support::schema::{SchemaSet, Shape, for_each_secret};
 use argon2::{Algorithm, Argon2, Params, Version};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD_NO_PAD;
@@ -89,7 +89,7 @@ pub(crate) fn declared_form(
     let (argon2, salt) = fingerprint.argon2()?;
     let shape = SchemaSet::management().schema("PipeCreateRequest");
     let mut failed = None;
-    each_secret(&mut form, shape, &mut String::new(), &mut |path, value| {
+    for_each_secret(&mut form, shape, &mut |path, value| {
         let mut hash = [0u8; 32];
         let mut input = path.as_bytes().to_vec();
         input.push(0);
@@ -97,7 +97,7 @@ pub(crate) fn declared_form(
         if let Err(e) = argon2.hash_password_into(&input, &salt, &mut hash) {
             failed = Some(e);
         }
-        format!("{SECRET_PREFIX}{}", STANDARD_NO_PAD.encode(hash))
+        *value = format!("{SECRET_PREFIX}{}", STANDARD_NO_PAD.encode(hash));
     });
     if let Some(e) = failed {
         return Err(StateError::corrupt(format!(
@@ -110,47 +110,10 @@ pub(crate) fn declared_form(
     Ok((form, fingerprint))
 }
 
-/// Whether the member `name` (under the schema `shape`, when the spec knows it) holds a secret.
+/// Whether the member `name` (under the schema `shape`, when the spec knows it) holds a secret: the
+/// rule of [`for_each_secret`].
 pub(crate) fn is_secret(name: &str, shape: Option<&Shape<'_>>) -> bool {
     shape.is_some_and(Shape::is_secret) || is_secret_member(name)
-}
-
-/// Replaces every secret string of `value` with what `replace` makes of its path and value.
-fn each_secret(
-    value: &mut Value,
-    shape: Option<Shape<'_>>,
-    path: &mut String,
-    replace: &mut dyn FnMut(&str, &str) -> String,
-) {
-    match value {
-        Value::Object(members) => {
-            for (name, member) in members.iter_mut() {
-                let inner = shape.and_then(|s| s.member(name));
-                let length = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(name);
-                match member {
-                    Value::String(text) if is_secret(name, inner.as_ref()) => {
-                        *member = Value::String(replace(path, text));
-                    }
-                    _ => each_secret(member, inner, path, replace),
-                }
-                path.truncate(length);
-            }
-        }
-        Value::Array(items) => {
-            let inner = shape.and_then(|s| s.items());
-            for (i, item) in items.iter_mut().enumerate() {
-                let length = path.len();
-                path.push_str(&format!("[{i}]"));
-                each_secret(item, inner, path, replace);
-                path.truncate(length);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Whole numbers as integers (the SDK's one whole-number rule), so that `3` and `3.0` are one form.

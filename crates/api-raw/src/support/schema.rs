@@ -669,6 +669,55 @@ impl<'a> Shape<'a> {
     }
 }
 
+/// Calls `visit` with the path and the text of every secret string of `value` (a value of the schema
+/// `shape`): a member the spec types as `Secret`, or one the redaction rule calls secret by its name
+/// (a setting the spec does not list, such as `kafka_sasl_password`). The one answer to "which
+/// strings of a request are secrets", for the SDK's redaction and its fingerprints.
+pub fn for_each_secret(
+    value: &mut Value,
+    shape: Option<Shape<'_>>,
+    visit: &mut dyn FnMut(&str, &mut String),
+) {
+    walk_secrets(value, shape, &mut String::new(), visit);
+}
+
+fn walk_secrets(
+    value: &mut Value,
+    shape: Option<Shape<'_>>,
+    path: &mut String,
+    visit: &mut dyn FnMut(&str, &mut String),
+) {
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members.iter_mut() {
+                let inner = shape.and_then(|s| s.member(name));
+                let length = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(name);
+                let secret =
+                    inner.is_some_and(|s| s.is_secret()) || super::redact::is_secret_member(name);
+                match member {
+                    Value::String(text) if secret => visit(path, text),
+                    _ => walk_secrets(member, inner, path, visit),
+                }
+                path.truncate(length);
+            }
+        }
+        Value::Array(items) => {
+            let inner = shape.and_then(|s| s.items());
+            for (i, item) in items.iter_mut().enumerate() {
+                let length = path.len();
+                path.push_str(&format!("[{i}]"));
+                walk_secrets(item, inner, path, visit);
+                path.truncate(length);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// One step of a path into a value.
 #[derive(Debug, Clone)]
 enum Segment {

@@ -197,34 +197,18 @@ impl NewPipe {
         &self.request
     }
 
-    /// The secret values the request carries (passwords, secret keys, the connection string), so that
-    /// an error answer echoing the request can be scrubbed of them.
-    pub fn secrets(&self) -> Vec<&Secret> {
-        let source = &self.request.source;
-        let kafka = source.kafka.as_ref();
-        let registry = kafka
-            .and_then(|k| k.schema_registry.as_ref())
-            .and_then(|r| r.credentials.as_ref());
-        let object_storage = source.object_storage.as_ref();
-        [
-            kafka
-                .and_then(|k| k.credentials.as_ref())
-                .map(|c| &c.password),
-            registry.map(|c| &c.password),
-            object_storage
-                .and_then(|o| o.access_key.as_ref())
-                .map(|a| &a.secret_key),
-            object_storage.and_then(|o| o.connection_string.as_ref()),
-            source
-                .kinesis
-                .as_ref()
-                .and_then(|k| k.access_key.as_ref())
-                .map(|a| &a.secret_key),
-            source.postgres.as_ref().map(|p| &p.credentials.password),
-        ]
-        .into_iter()
-        .flatten()
-        .collect()
+    /// The secret values the request carries (passwords, secret keys, the connection string, a
+    /// setting named like a secret), so that an error answer echoing the request can be scrubbed of
+    /// them. Which members are secret comes from the spec and the redaction rule
+    /// ([`for_each_secret`](api_raw::support::schema::for_each_secret)).
+    pub fn secrets(&self) -> Vec<Secret> {
+        let mut request = serde_json::to_value(&self.request).unwrap_or_default();
+        let mut secrets = Vec::new();
+        let shape = SchemaSet::management().schema("PipeCreateRequest");
+        api_raw::support::schema::for_each_secret(&mut request, shape, &mut |_, text| {
+            secrets.push(Secret::new(std::mem::take(text)));
+        });
+        secrets
     }
 }
 

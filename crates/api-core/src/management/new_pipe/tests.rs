@@ -90,7 +90,8 @@ fn a_complete_kafka_pipe_becomes_the_request_the_spec_describes() {
         !shown.contains("kafka-pass") && !shown.contains("reg-pass"),
         "{shown}"
     );
-    let secrets: Vec<&str> = pipe.secrets().into_iter().map(|s| s.expose()).collect();
+    let secrets = pipe.secrets();
+    let secrets: Vec<&str> = secrets.iter().map(|s| s.expose()).collect();
     assert_eq!(secrets, ["kafka-pass", "reg-pass"]);
 }
 
