@@ -41,7 +41,7 @@ fn a_file_with_several_mistakes_lists_them_all_and_sends_nothing() {
             format!(
                 "  {file}:6: source.kafka.credentials.password: the environment variable NOT_SET_ANYWHERE is not set"
             ),
-            format!("  {file}:10: destination.managedTable: expected true or false, got a string"),
+            format!("  {file}:10: destination.managedTable: expected a boolean, found a string"),
             format!(
                 "  {file}:13: fieldMappings: every destination column must be mapped; not mapped: id"
             ),
