@@ -159,6 +159,35 @@ fn per_second(value: f64) -> String {
     format!("{value:.0}/s")
 }
 
+/// The declared pipes' cost in calls.
+pub fn declared(f: &crate::declared::Figures, plan: crate::declared::Plan) -> String {
+    let seconds = |d: std::time::Duration| format!("{:.2} s", d.as_secs_f64());
+    format!(
+        "Declared pipes, {pipes} new pipes applied under a limit of {limit} per {window} (parallelism {pipes}):\n\
+         | figure | value |\n|---|---|\n\
+         | apply: wall time (its plan included) | {apply} |\n\
+         | apply: floor the limit sets for its {calls} calls | {floor} |\n\
+         | apply: wall time / floor | {ratio:.2}x |\n\
+         | apply: calls | {calls}: {creates} creates, {polls} waiting polls, {other} other |\n\
+         | apply: 429s | {throttled} |\n\
+         | plan of the {pipes} recorded pipes: reads, writes | {reads}, {writes} ({plan_time}) |\n",
+        pipes = f.pipes,
+        limit = plan.limit,
+        window = seconds(plan.window),
+        apply = seconds(f.apply),
+        floor = seconds(f.floor),
+        ratio = f.apply.as_secs_f64() / f.floor.as_secs_f64(),
+        calls = f.calls,
+        creates = f.creates,
+        polls = f.polls,
+        other = f.calls - f.creates - f.polls,
+        throttled = f.throttled,
+        reads = f.plan_reads,
+        writes = f.plan_writes,
+        plan_time = seconds(f.plan_time),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,33 +222,4 @@ mod tests {
             "{table}"
         );
     }
-}
-
-/// The declared pipes' cost in calls.
-pub fn declared(f: &crate::declared::Figures, plan: crate::declared::Plan) -> String {
-    let seconds = |d: std::time::Duration| format!("{:.2} s", d.as_secs_f64());
-    format!(
-        "Declared pipes, {pipes} new pipes applied under a limit of {limit} per {window} (parallelism {pipes}):\n\
-         | figure | value |\n|---|---|\n\
-         | apply: wall time (its plan included) | {apply} |\n\
-         | apply: floor the limit sets for its {calls} calls | {floor} |\n\
-         | apply: wall time / floor | {ratio:.2}x |\n\
-         | apply: calls | {calls}: {creates} creates, {polls} waiting polls, {other} other |\n\
-         | apply: 429s | {throttled} |\n\
-         | plan of the {pipes} recorded pipes: reads, writes | {reads}, {writes} ({plan_time}) |\n",
-        pipes = f.pipes,
-        limit = plan.limit,
-        window = seconds(plan.window),
-        apply = seconds(f.apply),
-        floor = seconds(f.floor),
-        ratio = f.apply.as_secs_f64() / f.floor.as_secs_f64(),
-        calls = f.calls,
-        creates = f.creates,
-        polls = f.polls,
-        other = f.calls - f.creates - f.polls,
-        throttled = f.throttled,
-        reads = f.plan_reads,
-        writes = f.plan_writes,
-        plan_time = seconds(f.plan_time),
-    )
 }

@@ -876,10 +876,6 @@ fn the_state_file_is_private_and_holds_no_secret() {
     assert_eq!(listed.stdout.lines().count(), 5);
 }
 
-#[path = "../../../../tests/tests/support/encodings.rs"]
-#[allow(dead_code, reason = "shared with the SDK's redaction property")]
-mod encodings;
-
 /// Everything a declared pipe's life prints and writes when its password is `secret` and the
 /// server's first answer to the create echoes it (`answer`): apply, plan, state list, export, and
 /// the state file, as written and as its strings read.
@@ -952,7 +948,7 @@ fn strings_of(value: &Value) -> String {
 
 #[test]
 fn no_piece_of_a_secret_reaches_the_state_a_plan_an_apply_or_an_export() {
-    use encodings::{SECRET_ALPHABET, echoing, html_decoded, leaked_piece};
+    use crate::redaction::encodings::{SECRET_ALPHABET, echoing, html_decoded, leaked_piece};
     use proptest::prelude::*;
 
     let cloud = Cloud::start();

@@ -9,7 +9,7 @@ use crate::support::{Cloud, KAFKA_PIPE};
 
 #[path = "../../../../tests/tests/support/encodings.rs"]
 #[allow(dead_code, reason = "shared with the SDK's redaction property")]
-mod encodings;
+pub(crate) mod encodings;
 
 use encodings::{SECRET_ALPHABET, echoing, leaked_piece};
 
