@@ -276,11 +276,13 @@ pub async fn front(State(app): State<Shared>, request: Request, next: Next) -> R
             cut,
             apply,
         }) => {
-            tokio::time::sleep(delay).await;
             if apply {
-                // The request takes effect; what it would have answered is thrown away.
+                // The request takes effect; what it would have answered is thrown away. The delay
+                // comes after: an answer slow to come for a request already applied (a gateway
+                // timing out on a create that happened).
                 let _ = next.run(request).await;
             }
+            tokio::time::sleep(delay).await;
             (response, cut)
         }
         Some(Decision::Serve {

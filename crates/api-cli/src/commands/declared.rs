@@ -3,11 +3,11 @@
 use std::io::{BufRead as _, IsTerminal as _};
 use std::path::PathBuf;
 
+use api_mgmt::ServiceHandle;
 use api_mgmt::declared::{
     self, ActionKind, ApplyOptions, DeclaredError, FileStateStore, Outcome, Plan, RecordedState,
     StateLock, StateStore,
 };
-use api_mgmt::{Error, PipeId, ServiceHandle};
 use serde_json::json;
 
 use super::{Session, wait_options};
@@ -34,7 +34,12 @@ pub(crate) async fn plan(args: DirArgs, session: &mut Session<'_>) -> Result<Exi
     session
         .out
         .show(&plan_json(&plan), |_| plan_text(&plan, &dir))?;
-    if plan.pending().next().is_some() {
+    // A pending create blocks its name only where a file declares it (else it is a change to make:
+    // resolving it).
+    if plan
+        .pending()
+        .any(|a| declared.declaration.get(&a.name).is_some())
+    {
         return Err(pending_failure(&plan, &args));
     }
     Ok(if plan.is_empty() {
@@ -79,8 +84,14 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
             None => Ok(Exit::Success),
         };
     }
-    if !args.yes && !confirmed()? {
-        return Err(Failure::other("CANCELLED", "nothing was applied"));
+    if !args.yes {
+        if !human {
+            // The plan's JSON goes to stdout with the results; the person answering reads it here.
+            write_stderr(&plan_text(&plan, &dir));
+        }
+        if !confirmed()? {
+            return Err(Failure::other("CANCELLED", "nothing was applied"));
+        }
     }
     let options = ApplyOptions::default()
         .parallelism(usize::from(args.parallelism))
@@ -131,7 +142,7 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
         .clone()
         .import(args.id, pipe)
         .map_err(|e| Failure::state(&e))?;
-    read_pipe(&service, args.id).await?;
+    super::pipe::read_wire(&service, args.id).await?;
     recorded
         .import(args.id, pipe)
         .map_err(|e| Failure::state(&e))?;
@@ -193,7 +204,7 @@ async fn resolve(args: ResolveArgs, session: &mut Session<'_>) -> Result<(), Fai
     }
     let shown = match args.id {
         Some(id) => {
-            let pipe = read_pipe(&service, id).await?;
+            let pipe = super::pipe::read_wire(&service, id).await?;
             let name = pipe["name"].as_str().unwrap_or_default();
             if name != args.name {
                 return Err(Failure::usage(format!(
@@ -274,29 +285,9 @@ async fn make_plan(
         })
 }
 
-/// Reads a pipe as the API writes it; 404 is exit 3.
-async fn read_pipe(service: &ServiceHandle, id: PipeId) -> Result<serde_json::Value, Failure> {
-    let context = Context {
-        pipe: Some(id),
-        ..Context::api(Api::Management)
-    };
-    let pipe = service
-        .pipe(id)
-        .get_wire()
-        .await
-        .map_err(|e: Error| Failure::sdk(&e, &context))?
-        .into_inner();
-    serde_json::to_value(pipe).map_err(|e| {
-        Failure::other(
-            "DECODE_ERROR",
-            format!("the pipe cannot be written as JSON: {e}"),
-        )
-    })
-}
-
-/// Asks on the terminal; only `y` or `yes` applies.
+/// Asks on the terminal; only `yes` applies.
 fn confirmed() -> Result<bool, Failure> {
-    write_stderr("Apply these changes? Only 'yes' applies them: ");
+    write_stderr("Apply these changes? Type yes to apply them:");
     let mut answer = String::new();
     std::io::stdin()
         .lock()

@@ -50,13 +50,22 @@ async fn export(id: PipeId, session: &mut Session<'_>) -> Result<(), Failure> {
             format!("cannot write the pipe as JSON: {e}"),
         )
     })?;
-    let (file, variables) = pipe_file::exported_file(&json);
-    if !session.out.is_json() && !variables.is_empty() {
-        crate::output::write_stderr(&format!(
-            "The file reads {} from the environment (the API does not return {}).",
-            variables.join(", "),
-            if variables.len() == 1 { "it" } else { "them" }
-        ));
+    let (file, variables, request_only) = pipe_file::exported_file(&json);
+    if !session.out.is_json() {
+        if !variables.is_empty() {
+            crate::output::write_stderr(&format!(
+                "The file reads {} from the environment (the API does not return {}).",
+                variables.join(", "),
+                if variables.len() == 1 { "it" } else { "them" }
+            ));
+        }
+        if !request_only.is_empty() {
+            crate::output::write_stderr(&format!(
+                "The API never returns {}: add those the pipe was created with before `cloudctl \
+                 import` (an import records the file as it is).",
+                request_only.join(", ")
+            ));
+        }
     }
     session.out.show(&file, |file| {
         pipe_file::to_yaml(file).trim_end().to_string()
@@ -126,6 +135,25 @@ async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), F
         .map_err(|e| Failure::sdk(&e, &context))?
     };
     session.out.show(&pipe, render::pipe)
+}
+
+/// Reads a pipe as the API writes it (the generated type, as JSON); 404 is exit 3.
+pub(crate) async fn read_wire(
+    service: &api_mgmt::ServiceHandle,
+    id: PipeId,
+) -> Result<serde_json::Value, Failure> {
+    let pipe = service
+        .pipe(id)
+        .get_wire()
+        .await
+        .map_err(|e| failure(&e, id))?
+        .into_inner();
+    serde_json::to_value(pipe).map_err(|e| {
+        Failure::other(
+            "DECODE_ERROR",
+            format!("the pipe cannot be written as JSON: {e}"),
+        )
+    })
 }
 
 /// What `pipe delete` and `pipe wait --gone` answer.

@@ -6,8 +6,9 @@ use serde_json::{Map, Value};
 
 /// The pipe file of `pipe` (the server's answer as JSON): the create request that declares it, as
 /// [`export`] makes it, with each member the answer cannot give (a secret, a request-only string
-/// the request needs) as `{env: VARIABLE}`. Answers the file's content and the variables it reads.
-pub(crate) fn exported_file(pipe: &Value) -> (Value, Vec<String>) {
+/// the request needs) as `{env: VARIABLE}`. Answers the file's content, the variables it reads, and
+/// the request-only members the API does not return.
+pub(crate) fn exported_file(pipe: &Value) -> (Value, Vec<String>, Vec<String>) {
     let exported = export(pipe);
     let mut request = exported.request;
     let name = request["name"].as_str().unwrap_or("pipe").to_string();
@@ -17,7 +18,7 @@ pub(crate) fn exported_file(pipe: &Value) -> (Value, Vec<String>) {
         set(&mut request, path, serde_json::json!({ "env": variable }));
         variables.push(variable);
     }
-    (request, variables)
+    (request, variables, exported.request_only)
 }
 
 /// `ORDERS_KAFKA_PASSWORD` for `source.kafka.credentials.password` of the pipe `orders`: the pipe's
@@ -113,7 +114,7 @@ mod tests {
 
     #[test]
     fn an_exported_file_has_no_secret_and_no_server_member() {
-        let (request, variables) = exported_file(&json!({
+        let (request, variables, request_only) = exported_file(&json!({
             "id": "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c", "state": "Running", "name": "raw events",
             "source": {"objectStorage": {"url": "https://bucket/*.csv", "connectionString": "AccountKey=c2VjcmV0"}},
             "destination": {"database": "d", "table": "t", "managedTable": true, "columns": [{"name": "c", "type": "String"}]},
@@ -133,5 +134,13 @@ mod tests {
         assert!(!file.contains("scaling"), "defaults are left out: {file}");
         assert!(file.contains("db_max_threads: 8"), "{file}");
         assert_eq!(variables, ["RAW_EVENTS_OBJECT_STORAGE_CONNECTION_STRING"]);
+        assert_eq!(
+            request_only,
+            [
+                "destination.roles",
+                "source.objectStorage.accessKey",
+                "source.validateSamples"
+            ]
+        );
     }
 }

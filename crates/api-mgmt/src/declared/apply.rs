@@ -155,6 +155,21 @@ impl Plan {
         options: &ApplyOptions,
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<ApplyReport, StateError> {
+        // A plan is made against one recorded state: applied twice, or after another apply changed
+        // the state, it would create again what was created since.
+        let current = store.load()?;
+        let fresh = self.recorded.pipes.is_empty() && self.recorded.pending.is_empty();
+        let unchanged = match &current {
+            Some(current) => current == &self.recorded,
+            None => fresh,
+        };
+        if !unchanged {
+            return Err(StateError::Refused(
+                "the recorded state changed since this plan was made (another apply, or this plan \
+                 applied already); make a new plan"
+                    .into(),
+            ));
+        }
         let recording = Recording {
             state: Mutex::new(self.recorded.clone()),
             store,
@@ -185,11 +200,14 @@ impl Plan {
             report.service = Some(result.map(|_| ()));
         }
 
-        // Deletes, and the delete half of each replace.
+        // Deletes, and the delete half of each replace (not when the service did not come to its
+        // declared state: the create half could not follow).
         let deleting: Vec<&PlanAction> = self
             .actions
             .iter()
-            .filter(|a| matches!(a.kind, ActionKind::Delete | ActionKind::Replace))
+            .filter(|a| {
+                a.kind == ActionKind::Delete || (a.kind == ActionKind::Replace && service_ok)
+            })
             .collect();
         let mut deleted: HashMap<String, Result<(), Error>> = futures::stream::iter(deleting)
             .map(|action| async {

@@ -18,7 +18,9 @@ use api_core::raw::support::schema::Shape;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::fingerprint::{SECRET_PREFIX, is_secret};
+use api_core::raw::support::schema::is_secret;
+
+use super::fingerprint::SECRET_PREFIX;
 
 /// One member that differs, by its JSON path (`scaling.replicas`, `destination.columns[1].type`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -226,7 +228,7 @@ fn covers(declared: &Value, there: &Value) -> bool {
 /// Two JSON values are the same value: numbers by value, the rest by structure.
 fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Value::Number(_), Value::Number(_)) => api_core::raw::support::same_number(a, b),
         (Value::Array(a), Value::Array(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_value(a, b))
         }

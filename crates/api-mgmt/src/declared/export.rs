@@ -1,9 +1,10 @@
 //! [`export`]: a pipe read from the server, as the create request that declares it.
 
+use api_core::raw::support::same_number;
 use api_core::raw::support::schema::{SchemaSet, Shape};
 use serde_json::{Map, Value};
 
-use super::fingerprint::is_secret;
+use api_core::raw::support::schema::is_secret;
 
 /// A pipe as a declaration: the create request that makes it, and what the answer cannot tell.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +16,10 @@ pub struct Exported {
     /// server answered (its value is left out), and each request-only string the request schema
     /// requires (a Postgres source's `credentials`). A file gives them from the environment.
     pub missing: Vec<String>,
+    /// The request-only members the answer cannot tell (the API never returns them) that the
+    /// request does not require, by JSON path: `source.kafka.credentials`, `destination.roles`, ...
+    /// The pipe may have been created with them.
+    pub request_only: Vec<String>,
 }
 
 /// The create request that declares `pipe` (the server's answer as JSON, as the generated `Pipe`
@@ -36,21 +41,39 @@ pub struct Exported {
 /// ```
 pub fn export(pipe: &Value) -> Exported {
     let schemas = SchemaSet::management();
-    let mut missing = Vec::new();
+    let mut found = Found::default();
     let request = match schemas.schema("PipeCreateRequest") {
-        Some(shape) => keep(pipe, shape, &mut String::new(), &mut missing)
-            .unwrap_or_else(|| Value::Object(Map::new())),
+        Some(shape) => keep(
+            pipe,
+            shape,
+            schemas.schema("Pipe"),
+            &mut String::new(),
+            &mut found,
+        )
+        .unwrap_or_else(|| Value::Object(Map::new())),
         None => Value::Object(Map::new()),
     };
-    Exported { request, missing }
+    Exported {
+        request,
+        missing: found.missing,
+        request_only: found.request_only,
+    }
+}
+
+/// What an export finds the answer cannot give.
+#[derive(Default)]
+struct Found {
+    missing: Vec<String>,
+    request_only: Vec<String>,
 }
 
 /// What of `value` the request schema `shape` has; `None` when nothing is left.
 fn keep(
     value: &Value,
     shape: Shape<'_>,
+    response: Option<Shape<'_>>,
     path: &mut String,
-    missing: &mut Vec<String>,
+    found: &mut Found,
 ) -> Option<Value> {
     match value {
         Value::Object(members) => {
@@ -64,23 +87,39 @@ fn keep(
                     path.push('.');
                 }
                 path.push_str(name);
+                let default = inner.server_default();
                 if member.is_null()
-                    || inner.server_default() == Some(member)
-                    || same_number(member, inner.server_default())
+                    || default == Some(member)
+                    || default.is_some_and(|d| same_number(member, d))
                 {
                     // Absent, or what the server fills in anyway.
                 } else if is_secret(name, Some(&inner)) {
-                    missing.push(path.clone());
-                } else if let Some(value) = keep(member, inner, path, missing) {
+                    found.missing.push(path.clone());
+                } else if let Some(value) = keep(
+                    member,
+                    inner,
+                    response.and_then(|r| r.member(name)),
+                    path,
+                    found,
+                ) {
                     kept.insert(name.clone(), value);
                 }
                 path.truncate(length);
             }
-            required_request_only(&mut kept, shape, path, missing);
+            required_request_only(&mut kept, shape, path, &mut found.missing);
+            for name in shape.members() {
+                if shape.is_request_only(name, response.as_ref()) && !kept.contains_key(name) {
+                    found.request_only.push(if path.is_empty() {
+                        name.to_string()
+                    } else {
+                        format!("{path}.{name}")
+                    });
+                }
+            }
             (!kept.is_empty()).then_some(Value::Object(kept))
         }
         Value::Array(items) => {
-            let inner = shape.items();
+            let (inner, answered) = (shape.items(), response.and_then(|r| r.items()));
             let kept: Vec<Value> = items
                 .iter()
                 .enumerate()
@@ -88,7 +127,7 @@ fn keep(
                     let length = path.len();
                     path.push_str(&format!("[{i}]"));
                     let kept = match inner {
-                        Some(inner) => keep(item, inner, path, missing),
+                        Some(inner) => keep(item, inner, answered, path, found),
                         None => Some(item.clone()),
                     };
                     path.truncate(length);
@@ -131,14 +170,6 @@ fn required_request_only(
     }
 }
 
-/// Whether `value` is the number `default` (`2` and `2.0`).
-fn same_number(value: &Value, default: Option<&Value>) -> bool {
-    match (value.as_f64(), default.and_then(Value::as_f64)) {
-        (Some(a), Some(b)) => a == b,
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -175,6 +206,10 @@ mod tests {
                 "source.postgres.credentials.password",
                 "source.postgres.credentials.username"
             ]
+        );
+        assert_eq!(
+            exported.request_only,
+            ["destination.roles", "source.validateSamples"]
         );
     }
 }

@@ -11,8 +11,7 @@
 //! integers), so an unchanged declaration is told in one comparison.
 
 use api_core::management::NewPipe;
-use api_core::raw::support::redact::is_secret_member;
-use api_core::raw::support::schema::{SchemaSet, Shape, for_each_secret};
+use api_core::raw::support::schema::{SchemaSet, for_each_secret, secret_text};
 use argon2::{Algorithm, Argon2, Params, Version};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD_NO_PAD;
@@ -66,6 +65,13 @@ impl Fingerprint {
                 self.algorithm, self.version
             )));
         }
+        // A state file is input: parameters beyond these would make a plan take the machine.
+        if self.memory_kib > 256 * 1024 || self.iterations > 16 || self.parallelism > 8 {
+            return Err(StateError::corrupt(format!(
+                "a fingerprint asks for {} KiB, {} passes and {} lanes, more than the SDK spends (256 MiB, 16, 8)",
+                self.memory_kib, self.iterations, self.parallelism
+            )));
+        }
         let params = Params::new(self.memory_kib, self.iterations, self.parallelism, Some(32))
             .map_err(|e| StateError::corrupt(format!("a fingerprint's parameters: {e}")))?;
         let salt = STANDARD_NO_PAD
@@ -93,11 +99,11 @@ pub(crate) fn declared_form(
         let mut hash = [0u8; 32];
         let mut input = path.as_bytes().to_vec();
         input.push(0);
-        input.extend_from_slice(value.as_bytes());
+        input.extend_from_slice(secret_text(value).as_bytes());
         if let Err(e) = argon2.hash_password_into(&input, &salt, &mut hash) {
             failed = Some(e);
         }
-        *value = format!("{SECRET_PREFIX}{}", STANDARD_NO_PAD.encode(hash));
+        *value = Value::String(format!("{SECRET_PREFIX}{}", STANDARD_NO_PAD.encode(hash)));
     });
     if let Some(e) = failed {
         return Err(StateError::corrupt(format!(
@@ -108,12 +114,6 @@ pub(crate) fn declared_form(
     let mut fingerprint = fingerprint.clone();
     fingerprint.digest = digest(&form);
     Ok((form, fingerprint))
-}
-
-/// Whether the member `name` (under the schema `shape`, when the spec knows it) holds a secret: the
-/// rule of [`for_each_secret`].
-pub(crate) fn is_secret(name: &str, shape: Option<&Shape<'_>>) -> bool {
-    shape.is_some_and(Shape::is_secret) || is_secret_member(name)
 }
 
 /// Whole numbers as integers (the SDK's one whole-number rule), so that `3` and `3.0` are one form.
@@ -206,5 +206,11 @@ mod tests {
         let mut fingerprint = Fingerprint::fresh();
         fingerprint.salt = "not base64!".into();
         assert!(declared_form(&pipe("p"), &fingerprint).is_err());
+        let mut fingerprint = Fingerprint::fresh();
+        fingerprint.memory_kib = u32::MAX;
+        let error = declared_form(&pipe("p"), &fingerprint)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("more than the SDK spends"), "{error}");
     }
 }

@@ -178,10 +178,10 @@ pub async fn plan(
         calls += 1;
         match read {
             Ok(pipe) => {
-                on_server.insert(
-                    name,
-                    Some(serde_json::to_value(pipe.into_inner()).unwrap_or_default()),
-                );
+                let json = serde_json::to_value(pipe.into_inner()).map_err(|e| {
+                    DeclaredError::Refused(format!("pipe {name} cannot be written as JSON: {e}"))
+                })?;
+                on_server.insert(name, Some(json));
             }
             Err(e) if e.is_not_found() => {
                 on_server.insert(name, None);

@@ -110,16 +110,19 @@ impl RecordedState {
     }
 
     /// The state as the file holds it (pretty JSON, keys sorted, a newline at the end).
-    pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+    pub fn to_json(&self) -> Result<String, StateError> {
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| {
+            StateError::corrupt(format!("the state cannot be written as JSON: {e}"))
+        })?;
         text.push('\n');
-        text
+        Ok(text)
     }
 
     /// Records the existing pipe `id` as declared by `pipe` (an import: the pipe is adopted, and the
     /// next plan compares it with `pipe`). Refused when the name is recorded or pending already.
     pub fn import(&mut self, id: PipeId, pipe: &NewPipe) -> Result<(), StateError> {
         let name = pipe.as_raw().name.to_string();
+        self.refuse_recorded_id(id)?;
         if let Some(recorded) = self.pipes.get(&name) {
             return Err(StateError::Refused(format!(
                 "{name:?} is recorded already, as pipe {}; forget it first to import another",
@@ -147,6 +150,7 @@ impl RecordedState {
     /// Resolves the pending create of `name` with the pipe `id` it made: recorded as the
     /// declaration the create sent. Refused when `name` has no pending create.
     pub fn adopt(&mut self, name: &str, id: PipeId) -> Result<(), StateError> {
+        self.refuse_recorded_id(id)?;
         let pending = self.pending.remove(name).ok_or_else(|| {
             StateError::Refused(format!("{name:?} has no pending create to resolve"))
         })?;
@@ -176,6 +180,17 @@ impl RecordedState {
         let recorded = self.pipes.remove(name).is_some();
         let pending = self.pending.remove(name).is_some();
         recorded || pending
+    }
+
+    /// Refuses a pipe the state records already, under any name: two names for one pipe would let
+    /// the removal of one file delete the other's pipe.
+    fn refuse_recorded_id(&self, id: PipeId) -> Result<(), StateError> {
+        match self.pipes.iter().find(|(_, recorded)| recorded.id == id) {
+            Some((name, _)) => Err(StateError::Refused(format!(
+                "pipe {id} is recorded already, as {name:?}"
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// Refuses a state that belongs to another service or deployment.

@@ -160,13 +160,14 @@ impl StateStore for FileStateStore {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
             _ => PathBuf::from("."),
         };
+        let text = state.to_json()?;
         let mut name = self.path.file_name().unwrap_or_default().to_os_string();
         name.push(format!(".{}.tmp", std::process::id()));
         let temporary = self.path.with_file_name(name);
         let written = (|| {
             let mut file = private(OpenOptions::new().create(true).truncate(true).write(true))
                 .open(&temporary)?;
-            file.write_all(state.to_json().as_bytes())?;
+            file.write_all(text.as_bytes())?;
             file.sync_all()
         })();
         if let Err(e) = written {

@@ -28,7 +28,9 @@ pub use management_enums::{
     Compression, MskAuthentication, PipeState, ReversePrivateEndpointStatus,
     ReversePrivateEndpointType, ServiceEndpointProtocol, ServiceState,
 };
-pub use number::{is_integer, serialize_number, serialize_optional_number, whole_number};
+pub use number::{
+    is_integer, same_number, serialize_number, serialize_optional_number, whole_number,
+};
 #[cfg(feature = "observability")]
 pub use observability_enums::{
     AlertChannelType, AlertInterval, AlertSource, AlertState, AlertThresholdType, MetricDataType,

@@ -24,6 +24,15 @@ pub fn is_integer(value: &serde_json::Value) -> bool {
     }
 }
 
+/// Whether two JSON numbers are the same number however written (`3` and `3.0`, `0.5` and `0.50`,
+/// `5e-1`); `false` when either is not a number. The one rule for comparing numbers by value.
+pub fn same_number(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+    match (a.as_f64(), b.as_f64()) {
+        (Some(a), Some(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// Writes `value` as an integer when it is whole (and exact as one), else as a float.
 pub fn serialize_number<S: Serializer>(value: f64, serializer: S) -> Result<S::Ok, S::Error> {
     match whole_number(value) {
@@ -55,6 +64,21 @@ mod tests {
 
     fn written(n: Option<f64>) -> String {
         serde_json::to_string(&Sample { n }).unwrap()
+    }
+
+    #[test]
+    fn numbers_are_the_same_however_written() {
+        use serde_json::json;
+        assert!(super::same_number(&json!(3), &json!(3.0)));
+        assert!(super::same_number(
+            &serde_json::from_str("0.50").unwrap(),
+            &json!(0.5)
+        ));
+        assert!(!super::same_number(&json!(3), &json!(4)));
+        assert!(
+            !super::same_number(&json!("3"), &json!(3)),
+            "text is not a number"
+        );
     }
 
     #[test]

@@ -669,14 +669,21 @@ impl<'a> Shape<'a> {
     }
 }
 
-/// Calls `visit` with the path and the text of every secret string of `value` (a value of the schema
-/// `shape`): a member the spec types as `Secret`, or one the redaction rule calls secret by its name
-/// (a setting the spec does not list, such as `kafka_sasl_password`). The one answer to "which
-/// strings of a request are secrets", for the SDK's redaction and its fingerprints.
+/// Whether the member `name`, of schema `shape` where the spec has one, holds a secret: the spec
+/// types it as `Secret`, or the redaction rule calls it secret by its name (a setting the spec does
+/// not list, such as `kafka_sasl_password`). The one answer for the SDK's redaction of requests, its
+/// fingerprints, its plans and its exports.
+pub fn is_secret(name: &str, shape: Option<&Shape<'_>>) -> bool {
+    shape.is_some_and(Shape::is_secret) || super::redact::is_secret_member(name)
+}
+
+/// Calls `visit` with the path and the value of every secret of `value` (a value of the schema
+/// `shape`): each scalar under a member [`is_secret`] says is one (a number or a boolean written
+/// where a password goes is a secret too; `null` is nothing).
 pub fn for_each_secret(
     value: &mut Value,
     shape: Option<Shape<'_>>,
-    visit: &mut dyn FnMut(&str, &mut String),
+    visit: &mut dyn FnMut(&str, &mut Value),
 ) {
     walk_secrets(value, shape, &mut String::new(), visit);
 }
@@ -685,7 +692,7 @@ fn walk_secrets(
     value: &mut Value,
     shape: Option<Shape<'_>>,
     path: &mut String,
-    visit: &mut dyn FnMut(&str, &mut String),
+    visit: &mut dyn FnMut(&str, &mut Value),
 ) {
     match value {
         Value::Object(members) => {
@@ -696,10 +703,12 @@ fn walk_secrets(
                     path.push('.');
                 }
                 path.push_str(name);
-                let secret =
-                    inner.is_some_and(|s| s.is_secret()) || super::redact::is_secret_member(name);
                 match member {
-                    Value::String(text) if secret => visit(path, text),
+                    Value::String(_) | Value::Number(_) | Value::Bool(_)
+                        if is_secret(name, inner.as_ref()) =>
+                    {
+                        visit(path, member);
+                    }
                     _ => walk_secrets(member, inner, path, visit),
                 }
                 path.truncate(length);
@@ -715,6 +724,14 @@ fn walk_secrets(
             }
         }
         _ => {}
+    }
+}
+
+/// The text of a secret scalar: a string as it is, a number or a boolean as JSON writes it.
+pub fn secret_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }
 

@@ -205,8 +205,8 @@ impl NewPipe {
         let mut request = serde_json::to_value(&self.request).unwrap_or_default();
         let mut secrets = Vec::new();
         let shape = SchemaSet::management().schema("PipeCreateRequest");
-        api_raw::support::schema::for_each_secret(&mut request, shape, &mut |_, text| {
-            secrets.push(Secret::new(std::mem::take(text)));
+        api_raw::support::schema::for_each_secret(&mut request, shape, &mut |_, value| {
+            secrets.push(Secret::new(api_raw::support::schema::secret_text(value)));
         });
         secrets
     }

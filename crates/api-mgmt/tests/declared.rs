@@ -1,0 +1,116 @@
+//! The SDK's declared pipes against the emulator: a plan applies once, a service that does not start
+//! keeps the pipes a replace would have deleted, and one pipe is never recorded under two names.
+
+#![cfg(feature = "declared")]
+
+use api_emulator::{Emulator, EmulatorOptions, ServiceState};
+use api_mgmt::declared::{
+    self, ActionKind, ApplyOptions, Declaration, FileStateStore, Outcome, RecordedState,
+    ServiceTarget, StateError, StateStore,
+};
+use api_mgmt::{
+    Client, Credentials, Destination, KafkaSource, NewPipe, Scaling, ServiceHandle, WaitOptions,
+};
+
+fn pipe(name: &str, replicas: u32) -> NewPipe {
+    NewPipe::builder(name)
+        .source(KafkaSource::new("b-1:9092", name).credentials("reader", "sdk-test-password"))
+        .destination(Destination::new("d").table(name).managed_table(true))
+        .mapped_column("id", "id", "UInt64")
+        .scaling(Scaling::new().replicas(replicas))
+        .build()
+        .expect("a valid pipe")
+}
+
+async fn service(emulator: &Emulator) -> ServiceHandle {
+    let (key, secret) = emulator.admin_key();
+    let client = Client::builder(emulator.base_url())
+        .credentials(Credentials::basic(key, secret))
+        .build()
+        .expect("a client");
+    client.service(
+        emulator.organization_id(),
+        emulator.service_id("running").expect("a running service"),
+    )
+}
+
+fn options() -> ApplyOptions {
+    ApplyOptions::default().wait(WaitOptions::default().timeout(std::time::Duration::from_secs(10)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_plan_applies_once_and_a_stale_plan_is_refused() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let service = service(&emulator).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStateStore::new(dir.path().join("state.json"));
+    let declaration = Declaration::new().pipe(pipe("orders", 1));
+    let recorded = RecordedState::new(declared::target_of(&service));
+    let plan = declared::plan(&service, &declaration, &recorded)
+        .await
+        .unwrap();
+    assert!(plan.apply(&store, &options()).await.unwrap().is_complete());
+
+    let again = plan.apply(&store, &options()).await.unwrap_err();
+    assert!(matches!(again, StateError::Refused(_)), "{again}");
+    assert!(again.to_string().contains("make a new plan"), "{again}");
+    assert_eq!(emulator.pipes().len(), 1, "nothing was created twice");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_service_that_does_not_start_keeps_the_pipes_a_replace_would_delete() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let service = service(&emulator).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStateStore::new(dir.path().join("state.json"));
+    let first = Declaration::new().pipe(pipe("orders", 1));
+    let recorded = RecordedState::new(declared::target_of(&service));
+    let plan = declared::plan(&service, &first, &recorded).await.unwrap();
+    assert!(plan.apply(&store, &options()).await.unwrap().is_complete());
+    let id = store.load().unwrap().unwrap().pipes["orders"].id;
+
+    // The service fails; the declaration wants it running and the pipe on 2 replicas.
+    emulator
+        .set_service_state(service.id(), ServiceState::Failed)
+        .unwrap();
+    let changed = Declaration::new()
+        .pipe(pipe("orders", 2))
+        .service_state(ServiceTarget::Running);
+    let recorded = store.load().unwrap().unwrap();
+    let plan = declared::plan(&service, &changed, &recorded).await.unwrap();
+    assert_eq!(plan.actions[0].kind, ActionKind::Replace);
+    assert!(plan.service.is_some());
+    let report = plan.apply(&store, &options()).await.unwrap();
+    assert!(matches!(report.service, Some(Err(_))), "{report:?}");
+    assert!(
+        matches!(report.actions[0].outcome, Outcome::Skipped(_)),
+        "{report:?}"
+    );
+    assert_eq!(emulator.pipes()[0].id, id, "the pipe was not deleted");
+    assert_eq!(store.load().unwrap().unwrap().pipes["orders"].id, id);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn one_pipe_is_never_recorded_under_two_names() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let service = service(&emulator).await;
+    let created = service.pipes().create(&pipe("orders", 1)).await.unwrap();
+    let mut recorded = RecordedState::new(declared::target_of(&service));
+    recorded.import(created.id, &pipe("orders", 1)).unwrap();
+    let twice = recorded.import(created.id, &pipe("events", 1)).unwrap_err();
+    assert!(
+        twice
+            .to_string()
+            .contains("recorded already, as \"orders\""),
+        "{twice}"
+    );
+    let other = "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c".parse().unwrap();
+    let taken = recorded.import(other, &pipe("orders", 1)).unwrap_err();
+    assert!(taken.to_string().contains("forget it first"), "{taken}");
+    assert!(recorded.forget("orders"));
+    assert!(!recorded.forget("orders"));
+    assert!(
+        recorded.adopt("orders", created.id).is_err(),
+        "no pending create to adopt"
+    );
+}
