@@ -45,6 +45,8 @@ impl Plan {
 pub(crate) struct Figures {
     /// Pipes applied, then planned.
     pub pipes: usize,
+    /// Actions at once.
+    pub parallelism: usize,
     /// The apply's wall time (its plan included).
     pub apply: Duration,
     /// The floor the limit sets for the apply's calls: calls x window / limit.
@@ -65,8 +67,8 @@ pub(crate) struct Figures {
     pub plan_time: Duration,
 }
 
-/// Applies `plan.pipes` new pipes under the limit, then plans them again.
-pub(crate) async fn run(plan: Plan) -> Result<Figures, Failure> {
+/// Applies `plan.pipes` new pipes under the limit, `parallelism` at a time, then plans them again.
+pub(crate) async fn run(plan: Plan, parallelism: usize) -> Result<Figures, Failure> {
     let window_secs = plan.window.as_secs();
     let emulator = Emulator::start(
         EmulatorOptions::new()
@@ -90,7 +92,7 @@ pub(crate) async fn run(plan: Plan) -> Result<Figures, Failure> {
     let dir = tempfile::tempdir()?;
     let store = FileStateStore::new(dir.path().join("state.json"));
     let options = ApplyOptions::default()
-        .parallelism(plan.pipes)
+        .parallelism(parallelism)
         .wait(WaitOptions::default().timeout(Duration::from_secs(120)));
 
     emulator.clear_requests();
@@ -128,6 +130,7 @@ pub(crate) async fn run(plan: Plan) -> Result<Figures, Failure> {
     emulator.shutdown().await;
     Ok(Figures {
         pipes: plan.pipes,
+        parallelism,
         apply,
         floor,
         creates,

@@ -219,12 +219,14 @@ fn run(args: &Args) -> Result<(), Failure> {
         } else {
             declared::Plan::FULL
         };
-        eprintln!(
-            "measuring: an apply of {} declared pipes, then a plan",
-            plan.pipes
-        );
-        let figures = runtime.block_on(declared::run(plan))?;
-        println!("{}", report::declared(&figures, plan));
+        for parallelism in [plan.pipes, 4] {
+            eprintln!(
+                "measuring: an apply of {} declared pipes, {parallelism} at a time, then a plan",
+                plan.pipes
+            );
+            let figures = runtime.block_on(declared::run(plan, parallelism))?;
+            println!("{}", report::declared(&figures, plan));
+        }
     }
     println!("(measured in {:.0} s)", started.elapsed().as_secs_f64());
     Ok(())

@@ -163,7 +163,7 @@ fn per_second(value: f64) -> String {
 pub fn declared(f: &crate::declared::Figures, plan: crate::declared::Plan) -> String {
     let seconds = |d: std::time::Duration| format!("{:.2} s", d.as_secs_f64());
     format!(
-        "Declared pipes, {pipes} new pipes applied under a limit of {limit} per {window} (parallelism {pipes}):\n\
+        "Declared pipes, {pipes} new pipes applied under a limit of {limit} per {window} (parallelism {parallelism}):\n\
          | figure | value |\n|---|---|\n\
          | apply: wall time (its plan included) | {apply} |\n\
          | apply: floor the limit sets for its {calls} calls | {floor} |\n\
@@ -172,6 +172,7 @@ pub fn declared(f: &crate::declared::Figures, plan: crate::declared::Plan) -> St
          | apply: 429s | {throttled} |\n\
          | plan of the {pipes} recorded pipes: reads, writes | {reads}, {writes} ({plan_time}) |\n",
         pipes = f.pipes,
+        parallelism = f.parallelism,
         limit = plan.limit,
         window = seconds(plan.window),
         apply = seconds(f.apply),
