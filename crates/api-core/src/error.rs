@@ -510,6 +510,18 @@ pub struct ValidationError {
     pub problems: Vec<Problem>,
 }
 
+impl Problem {
+    /// Whether the problem is at `path` or inside it (`scaling.replicas` is inside `scaling`, and
+    /// `columns[0].name` inside `columns`): a mistake told at `path` already covers it.
+    pub fn is_within(&self, path: &str) -> bool {
+        self.path == path
+            || self
+                .path
+                .strip_prefix(path)
+                .is_some_and(|rest| rest.starts_with(['.', '[']))
+    }
+}
+
 impl ValidationError {
     /// Whether a problem names this field path.
     pub fn has(&self, path: &str) -> bool {

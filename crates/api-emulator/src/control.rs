@@ -139,6 +139,17 @@ async fn list_pipes(State(app): State<Shared>, headers: HeaderMap) -> Response {
     axum::Json(crate::views::pipes(&app)).into_response()
 }
 
+/// The pipe id of a control path, once the control token is checked.
+fn authorized_pipe(
+    app: &Shared,
+    headers: &HeaderMap,
+    pipe_id: &str,
+) -> Result<uuid::Uuid, Response> {
+    authorized(app, headers)?;
+    uuid::Uuid::parse_str(pipe_id)
+        .map_err(|_| refuse(StatusCode::BAD_REQUEST, "pipe id is not a UUID"))
+}
+
 /// The `state` member of a control body: a string, `null`, or absent (`None`).
 fn state_member(body: &[u8]) -> Result<Option<String>, Response> {
     match serde_json::from_slice::<Value>(body) {
@@ -164,11 +175,9 @@ async fn force_pipe_state(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    if let Err(response) = authorized(&app, &headers) {
-        return response;
-    }
-    let Ok(id) = uuid::Uuid::parse_str(&pipe_id) else {
-        return refuse(StatusCode::BAD_REQUEST, "pipe id is not a UUID");
+    let id = match authorized_pipe(&app, &headers, &pipe_id) {
+        Ok(id) => id,
+        Err(response) => return response,
     };
     let state = match state_member(&body) {
         Ok(state) => state.as_deref().map(PipeState::from),
@@ -188,11 +197,9 @@ async fn patch_pipe(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    if let Err(response) = authorized(&app, &headers) {
-        return response;
-    }
-    let Ok(id) = uuid::Uuid::parse_str(&pipe_id) else {
-        return refuse(StatusCode::BAD_REQUEST, "pipe id is not a UUID");
+    let id = match authorized_pipe(&app, &headers, &pipe_id) {
+        Ok(id) => id,
+        Err(response) => return response,
     };
     let patch: Value = match serde_json::from_slice(&body) {
         Ok(patch) => patch,

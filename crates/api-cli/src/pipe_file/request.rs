@@ -86,14 +86,7 @@ pub(crate) fn read(document: &Node, env: Lookup<'_>) -> Result<(NewPipe, Lines),
             let told: Vec<String> = problems.iter().map(|p| p.path.clone()).collect();
             for problem in invalid.problems {
                 // A member the file got wrong (an unset variable) is told once, as the file's.
-                let covered = told.iter().any(|path| {
-                    problem.path == *path
-                        || problem
-                            .path
-                            .strip_prefix(path.as_str())
-                            .is_some_and(|rest| rest.starts_with(['.', '[']))
-                });
-                if !covered {
+                if !told.iter().any(|path| problem.is_within(path)) {
                     let mut message = problem.message;
                     // YAML reads `port: 5432` and `on: true` as a number and a boolean.
                     if message.starts_with("expected a string, found a number")

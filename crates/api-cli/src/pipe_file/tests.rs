@@ -445,6 +445,8 @@ mod declared_files {
                 prop_assert_eq!(again.reads, 1);
             }
             runtime.block_on(service.pipe(id).delete()).unwrap();
+            // The next case starts from nothing recorded.
+            std::fs::remove_file(store.path()).unwrap();
         });
         runtime.block_on(emulator.shutdown());
     }

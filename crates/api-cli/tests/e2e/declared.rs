@@ -606,6 +606,18 @@ fn slow_cloud(provisioning: Duration) -> Cloud {
     Cloud::with(EmulatorOptions::for_tests().timing(timing))
 }
 
+/// Starts `cloudctl apply -f dir --yes` (and `extra`) as a process of its own, its output dropped.
+fn spawn_apply(cloud: &Cloud, dir: &str, extra: &[&str]) -> std::process::Child {
+    let mut apply = cloud.process();
+    apply
+        .args(["apply", "-f", dir, "--yes", "-o", "json"])
+        .args(extra);
+    apply
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    apply.spawn().expect("cloudctl starts")
+}
+
 /// Polls until `done` holds (at most 20 s).
 fn until(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -623,12 +635,7 @@ fn a_second_apply_while_one_runs_is_refused_and_nothing_is_created_twice() {
         "pipes",
         &[("orders.yaml", KAFKA_PIPE), ("clicks.yaml", KINESIS_PIPE)],
     );
-    let mut first = cloud.process();
-    first.args(["apply", "-f", &dir, "--yes", "-o", "json"]);
-    first
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut first = first.spawn().expect("cloudctl starts");
+    let mut first = spawn_apply(&cloud, &dir, &[]);
     // The first holds the lock while it waits for its pipes to run.
     until("the first apply created its pipes", || {
         cloud.pipes().len() == 2
@@ -655,21 +662,7 @@ fn an_apply_killed_midway_is_finished_by_the_next_without_a_duplicate() {
             .then(Fault::delay(Duration::ZERO).times(2))
             .then(Fault::status(504).after(Duration::from_secs(30)).applied()),
     );
-    let mut apply_process = cloud.process();
-    apply_process.args([
-        "apply",
-        "-f",
-        &dir,
-        "--yes",
-        "--parallelism",
-        "1",
-        "-o",
-        "json",
-    ]);
-    apply_process
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let mut running = apply_process.spawn().expect("cloudctl starts");
+    let mut running = spawn_apply(&cloud, &dir, &["--parallelism", "1"]);
     until("the third create is taken", || cloud.pipes().len() == 3);
     running.kill().expect("SIGKILL");
     running.wait().unwrap();

@@ -343,14 +343,7 @@ fn check_request(request: &Value, p: &mut Problems) {
     let mut rules = Problems::new();
     rules::check(request, &mut rules);
     for problem in rules.into_problems() {
-        let covered = faulted.iter().any(|path| {
-            problem.path == *path
-                || problem
-                    .path
-                    .strip_prefix(path.as_str())
-                    .is_some_and(|rest| rest.starts_with(['.', '[']))
-        });
-        if !covered {
+        if !faulted.iter().any(|path| problem.is_within(path)) {
             p.add(problem.path, problem.message);
         }
     }
