@@ -8,8 +8,11 @@
 #   - a plan names it when the file or the server changes it;
 #   - `pipe export` writes it.
 # And the unmodified cloudctl refuses the same file (an unknown member), so the member did come
-# from the spec. The copy builds in this workspace's target directory, so only our crates compile;
-# its two binaries are renamed in the copy's manifests, so they do not overwrite this workspace's.
+# from the spec. The copy builds in this workspace's target directory, so only our crates compile.
+# Build isolation only, in the copy's manifests: its version is another (cargo names a workspace
+# crate's artifacts by its name, version and path within the workspace, which are the same in a
+# copy, so they would overwrite this workspace's), and its binaries have names of their own (cargo
+# copies a binary to target/debug/<name>).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 target="${CARGO_TARGET_DIR:-$root/target}"
@@ -39,15 +42,17 @@ spec = add("PipeCreateRequest", "        owner:\n          type: string\n       
 spec = add("Pipe", "        owner:\n          type: string\n          nullable: true\n          description: Who owns the pipe.\n")
 open(path, "w").write(spec)
 EOF
-# Build isolation only: the copy's binaries get names of their own.
+sed -i 's/^version = "0.1.0"$/version = "0.1.0-spec-member"/' "$copy/Cargo.toml"
 sed -i '/^\[\[bin\]\]$/{n;s/^name = "cloudctl"$/name = "cloudctl-spec-member"/}' "$copy/crates/api-cli/Cargo.toml"
 sed -i '/^\[\[bin\]\]$/{n;s/^name = "api-emulator"$/name = "api-emulator-spec-member"/}' "$copy/crates/api-emulator/Cargo.toml"
 printf '\n[[bin]]\nname = "xtask-spec-member"\npath = "src/main.rs"\n' >> "$copy/xtask/Cargo.toml"
 
 echo "== the copy: cargo xtask codegen, then cloudctl and the emulator"
-(cd "$copy" && CARGO_TARGET_DIR="$target" cargo run --quiet --locked -p xtask --bin xtask-spec-member -- codegen)
+# --offline: the new version changes only the lock's own crates; nothing is fetched.
+(cd "$copy" && CARGO_TARGET_DIR="$target" XTASK_WORKSPACE_ROOT="$copy" \
+  cargo run --quiet --offline -p xtask --bin xtask-spec-member -- codegen)
 grep -q 'pub owner:' "$copy/crates/api-raw/src/generated/management.rs" || fail "codegen did not add the member"
-(cd "$copy" && CARGO_TARGET_DIR="$target" cargo build --quiet --locked -p api-cli -p api-emulator)
+(cd "$copy" && CARGO_TARGET_DIR="$target" cargo build --quiet --offline -p api-cli -p api-emulator)
 cloudctl="$target/debug/cloudctl-spec-member"
 emulator="$target/debug/api-emulator-spec-member"
 
