@@ -88,6 +88,88 @@ fn object_storage_name(run: &u64) -> String {
     format!("tour-events-{run}")
 }
 
+/// The declared pipes: a declaration of one pipe planned and applied, planned again (no change),
+/// changed (a replace naming its member), and emptied (a delete), the state in a temporary file.
+async fn declared_pipes(
+    service: &ServiceHandle,
+    run: u64,
+    wait: &WaitOptions,
+) -> Result<(), Failure> {
+    use api_mgmt::declared::{
+        self, ApplyOptions, Declaration, FileStateStore, RecordedState, StateStore,
+    };
+
+    let name = format!("tour-declared-{run}");
+    let pipe = |replicas: u32| {
+        NewPipe::builder(name.as_str())
+            .source(
+                KafkaSource::new("b-1.kafka.example:9098", "clicks")
+                    .credentials("reader", "tour-password"),
+            )
+            .destination(
+                Destination::new("default")
+                    .table("clicks")
+                    .managed_table(true),
+            )
+            .mapped_column("url", "url", "String")
+            .scaling(Scaling::new().replicas(replicas))
+            .build()
+    };
+    let dir = tempfile::tempdir()?;
+    let store = FileStateStore::new(dir.path().join("state.json"));
+    let options = ApplyOptions::default().wait(wait.clone());
+    let describe = |plan: &declared::Plan| -> String {
+        if plan.is_empty() {
+            return format!("no change ({} read)", plan.reads);
+        }
+        let actions: Vec<String> = plan
+            .actions
+            .iter()
+            .map(|action| {
+                let changes: Vec<String> = action
+                    .changes
+                    .iter()
+                    .map(|c| {
+                        let shown = |v: &Option<serde_json::Value>| {
+                            v.as_ref().map_or("not set".into(), ToString::to_string)
+                        };
+                        format!(" ({} {} -> {})", c.path, shown(&c.old), shown(&c.new))
+                    })
+                    .collect();
+                format!("{} {}{}", action.kind, action.name, changes.concat())
+            })
+            .collect();
+        actions.join(", ")
+    };
+    let apply = |declaration: Declaration| {
+        let store = &store;
+        let options = &options;
+        async move {
+            let recorded = store
+                .load()?
+                .unwrap_or_else(|| RecordedState::new(declared::target_of(service)));
+            let plan = declared::plan(service, &declaration, &recorded).await?;
+            println!("plan: {}", describe(&plan));
+            if !plan.is_empty() {
+                let report = plan.apply(store, options).await?;
+                let outcome = if report.is_complete() {
+                    "the service matches the declaration"
+                } else {
+                    "not finished"
+                };
+                println!("applied: {outcome}");
+            }
+            Ok::<(), Failure>(())
+        }
+    };
+    let _lock = store.lock()?;
+    apply(Declaration::new().pipe(pipe(1)?)).await?;
+    apply(Declaration::new().pipe(pipe(1)?)).await?;
+    apply(Declaration::new().pipe(pipe(2)?)).await?;
+    apply(Declaration::new()).await?;
+    Ok(())
+}
+
 fn step(title: &str) {
     println!("\n== {title}");
 }
@@ -326,6 +408,9 @@ async fn main() -> Result<(), Failure> {
         events.wait_until_gone(&wait).await?;
         println!("{} is gone too", object_storage_name(&run));
     }
+
+    step("Declare a pipe, plan and apply, then declare nothing");
+    declared_pipes(&service, run, &wait).await?;
 
     step("A validation error (nothing is sent)");
     let invalid = NewPipe::builder("")
