@@ -3,7 +3,7 @@
 //! Without configuration it starts the embedded emulator and runs against it. With `CLOUD_API_URL`,
 //! `CLOUD_API_KEY_ID`, `CLOUD_API_KEY_SECRET`, `CLOUD_ORGANIZATION_ID`, `CLOUD_SERVICE_ID`,
 //! `CLOUD_OBSERVABILITY_URL`, `CLOUD_OBSERVABILITY_TOKEN` and `CLOUD_ALERT_ID` set, it runs against that
-//! deployment instead (it creates two pipes named `tour-*-<time>`, deletes both at the end, and paces
+//! deployment instead (it creates three pipes named `tour-*-<time>`, deletes them all, and paces
 //! itself with the client-side rate limiter).
 
 use std::time::Duration;
