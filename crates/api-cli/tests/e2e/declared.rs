@@ -126,6 +126,16 @@ fn creates_taken(cloud: &Cloud) -> std::collections::BTreeMap<String, usize> {
     taken
 }
 
+/// Fails when the server took a second create of any name.
+#[track_caller]
+fn assert_one_create_per_name(cloud: &Cloud) {
+    let taken = creates_taken(cloud);
+    assert!(
+        taken.values().all(|n| *n == 1),
+        "one create per name: {taken:?}"
+    );
+}
+
 fn state(dir: &str) -> Value {
     let text =
         std::fs::read_to_string(Path::new(dir).join(".cloudctl-state.json")).expect("a state file");
@@ -644,11 +654,7 @@ fn a_second_apply_while_one_runs_is_refused_and_nothing_is_created_twice() {
     assert_eq!(second.error()["code"], "STATE_LOCKED");
     assert!(first.wait().unwrap().success());
     assert_eq!(names_on_server(&cloud), ["clicks", "orders"]);
-    let taken = creates_taken(&cloud);
-    assert!(
-        taken.values().all(|n| *n == 1),
-        "one create per name: {taken:?}"
-    );
+    assert_one_create_per_name(&cloud);
     plan(&cloud, &dir).expect(0);
 }
 
@@ -717,11 +723,7 @@ fn an_apply_killed_midway_is_finished_by_the_next_without_a_duplicate() {
         names_on_server(&cloud),
         ["backfill", "clicks", "crm", "orders"]
     );
-    let taken = creates_taken(&cloud);
-    assert!(
-        taken.values().all(|n| *n == 1),
-        "one create per name: {taken:?}"
-    );
+    assert_one_create_per_name(&cloud);
     plan(&cloud, &dir).expect(0);
 }
 
