@@ -177,19 +177,19 @@ impl Plan {
         let mut report = ApplyReport::default();
         let mut service_ok = true;
         if let Some(change) = &self.service {
-            let (step, result) = match change.to {
-                ServiceTarget::Running => {
-                    ("starting", self.handle.start_and_wait(&options.wait).await)
-                }
-                ServiceTarget::Stopped => {
-                    ("stopping", self.handle.stop_and_wait(&options.wait).await)
-                }
+            let step = match change.to {
+                ServiceTarget::Running => "starting",
+                ServiceTarget::Stopped => "stopping",
             };
             progress(Progress {
                 name: None,
                 step: step.into(),
-                state: None,
+                state: Some(change.from.as_str().to_string()),
             });
+            let result = match change.to {
+                ServiceTarget::Running => self.handle.start_and_wait(&options.wait).await,
+                ServiceTarget::Stopped => self.handle.stop_and_wait(&options.wait).await,
+            };
             service_ok = result.is_ok();
             let state = result.as_ref().ok().map(|s| s.state_name().to_string());
             progress(Progress {
