@@ -58,10 +58,16 @@ async fn target() -> Result<Target, Failure> {
         pipe_phase_ms: 800,
         pipe_delete_ms: 600,
     };
-    let emulator =
-        Emulator::start(EmulatorOptions::new().timing(timing).rate_limits(false)).await?;
+    // As the production service may, it refuses to read a service without a command: the SDK's
+    // waiters cope with both kinds of server.
+    let options = EmulatorOptions::new()
+        .timing(timing)
+        .rate_limits(false)
+        .require_state_command();
+    let emulator = Emulator::start(options).await?;
     println!(
-        "Started the embedded emulator at {} (rate limits off for the tour)",
+        "Started the embedded emulator at {} (rate limits off for the tour; like production, it \
+         refuses to read a service without a command)",
         emulator.base_url()
     );
     let (key_id, key_secret) = emulator.admin_key();

@@ -233,3 +233,48 @@ async fn a_failed_service_ends_the_wait_with_the_service() {
     }
     assert_eq!(server.requests().len(), 2, "no further polls");
 }
+
+/// A server that refuses the state command without a command (400), as production may: the
+/// waiter learns it once per client and reads by sending its own command, a 409 to that command
+/// meaning the service is still moving.
+#[tokio::test]
+async fn a_server_that_refuses_a_read_without_a_command_is_read_with_the_command_learned_once() {
+    let refused = || Reply::mgmt_error(400, "BAD_REQUEST", "command must be start or stop");
+    let server = ScriptServer::start(vec![
+        // The first wait: start, a read refused, then start as the read.
+        service_in("starting"),
+        refused(),
+        Reply::mgmt_error(409, "CONFLICT", "the service is stopping"),
+        service_in("starting"),
+        service_in("running"),
+        // A second wait of the same client: never a read without a command again.
+        service_in("stopping"),
+        service_in("stopping"),
+        service_in("stopped"),
+    ])
+    .await;
+    let client = server.mgmt();
+    let running = service(&client).start_and_wait(&fast()).await.unwrap();
+    assert_eq!(running.state_name(), "running");
+    let stopped = service(&client.clone())
+        .stop_and_wait(&fast())
+        .await
+        .unwrap();
+    assert_eq!(stopped.state_name(), "stopped");
+
+    let bodies: Vec<serde_json::Value> = server.requests().iter().map(|r| r.json()).collect();
+    assert_eq!(
+        bodies,
+        [
+            sent(START),
+            serde_json::json!({}),
+            sent(START),
+            sent(START),
+            sent(START),
+            sent(ServiceCommand::Stop),
+            sent(ServiceCommand::Stop),
+            sent(ServiceCommand::Stop),
+        ],
+        "one read without a command, ever"
+    );
+}

@@ -35,27 +35,46 @@ pub(crate) fn plan_json(plan: &Plan) -> Value {
         "reads": plan.reads,
     });
     if let Some(service) = &plan.service {
-        shown["service"] = json!({"from": service.from.as_str(), "to": service.to.to_string()});
+        shown["service"] = json!({
+            "from": service.from.as_str(),
+            "to": service.to.to_string(),
+            "known": service.known,
+        });
     }
     shown
 }
 
 /// The plan in words: a summary line, then one line per action and one per changed member.
 pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
+    // A service state the server would not let the plan read: apply sends the command anyway.
+    let unread = plan.service.as_ref().filter(|s| !s.known).map(|service| {
+        format!(
+            "  ? service   not read (the server refuses a read without a command): apply sends \
+             `{}`, which changes nothing on a service already {}",
+            verb(service.to),
+            service.to
+        )
+    });
     if plan.is_empty() {
-        return format!(
+        let none = format!(
             "No changes: the service matches the {} pipe{} declared in {dir}.",
             plan.unchanged.len(),
             if plan.unchanged.len() == 1 { "" } else { "s" }
         );
+        return [Some(none), unread]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join("\n");
     }
     let mut lines = vec![format!("Plan for {dir}: {}.", summary(plan))];
-    if let Some(service) = &plan.service {
-        lines.push(format!(
+    match &plan.service {
+        Some(service) if service.known => lines.push(format!(
             "  ~ service   {} -> {}",
             service.from.as_str(),
             service.to
-        ));
+        )),
+        _ => lines.extend(unread),
     }
     for action in &plan.actions {
         lines.push(action_line(action));
@@ -82,15 +101,19 @@ fn summary(plan: &Plan) -> String {
         (n > 0).then(|| format!("{n} {words}"))
     })
     .collect();
-    if let Some(service) = &plan.service {
-        let verb = match service.to {
-            api_mgmt::declared::ServiceTarget::Running => "start",
-            _ => "stop",
-        };
-        parts.insert(0, format!("the service to {verb}"));
+    if let Some(service) = plan.service.as_ref().filter(|s| s.known) {
+        parts.insert(0, format!("the service to {}", verb(service.to)));
     }
     parts.push(format!("{} unchanged", plan.unchanged.len()));
     parts.join(", ")
+}
+
+/// The command that brings a service to `target`.
+fn verb(target: declared::ServiceTarget) -> &'static str {
+    match target {
+        declared::ServiceTarget::Running => "start",
+        _ => "stop",
+    }
 }
 
 fn action_line(action: &PlanAction) -> String {

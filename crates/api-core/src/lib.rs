@@ -23,6 +23,7 @@ mod error_body;
 mod error_code;
 mod facade;
 mod ids;
+mod learned;
 mod metrics;
 mod operation;
 pub mod outcome;
@@ -55,6 +56,7 @@ pub use error_code::{ErrorCode, UnknownCode};
 #[cfg(feature = "observability")]
 pub use ids::{AlertId, DashboardId};
 pub use ids::{IdError, OrganizationId, PipeId, ReversePrivateEndpointId, ServiceId};
+pub use learned::Learned;
 pub use operation::{Idempotency, Operation, ResponseBody};
 pub use rate_limit::{
     MAX_SLOWDOWN, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RECOVERY_WINDOWS, REPORTED_WAIT, RateLimit,

@@ -51,6 +51,8 @@ pub struct Runtime {
     /// the operation's timer starts only when a retry does, and a call that succeeds at once sets no
     /// timer of its own.
     first_attempt_bounded: bool,
+    /// What the client learned about its server, shared by its clones.
+    learned: Arc<crate::Learned>,
 }
 
 impl fmt::Debug for Runtime {
@@ -140,7 +142,13 @@ impl Runtime {
             limiter,
             metrics,
             first_attempt_bounded,
+            learned: Arc::default(),
         })
+    }
+
+    /// What the client has learned about its server (shared by its clones).
+    pub fn learned(&self) -> &crate::Learned {
+        &self.learned
     }
 
     /// The configuration.

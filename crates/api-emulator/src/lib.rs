@@ -82,7 +82,7 @@ pub use operation::{OperationId, UnknownOperation};
 pub use record::{RecordOptions, Recorder};
 pub use replay::{CassetteReport, ExchangeUse, NOT_RECORDED, Replay};
 pub use request_log::{LogEntry, RequestLog};
-pub use seed::{DEFAULT_SEED, Limits, Seed, Timing};
+pub use seed::{DEFAULT_SEED, Limits, Seed, Server, Timing};
 pub use views::{PipeView, ServiceView};
 
 /// How to run an emulator.
@@ -164,6 +164,13 @@ impl EmulatorOptions {
     /// Override the seed's timing.
     pub fn timing(mut self, timing: Timing) -> Self {
         self.seed.timing = timing;
+        self
+    }
+
+    /// Refuse the service state command without a command with 400, as the production service
+    /// may (the spec allows the read; clients must cope with a server that refuses it).
+    pub fn require_state_command(mut self) -> Self {
+        self.seed.server.state_read_without_command = false;
         self
     }
 

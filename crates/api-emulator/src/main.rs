@@ -36,6 +36,9 @@ struct Args {
     /// Make every state transition immediate.
     #[arg(long)]
     instant: bool,
+    /// Refuse the service state command without a command (400), as the production service may.
+    #[arg(long)]
+    require_state_command: bool,
     /// Deterministic mode: ids and request ids from this seed, a clock that starts at
     /// 2026-01-01T00:00:00Z and moves one second per API request (byte-identical answers to the
     /// same requests in the same order). With --data-dir a restart continues the ids and the clock
@@ -247,6 +250,9 @@ async fn main() -> ExitCode {
     }
     if args.instant {
         options = options.timing(Timing::INSTANT);
+    }
+    if args.require_state_command {
+        options = options.require_state_command();
     }
     let emulator = match Emulator::start(options).await {
         Ok(emulator) => emulator,

@@ -30,6 +30,9 @@ pub struct Seed {
     /// The rate limits.
     #[serde(default)]
     pub limits: Limits,
+    /// Where the server behaves as production may, rather than as leniently as the spec allows.
+    #[serde(default)]
+    pub server: Server,
     /// Organizations.
     #[serde(default)]
     pub organizations: Vec<Organization>,
@@ -117,6 +120,25 @@ impl Timing {
     /// A duration in milliseconds, clamped to [`Timing::MAX_MS`] so that sums of them never overflow.
     pub(crate) fn ms(value: u64) -> chrono::Duration {
         chrono::Duration::milliseconds(value.min(Self::MAX_MS) as i64)
+    }
+}
+
+/// Where the emulator's server behaves as production may, rather than as leniently as the spec
+/// allows.
+#[derive(Debug, Clone, Copy, Deserialize, Serialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Server {
+    /// Whether the service state command without a command answers the service (the spec allows
+    /// it; `true` by default), or is refused with 400 `command must be start or stop`, as the
+    /// production service may.
+    pub state_read_without_command: bool,
+}
+
+impl Default for Server {
+    fn default() -> Self {
+        Self {
+            state_read_without_command: true,
+        }
     }
 }
 

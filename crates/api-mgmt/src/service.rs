@@ -96,6 +96,37 @@ impl ServiceHandle {
         responses::service(response)
     }
 
+    /// Reads the service for a waiter of `command`: the state command without a command
+    /// ([`get`](Self::get)), or, on a server that refuses that with 400 (learned once per client,
+    /// for all its clones), `command` itself, which changes nothing once the service is on its way
+    /// (a start on a starting or running service answers its state). `None` when that command is
+    /// refused with 409 (a start while the service is still stopping): the service is moving.
+    ///
+    /// ```no_run
+    /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
+    /// match service.read_for(api_mgmt::ServiceCommand::Start).await? {
+    ///     Some(now) => println!("{}", now.state_name()),
+    ///     None => println!("still on its way"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn read_for(
+        &self,
+        command: ServiceCommand,
+    ) -> Result<Option<Response<Service>>, Error> {
+        let learned = self.client.parts().0.learned();
+        if !learned.refuses_command_less_read() {
+            match self.get().await {
+                Err(e) if e.status() == Some(400) => learned.learn_command_less_read_refused(),
+                read => return read.map(Some),
+            }
+        }
+        match self.command(command).await {
+            Err(e) if e.is_conflict() => Ok(None),
+            read => read.map(Some),
+        }
+    }
+
     /// Starts the service and waits until it is `running`, reading it with [`get`](Self::get).
     ///
     /// `start` is sent once, and again only when a read shows the service `stopped` (a start refused
@@ -210,7 +241,7 @@ impl ServiceWait for Probe<'_> {
         self.service.command(self.command).await
     }
 
-    async fn observe(&self) -> Result<Response<Service>, Error> {
-        self.service.get().await
+    async fn observe(&self) -> Result<Option<Response<Service>>, Error> {
+        self.service.read_for(self.command).await
     }
 }

@@ -73,7 +73,8 @@ impl ServiceWait for Probe<'_> {
         self.seen(self.service.command(self.command).await)
     }
 
-    async fn observe(&self) -> Result<Response<Service>, Error> {
-        self.seen(self.service.get().await)
+    async fn observe(&self) -> Result<Option<Response<Service>>, Error> {
+        let read = self.service.read_for(self.command).await?;
+        read.map(|service| self.seen(Ok(service))).transpose()
     }
 }

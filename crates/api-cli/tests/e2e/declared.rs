@@ -1008,3 +1008,48 @@ fn no_piece_of_a_secret_reaches_the_state_a_plan_an_apply_or_an_export() {
         }
     });
 }
+
+#[test]
+fn a_service_that_cannot_be_read_is_never_a_change_and_apply_still_brings_it_to_its_state() {
+    let mut timing = api_emulator::Timing::INSTANT;
+    timing.service_transition_ms = 300;
+    let cloud = Cloud::with(
+        EmulatorOptions::for_tests()
+            .timing(timing)
+            .require_state_command(),
+    );
+    cloud.set_service_state("stopped");
+    let dir = directory(
+        &cloud,
+        "pipes",
+        &[
+            ("orders.yaml", KAFKA_PIPE),
+            ("service.yaml", "state: running\n"),
+        ],
+    );
+    let planned = plan(&cloud, &dir).expect(8).json();
+    assert_eq!(
+        planned["service"],
+        json!({"from": "unknown", "to": "running", "known": false})
+    );
+    let human = cloud
+        .cloudctl(&["plan", "-f", &dir, "-o", "human"])
+        .expect(8);
+    assert!(
+        human.stdout.contains("? service   not read"),
+        "{}",
+        human.stdout
+    );
+    apply(&cloud, &dir).expect(0);
+    assert_eq!(names_on_server(&cloud), ["orders"], "started, then created");
+    // Nothing known to change: exit 0, the unread state said.
+    let again = cloud
+        .cloudctl(&["plan", "-f", &dir, "-o", "human"])
+        .expect(0);
+    assert!(again.stdout.starts_with("No changes"), "{}", again.stdout);
+    assert!(
+        again.stdout.contains("? service   not read"),
+        "{}",
+        again.stdout
+    );
+}

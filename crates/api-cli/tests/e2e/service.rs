@@ -99,3 +99,53 @@ fn service_commands_in_both_output_modes() {
     let default = cloud.cloudctl(&["service", "start"]).expect(0).json();
     assert_eq!(default["state"], "running");
 }
+
+/// Against a server that refuses the state command without a command (as production may), a wait
+/// reads the service by sending its own command: one refused read per run, then the command.
+#[test]
+fn waits_work_against_a_server_that_requires_the_command() {
+    let mut timing = api_emulator::Timing::INSTANT;
+    timing.service_transition_ms = 600;
+    let cloud = Cloud::with(
+        EmulatorOptions::for_tests()
+            .timing(timing)
+            .require_state_command(),
+    );
+    cloud.cloudctl(&["service", "stop", "-o", "json"]).expect(0);
+    // The start meets the stop under way: refused with 409, then read by the start itself.
+    let running = cloud
+        .cloudctl(&["service", "start", "--wait", "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(running["state"], "running");
+    let stopped = cloud
+        .cloudctl(&["service", "stop", "--wait", "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(stopped["state"], "stopped");
+
+    let calls: Vec<(bool, u16)> = cloud
+        .requests()
+        .iter()
+        .filter(|r| r.operation_id == Some(OperationId::UpdateServiceState))
+        .map(|r| {
+            let commanded = r.body.as_ref().is_some_and(|b| b.get("command").is_some());
+            (commanded, r.status)
+        })
+        .collect();
+    let refused_reads = calls.iter().filter(|(commanded, _)| !commanded).count();
+    assert_eq!(
+        refused_reads, 2,
+        "one refused read per run that waits: {calls:?}"
+    );
+    assert!(
+        calls
+            .iter()
+            .all(|(commanded, status)| *commanded || *status == 400),
+        "every read without a command was refused: {calls:?}"
+    );
+    assert!(
+        calls.iter().any(|call| *call == (true, 409)),
+        "the start met the stop: {calls:?}"
+    );
+}

@@ -588,8 +588,11 @@ where
 pub trait ServiceWait {
     /// Sends the state command; answers with the service at that instant.
     fn send(&self) -> impl Future<Output = Result<Response<Service>>>;
-    /// Reads the service without changing it (the state endpoint without a command).
-    fn observe(&self) -> impl Future<Output = Result<Response<Service>>>;
+    /// Reads the service without changing it: the state endpoint without a command, or, where the
+    /// server refuses that, the waiter's own command (which changes nothing once the service is on
+    /// its way). `None` when the read tells only that the service is moving (that command refused
+    /// with 409 while the service finishes the other): the wait goes on.
+    fn observe(&self) -> impl Future<Output = Result<Option<Response<Service>>>>;
 }
 
 /// Sends the command of `probe` once, then reads the service until it meets `target`, and returns it.
@@ -630,7 +633,7 @@ pub async fn wait_for_service(
                     tracing::debug!("the service did not take the command; reading its state");
                     pacer.read(probe.observe()).await.map(|read| (read, true))
                 }
-                sent => Some((sent, false)),
+                sent => Some((sent.map(Some), false)),
             }
         } else {
             pacer.read(probe.observe()).await.map(|read| (read, true))
@@ -638,7 +641,15 @@ pub async fn wait_for_service(
         let Some((answer, read)) = polled else {
             return Err(timed_out(&pacer, last_seen));
         };
-        let service = answer?.into_inner();
+        let Some(service) = answer? else {
+            // The service is moving (the read's command was refused while it finishes the other).
+            send = false;
+            if !pacer.pause().await {
+                return Err(timed_out(&pacer, last_seen));
+            }
+            continue;
+        };
+        let service = service.into_inner();
         tracing::debug!(state = service.state_name(), "service polled");
         if target.is_done(&service) {
             return Ok(service);

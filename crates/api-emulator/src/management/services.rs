@@ -60,6 +60,13 @@ pub async fn update_state(
     };
     let current = record.state_at(now, &timing);
     let Some(command) = command else {
+        if !app.seed.server.state_read_without_command {
+            return errors::error(
+                rid,
+                StatusCode::BAD_REQUEST,
+                "command must be start or stop",
+            );
+        }
         return errors::ok(rid, record.current(now, &timing));
     };
     match transition(command, &current) {

@@ -78,10 +78,14 @@ pub(crate) struct Creation {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceChange {
-    /// The state the service was read in.
+    /// The state the service was read in (`unknown` when it could not be read).
     pub from: ServiceState,
     /// The declared state.
     pub to: ServiceTarget,
+    /// Whether the state was read. A server that refuses the read (see the state command's
+    /// description in the spec) leaves it unknown: the plan cannot tell a change, and an apply
+    /// sends the declared command anyway, which changes nothing on a service already there.
+    pub known: bool,
 }
 
 /// What it takes to bring a service to its declaration: made by [`plan`], carried out by
@@ -105,9 +109,10 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Whether the service already matches its declaration.
+    /// Whether the service already matches its declaration, as far as the plan can tell (a
+    /// service state it could not read is no known change).
     pub fn is_empty(&self) -> bool {
-        self.service.is_none() && self.actions.is_empty()
+        self.service.as_ref().is_none_or(|s| !s.known) && self.actions.is_empty()
     }
 
     /// The pending creates: names that a create may or may not have made, which no apply creates
@@ -264,12 +269,23 @@ pub async fn plan(
     let service_change = match declaration.declared_service_state() {
         Some(target) => {
             calls += 1;
-            let now = service
-                .get()
-                .await
-                .map_err(DeclaredError::Api)?
-                .into_inner();
-            let state = now.state.clone().unwrap_or_else(|| ServiceState::from(""));
+            // A server may refuse the read (400): a plan must not write, so it cannot tell the
+            // state, and plans the command (which changes nothing on a service already there).
+            let learned = service.client.parts().0.learned();
+            let read = if learned.refuses_command_less_read() {
+                None
+            } else {
+                match service.get().await {
+                    Ok(now) => now.into_inner().state,
+                    Err(e) if e.status() == Some(400) => {
+                        learned.learn_command_less_read_refused();
+                        None
+                    }
+                    Err(e) => return Err(DeclaredError::Api(e)),
+                }
+            };
+            let known = read.is_some();
+            let state = read.unwrap_or_else(|| ServiceState::from("unknown"));
             let reached = match target {
                 ServiceTarget::Running => state == ServiceState::Running,
                 ServiceTarget::Stopped => state == ServiceState::Stopped,
@@ -277,6 +293,7 @@ pub async fn plan(
             (!reached).then_some(ServiceChange {
                 from: state,
                 to: target,
+                known,
             })
         }
         None => None,

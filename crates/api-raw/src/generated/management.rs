@@ -1680,6 +1680,15 @@ Sends the command `start` or `stop`. `start` moves a service stopped -> starting
 moves it running -> stopping -> stopped. The answer is the Service as it is at that instant (usually
 `starting` or `stopping`), not when the change is done. Safe to retry.
 
+`command` may be left out: the API has no other read of a service, and a server may answer the
+service as it is. The production service may refuse that with 400. What the SDK does: a
+service waiter reads with the command left out; where the server refuses it (400, learned once
+per client), it reads by sending its own command again, which changes nothing once the
+service is on its way (a `start` on a starting or running service answers its state), and a
+409 to that command (a `start` while the service is still stopping) means the service is
+moving: the wait goes on. A plan of declared pipes, which must not write, cannot tell the
+state on such a server and plans the command.
+
 
 Sends a `PATCH` request to `/v1/organizations/{organizationId}/services/{serviceId}/state`
 

@@ -418,10 +418,10 @@ impl ServiceWait for Script {
         next.unwrap_or_else(|| service("starting"))
     }
 
-    async fn observe(&self) -> Result<Response<Service>> {
+    async fn observe(&self) -> Result<Option<Response<Service>>> {
         self.observed.fetch_add(1, Ordering::Relaxed);
         let next = self.observes.lock().unwrap().pop_front();
-        next.unwrap_or_else(|| service("starting"))
+        next.unwrap_or_else(|| service("starting")).map(Some)
     }
 }
 
@@ -658,8 +658,8 @@ impl ServiceWait for SlowCommand {
         service("starting")
     }
 
-    async fn observe(&self) -> Result<Response<Service>> {
-        service("starting")
+    async fn observe(&self) -> Result<Option<Response<Service>>> {
+        service("starting").map(Some)
     }
 }
 
@@ -686,4 +686,39 @@ async fn a_command_is_never_cut_short_by_the_wait_timeout() {
             "{timeout:?}"
         );
     }
+}
+
+/// A read that tells only that the service is moving (its command refused with 409 while the
+/// service finishes the other), twice, then the service running.
+struct Moving {
+    reads: AtomicUsize,
+}
+
+impl ServiceWait for Moving {
+    async fn send(&self) -> Result<Response<Service>> {
+        service("stopping")
+    }
+
+    async fn observe(&self) -> Result<Option<Response<Service>>> {
+        match self.reads.fetch_add(1, Ordering::Relaxed) {
+            0 | 1 => Ok(None),
+            _ => service("running").map(Some),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_read_that_says_only_that_the_service_moves_keeps_the_wait_going() {
+    let probe = Moving {
+        reads: AtomicUsize::new(0),
+    };
+    let running = wait_for_service(
+        &probe,
+        &WaitFor::service_state(ServiceState::Running),
+        &fast(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(running.state, Some(ServiceState::Running));
+    assert_eq!(probe.reads.load(Ordering::Relaxed), 3);
 }
