@@ -145,7 +145,7 @@ fn waits_work_against_a_server_that_requires_the_command() {
         "every read without a command was refused: {calls:?}"
     );
     assert!(
-        calls.iter().any(|call| *call == (true, 409)),
+        calls.contains(&(true, 409)),
         "the start met the stop: {calls:?}"
     );
 }
