@@ -433,17 +433,26 @@ fn hint(error: &Error, context: &Context) -> Option<String> {
         format!("pipe {id} was created; `cloudctl pipe get {id}` shows it, `cloudctl pipe wait {id}{flags}` waits again")
     });
     if error.is_outcome_unknown() {
+        // How to find out is the spec's own word (the operation's `x-reconcile`).
+        let reconcile = error.reconcile().map_or_else(
+            || "check the result (in the console) before you send it again.".to_string(),
+            |text| {
+                let mut text = text.to_string();
+                if let Some(first) = text.get_mut(..1) {
+                    first.make_ascii_lowercase();
+                }
+                text
+            },
+        );
+        let reconcile = reconcile.trim_end_matches('.');
         return Some(match &context.creating {
             Some(name) => format!(
-                "the pipe {name:?} may or may not have been created, and the API cannot look a pipe up \
-                 by name: check the service's pipes (in the console) for it before you create it again; \
-                 running the same command again may create a second pipe"
+                "the pipe {name:?} may or may not have been created: {reconcile}; running the same \
+                 command again may create a second pipe"
             ),
-            None => {
-                "the request may have taken effect without an answer saying so: check the result \
-                     (in the console) before you send it again"
-                    .to_string()
-            }
+            None => format!(
+                "the request may have taken effect without an answer saying so: {reconcile}"
+            ),
         });
     }
     if let Error::Wait(wait) = error {

@@ -109,10 +109,19 @@ fn usage_error(error: &clap::Error) -> ExitCode {
     )
 }
 
+/// The command line as text, for a command line that did not parse: an argument that is not UTF-8
+/// is read with its bytes replaced (`std::env::args` would panic on it).
+fn raw_args() -> Vec<String> {
+    std::env::args_os()
+        .skip(1)
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect()
+}
+
 /// Keeps the value of every flag named like a secret (`--key-secret`, `--token`, a misspelt
 /// `--pasword=...`) out of the messages, from the raw arguments, since they did not parse.
 fn keep_secret_flag_values() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = raw_args();
     for (i, arg) in args.iter().enumerate() {
         let Some(flag) = arg.strip_prefix("--") else {
             continue;
@@ -130,7 +139,7 @@ fn keep_secret_flag_values() {
 /// Whether the command line asks for JSON (or leaves the format to stdout, which is not a terminal);
 /// read from the raw arguments, since they did not parse.
 fn json_requested() -> bool {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = raw_args();
     let mut requested = None;
     for (i, arg) in args.iter().enumerate() {
         let value = match arg.as_str() {

@@ -3,7 +3,6 @@
 use std::fmt;
 
 use api_raw::support::Secret;
-use base64::Engine;
 use reqwest::header::HeaderValue;
 
 use crate::error::ConfigError;
@@ -46,15 +45,14 @@ impl Credentials {
         }
     }
 
-    /// Every form of the secret a server might echo: the key secret or the token, and the encoded
-    /// `Authorization` value (base64 of `id:secret` for Basic).
+    /// Every form of the secret a server might echo: the token, or the key secret with its
+    /// `id:secret` pair and that pair's base64 (the `Authorization` value), by the redaction
+    /// module's one list ([`basic_forms`](api_raw::support::redact::basic_forms)).
     pub(crate) fn secrets(&self) -> Vec<String> {
         match self {
-            Self::Basic { key_id, key_secret } => vec![
-                key_secret.expose().to_string(),
-                base64::engine::general_purpose::STANDARD
-                    .encode(format!("{key_id}:{}", key_secret.expose())),
-            ],
+            Self::Basic { key_id, key_secret } => {
+                api_raw::support::redact::basic_forms(key_id, key_secret.expose()).to_vec()
+            }
             Self::Bearer(token) => vec![token.expose().to_string()],
         }
     }
@@ -68,11 +66,9 @@ impl Credentials {
                         "the API key id must be non-empty and contain no ':'".into(),
                     ));
                 }
-                let raw = format!("{key_id}:{}", key_secret.expose());
-                format!(
-                    "Basic {}",
-                    base64::engine::general_purpose::STANDARD.encode(raw)
-                )
+                let [_, encoded, _] =
+                    api_raw::support::redact::basic_forms(key_id, key_secret.expose());
+                format!("Basic {encoded}")
             }
             Self::Bearer(token) => format!("Bearer {}", token.expose()),
         };

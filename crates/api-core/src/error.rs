@@ -217,6 +217,27 @@ impl Error {
     /// whose body cannot be read or decoded. The SDK never repeats such a call; the error's `Display`
     /// says how to reconcile (the operation's `x-reconcile` in the spec).
     ///
+    /// The operation (its `operationId`) the error ended, when it came from one.
+    pub fn operation(&self) -> Option<&'static str> {
+        match self {
+            Error::Api(e) => Some(e.operation),
+            Error::Decode(e) => Some(e.operation),
+            Error::Transport(e) => Some(e.operation),
+            Error::Timeout { operation, .. } => Some(operation),
+            _ => None,
+        }
+    }
+
+    /// How to find out what happened, when the outcome is unknown
+    /// ([`is_outcome_unknown`](Self::is_outcome_unknown)): the operation's `x-reconcile` in the
+    /// spec ("The API cannot look a pipe up by name: ..."). `None` otherwise.
+    pub fn reconcile(&self) -> Option<&'static str> {
+        if !self.is_outcome_unknown() {
+            return None;
+        }
+        api_raw::support::operation(self.operation()?).and_then(|op| op.reconcile)
+    }
+
     /// Always `false` for idempotent calls, which may simply be made again.
     pub fn is_outcome_unknown(&self) -> bool {
         match self {

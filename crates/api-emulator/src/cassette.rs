@@ -155,7 +155,6 @@ impl Cassette {
 /// header's encoded value, its `id:secret` pair and the secret alone), so that a secret the answer
 /// echoes goes too.
 pub(crate) fn redactor_for(headers: &axum::http::HeaderMap, body: Option<&Value>) -> Redactor {
-    use base64::Engine;
     let mut redactor = Redactor::new();
     if let Some(body) = body {
         redactor.add_json_secrets(body);
@@ -163,17 +162,8 @@ pub(crate) fn redactor_for(headers: &axum::http::HeaderMap, body: Option<&Value>
     for (name, value) in headers {
         let Ok(value) = value.to_str() else { continue };
         if name == axum::http::header::AUTHORIZATION {
-            let (scheme, credentials) = value.split_once(' ').unwrap_or(("", value));
-            redactor.add(credentials.trim());
-            if scheme.eq_ignore_ascii_case("basic")
-                && let Ok(decoded) =
-                    base64::engine::general_purpose::STANDARD.decode(credentials.trim())
-                && let Ok(pair) = String::from_utf8(decoded)
-            {
-                redactor.add(&pair);
-                if let Some((_, secret)) = pair.split_once(':') {
-                    redactor.add(secret);
-                }
+            for form in api_raw::support::redact::authorization_forms(value) {
+                redactor.add(&form);
             }
         } else if is_secret_member(name.as_str()) {
             redactor.add(value);

@@ -8,7 +8,6 @@ use std::time::Duration;
 use api_raw::management::types as mgmt;
 use api_raw::observability::types as obs;
 use api_raw::support::redact::Redactor;
-use base64::Engine;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -293,11 +292,9 @@ impl Seed {
     pub fn redactor(&self) -> Redactor {
         let mut redactor = Redactor::new();
         for key in &self.api_keys {
-            redactor.add(&key.secret);
-            redactor.add(
-                &base64::engine::general_purpose::STANDARD
-                    .encode(format!("{}:{}", key.id, key.secret)),
-            );
+            for form in api_raw::support::redact::basic_forms(&key.id, &key.secret) {
+                redactor.add(&form);
+            }
         }
         for token in &self.observability_tokens {
             redactor.add(&token.token);

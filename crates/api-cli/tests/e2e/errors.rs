@@ -176,6 +176,15 @@ fn a_create_whose_outcome_is_unknown_exits_7() {
             .contains("may or may not have been created"),
         "{json}"
     );
+    // How to find out is the spec's `x-reconcile` of the operation.
+    let reconcile = api_mgmt::operations::CREATE_PIPE.reconcile.unwrap();
+    assert!(
+        json["hint"]
+            .as_str()
+            .unwrap()
+            .contains(reconcile[1..].trim_end_matches('.')),
+        "{json}"
+    );
 
     let human = cloud
         .cloudctl(&["pipe", "create", "-f", &file, "--wait", "-o", "human"])
@@ -286,4 +295,48 @@ fn a_secret_is_never_taken_from_a_flag() {
         assert!(!run.stderr.contains("flag-secret-value"), "{}", run.stderr);
     }
     assert!(cloud.requests().is_empty(), "nothing was sent");
+}
+
+/// An argument that is not UTF-8, in any position, is a usage error (exit 2), never a panic.
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt as _;
+
+    let cloud = Cloud::start();
+    let bad = OsStr::from_bytes(b"caf\xe9");
+    let lines: [Vec<&OsStr>; 5] = [
+        vec![bad],
+        vec![OsStr::new("pipe"), OsStr::new("get"), bad],
+        vec![
+            OsStr::new("pipe"),
+            OsStr::new("create"),
+            OsStr::new("-f"),
+            bad,
+        ],
+        vec![
+            OsStr::new("--output"),
+            bad,
+            OsStr::new("endpoint"),
+            OsStr::new("list"),
+        ],
+        vec![
+            OsStr::new("endpoint"),
+            OsStr::new("list"),
+            OsStr::new("--key-secret"),
+            bad,
+        ],
+    ];
+    for line in lines {
+        for mode in ["json", "human"] {
+            let run = cloud.run(cloud.command().args(&line).args(["-o", mode]));
+            assert_eq!(
+                run.code, 2,
+                "{line:?} -o {mode}: {}{}",
+                run.stdout, run.stderr
+            );
+            assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        }
+    }
 }

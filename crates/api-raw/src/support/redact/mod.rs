@@ -32,6 +32,7 @@
 //! # let _ = REDACTED;
 //! ```
 
+mod credentials;
 mod encoded;
 mod members;
 mod uri;
@@ -40,6 +41,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
+pub use credentials::{authorization_forms, basic_forms};
 pub use members::{SECRET_WORDS, is_secret_member};
 
 /// What replaces a secret.
