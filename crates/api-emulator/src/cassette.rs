@@ -13,7 +13,6 @@
 //! went through the SDK's one redaction rule (`api_raw::support::redact`) before touching the disk.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 
 use chrono::{DateTime, Utc};
@@ -112,19 +111,26 @@ pub struct CassetteError {
 }
 
 impl Cassette {
-    /// Reads a cassette file. A last line cut short (a recorder killed mid-write) is left out; any
-    /// other line that does not read is an error naming it.
+    /// Reads a cassette file. Every line that does not read is an error naming it, the last one
+    /// included, with one exception: a last line without its newline that does not read is a line a
+    /// killed recorder cut short (each exchange is written whole, newline last, in one write), and
+    /// is left out (a recorder that continues the file removes it).
     pub fn read(path: &Path) -> Result<Self, CassetteError> {
         let fail = |message: String| CassetteError {
             path: path.display().to_string(),
             message,
         };
-        let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
-        let mut lines = BufReader::new(file).lines().enumerate().peekable();
+        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+        let whole = text.ends_with('\n');
+        let mut lines: Vec<&str> = text.split('\n').collect();
+        if whole || lines.last() == Some(&"") {
+            lines.pop();
+        }
+        let count = lines.len();
+        let mut lines = lines.into_iter().enumerate();
         let header: Header = match lines.next() {
-            Some((_, Ok(line))) => serde_json::from_str(&line)
+            Some((_, line)) => serde_json::from_str(line)
                 .map_err(|e| fail(format!("line 1 is not a cassette header: {e}")))?,
-            Some((_, Err(e))) => return Err(fail(e.to_string())),
             None => return Err(fail("the file is empty".into())),
         };
         if header.cassette != CASSETTE_VERSION {
@@ -134,16 +140,15 @@ impl Cassette {
             )));
         }
         let mut exchanges = Vec::new();
-        while let Some((index, line)) = lines.next() {
-            let line = line.map_err(|e| fail(e.to_string()))?;
+        for (index, line) in lines {
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str(&line) {
+            match serde_json::from_str(line) {
                 Ok(exchange) => exchanges.push(exchange),
                 // The last line of a recorder that was killed while writing it.
-                Err(_) if lines.peek().is_none() => {}
-                Err(e) => return Err(fail(format!("line {}: {e}", index + 1))),
+                Err(_) if index + 1 == count && !whole => {}
+                Err(e) => return Err(fail(format!("line {} does not read: {e}", index + 1))),
             }
         }
         Ok(Self { header, exchanges })
@@ -232,6 +237,16 @@ mod tests {
         std::fs::write(&path, format!("{header}\nnot json\n{exchange}\n")).unwrap();
         let err = Cassette::read(&path).unwrap_err().to_string();
         assert!(err.contains("line 2"), "{err}");
+        // A last line written whole (its newline there) that does not read is no torn write.
+        std::fs::write(&path, format!("{header}\n{exchange}\nnot json\n")).unwrap();
+        let err = Cassette::read(&path).unwrap_err().to_string();
+        assert!(err.contains("line 3 does not read"), "{err}");
+        std::fs::write(&path, format!("{header}\n{exchange}\n{exchange}")).unwrap();
+        assert_eq!(
+            Cassette::read(&path).unwrap().exchanges.len(),
+            2,
+            "a last line without its newline that reads is kept"
+        );
         std::fs::write(
             &path,
             r#"{"cassette":9,"recordedAt":"2026-11-23T10:00:00Z","tool":"t"}"#,

@@ -8,6 +8,8 @@ use std::fmt;
 
 use serde_json::Value;
 
+use api_raw::support::schema::{Checks, Members, Rule, SchemaSet};
+
 use crate::cassette::Cassette;
 use crate::operation::OperationId;
 use crate::schema::{MANAGEMENT_SPEC, OBSERVABILITY_SPEC};
@@ -26,6 +28,10 @@ pub enum FindingKind {
     MissingMember,
     /// A string that does not match the spec's pattern.
     PatternMismatch,
+    /// A string that breaks the spec's format (a `uuid`, a `date-time`).
+    WrongFormat,
+    /// A number, length or item count outside the spec's bounds.
+    OutOfBounds,
     /// An answer the SDK's decoding refuses.
     NotDecodable,
     /// An answer the spec does not describe: a status it does not list for the operation, or a body
@@ -41,6 +47,8 @@ impl fmt::Display for FindingKind {
             FindingKind::WrongType => "wrong type",
             FindingKind::MissingMember => "missing member",
             FindingKind::PatternMismatch => "pattern mismatch",
+            FindingKind::WrongFormat => "wrong format",
+            FindingKind::OutOfBounds => "out of bounds",
             FindingKind::NotDecodable => "not decodable",
             FindingKind::UndocumentedAnswer => "undocumented answer",
         })
@@ -92,10 +100,11 @@ pub fn check(cassette: &Cassette) -> Vec<Finding> {
         let Some(described) = api_raw::support::operation(operation.as_str()) else {
             continue;
         };
-        let spec = if crate::operation::is_observability_path(described.path) {
-            &specs[1]
+        let observability = crate::operation::is_observability_path(described.path);
+        let (spec, schemas) = if observability {
+            (&specs[1], SchemaSet::observability())
         } else {
-            &specs[0]
+            (&specs[0], SchemaSet::management())
         };
         let mut found = |path: String, kind: FindingKind, message: String| {
             findings.push(Finding {
@@ -120,11 +129,13 @@ pub fn check(cassette: &Cassette) -> Vec<Finding> {
                 match content.get("application/json") {
                     Some(media) => {
                         if let Some(schema) = media.get("schema") {
-                            Walk {
-                                spec,
-                                found: &mut found,
+                            for violation in schemas.check_schema(schema, body, AUDIT) {
+                                found(
+                                    at_or_root(&violation.path),
+                                    kind_of(violation.rule),
+                                    violation.message,
+                                );
                             }
-                            .value(body, schema, "");
                         }
                     }
                     None => found(
@@ -158,8 +169,81 @@ pub fn check(cassette: &Cassette) -> Vec<Finding> {
                 }
             }
         }
+        // The headers the spec documents for this answer, read as their schemas say.
+        for (name, schema) in documented_headers(spec, described, status) {
+            let Some(text) = exchange.response_headers.get(&name.to_ascii_lowercase()) else {
+                continue;
+            };
+            let value = header_value(text, schema);
+            for violation in schemas.check_schema(schema, &value, AUDIT) {
+                found(
+                    format!("header {name}"),
+                    kind_of(violation.rule),
+                    violation.message,
+                );
+            }
+        }
     }
     findings
+}
+
+/// How an answer is read: members the spec does not list, and values outside the value sets it
+/// knows, are findings (the server is free to add them; the spec should learn them).
+const AUDIT: Checks = Checks {
+    members: Members::Declared,
+    known_values: true,
+};
+
+/// The finding a broken rule of the spec's schema is.
+fn kind_of(rule: Rule) -> FindingKind {
+    match rule {
+        Rule::Required => FindingKind::MissingMember,
+        Rule::Member => FindingKind::UnknownMember,
+        Rule::Enum | Rule::KnownValue => FindingKind::UnknownValue,
+        Rule::Pattern => FindingKind::PatternMismatch,
+        Rule::Format => FindingKind::WrongFormat,
+        Rule::Bound => FindingKind::OutOfBounds,
+        _ => FindingKind::WrongType,
+    }
+}
+
+/// The headers the spec documents for the operation's answer with `status`, with their schemas.
+fn documented_headers<'s>(
+    spec: &'s Value,
+    described: &api_raw::support::Operation,
+    status: u16,
+) -> Vec<(&'s str, &'s Value)> {
+    let response = spec
+        .get("paths")
+        .and_then(|paths| paths.get(described.path))
+        .and_then(|item| item.get(described.method.to_lowercase()))
+        .and_then(|op| op.get("responses"))
+        .and_then(|responses| responses.get(status.to_string()))
+        .map(|response| resolve(spec, response));
+    let headers = response
+        .and_then(|r| r.get("headers"))
+        .and_then(Value::as_object);
+    headers
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, header)| {
+            let schema = resolve(spec, header).get("schema")?;
+            Some((name.as_str(), schema))
+        })
+        .collect()
+}
+
+/// A header's text as the JSON value its schema reads: a number where it says a number (a header
+/// that does not parse as one stays text, and is then the wrong type).
+fn header_value(text: &str, schema: &Value) -> Value {
+    let numeric = matches!(
+        schema.get("type").and_then(Value::as_str),
+        Some("integer" | "number")
+    );
+    if numeric && let Ok(number) = text.trim().parse::<serde_json::Number>() {
+        return Value::Number(number);
+    }
+    Value::String(text.to_string())
 }
 
 /// The `content` the spec lists for the operation's answer with `status` (`null` for an answer
@@ -210,165 +294,11 @@ fn resolve<'s>(spec: &'s Value, mut schema: &'s Value) -> &'s Value {
     schema
 }
 
-/// A walk of one answer against its schema.
-struct Walk<'s, 'f> {
-    spec: &'s Value,
-    found: &'f mut dyn FnMut(String, FindingKind, String),
-}
-
-impl Walk<'_, '_> {
-    fn value(&mut self, value: &Value, schema: &Value, at: &str) {
-        let schema = resolve(self.spec, schema);
-        if value.is_null() {
-            return;
-        }
-        if let Some(branches) = schema.get("oneOf").and_then(Value::as_array) {
-            let fitting = branches
-                .iter()
-                .map(|branch| resolve(self.spec, branch))
-                .find(|branch| type_fits(value, branch));
-            match fitting {
-                Some(branch) => self.value(value, branch, at),
-                None => self.wrong_type(value, "one of the allowed shapes", at),
-            }
-            return;
-        }
-        match schema.get("type").and_then(Value::as_str) {
-            Some("object") | None if value.is_object() => self.object(value, schema, at),
-            Some("array") => match value.as_array() {
-                Some(items) => {
-                    let item_schema = schema.get("items").unwrap_or(&Value::Null);
-                    for (i, item) in items.iter().enumerate() {
-                        self.value(item, item_schema, &format!("{at}[{i}]"));
-                    }
-                }
-                None => self.wrong_type(value, "an array", at),
-            },
-            Some("string") => match value.as_str() {
-                Some(text) => self.string(text, schema, at),
-                None => self.wrong_type(value, "a string", at),
-            },
-            Some("integer") if !api_raw::support::is_integer(value) => {
-                self.wrong_type(value, "an integer", at)
-            }
-            Some("number") if !value.is_number() => self.wrong_type(value, "a number", at),
-            Some("boolean") if !value.is_boolean() => self.wrong_type(value, "true or false", at),
-            Some("object") => self.wrong_type(value, "an object", at),
-            _ => {}
-        }
-    }
-
-    fn object(&mut self, value: &Value, schema: &Value, at: &str) {
-        let Some(members) = value.as_object() else {
-            return;
-        };
-        let properties = schema.get("properties").and_then(Value::as_object);
-        let open = schema
-            .get("additionalProperties")
-            .is_some_and(|extra| extra != &Value::Bool(false));
-        for required in schema
-            .get("required")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(name) = required
-                .as_str()
-                .filter(|name| !members.contains_key(*name))
-            {
-                (self.found)(
-                    join(at, name),
-                    FindingKind::MissingMember,
-                    "required by the spec".into(),
-                );
-            }
-        }
-        for (name, member) in members {
-            match properties.and_then(|p| p.get(name)) {
-                Some(property) => self.value(member, property, &join(at, name)),
-                None if open || properties.is_none() => {}
-                None => (self.found)(
-                    join(at, name),
-                    FindingKind::UnknownMember,
-                    "a member the spec does not list".into(),
-                ),
-            }
-        }
-    }
-
-    fn string(&mut self, text: &str, schema: &Value, at: &str) {
-        let known = schema
-            .get("x-extensible-enum")
-            .or_else(|| schema.get("enum"))
-            .and_then(Value::as_array);
-        if let Some(known) = known
-            && !known.iter().any(|v| v.as_str() == Some(text))
-        {
-            let list: Vec<&str> = known.iter().filter_map(Value::as_str).collect();
-            (self.found)(
-                at_or_root(at),
-                FindingKind::UnknownValue,
-                format!(
-                    "{text:?} is not among the values the spec knows ({})",
-                    list.join(", ")
-                ),
-            );
-        }
-        if let Some(pattern) = schema.get("pattern").and_then(Value::as_str)
-            && let Some(check) = api_raw::support::check_for_pattern(pattern)
-            && !check(text)
-        {
-            (self.found)(
-                at_or_root(at),
-                FindingKind::PatternMismatch,
-                format!("{text:?} does not match {pattern}"),
-            );
-        }
-    }
-
-    fn wrong_type(&mut self, value: &Value, expected: &str, at: &str) {
-        let got = match value {
-            Value::Bool(_) => "true or false",
-            Value::Number(_) => "a number",
-            Value::String(_) => "a string",
-            Value::Array(_) => "an array",
-            Value::Object(_) => "an object",
-            Value::Null => "null",
-        };
-        (self.found)(
-            at_or_root(at),
-            FindingKind::WrongType,
-            format!("{got} ({value}) where the spec says {expected}"),
-        );
-    }
-}
-
-/// Whether `value`'s JSON type is the branch's.
-fn type_fits(value: &Value, branch: &Value) -> bool {
-    match branch.get("type").and_then(Value::as_str) {
-        Some("string") => value.is_string(),
-        Some("number") => value.is_number(),
-        Some("integer") => value.as_f64().is_some_and(|n| n.fract() == 0.0),
-        Some("boolean") => value.is_boolean(),
-        Some("array") => value.is_array(),
-        Some("object") | None => value.is_object(),
-        Some(_) => false,
-    }
-}
-
-fn join(at: &str, name: &str) -> String {
-    if at.is_empty() {
-        name.to_string()
-    } else {
-        format!("{at}.{name}")
-    }
-}
-
+/// The validator's path of the whole body (`body`) is `.` here.
 fn at_or_root(at: &str) -> String {
-    if at.is_empty() {
-        ".".into()
-    } else {
-        at.to_string()
+    match at {
+        "" | "body" => ".".into(),
+        other => other.to_string(),
     }
 }
 
@@ -518,6 +448,51 @@ mod tests {
             said[2],
             "exchange 5 (createPipe): `.`: undocumented answer: the spec lists no 418 answer for \
              this operation"
+        );
+    }
+
+    #[test]
+    fn formats_nullable_members_and_documented_headers_are_checked_as_the_emulator_checks() {
+        let pipe = |id: &str| {
+            json!({"status": 200, "requestId": "r", "result": {
+                "id": id, "serviceId": "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d", "name": "p",
+                "state": "Running", "createdAt": null, "scaling": {"replicas": null}}})
+        };
+        let throttled = |reset: &str| {
+            let mut exchange = answer(
+                OperationId::CreatePipe,
+                429,
+                Ok(
+                    json!({"status": 429, "error": "TOO_MANY_REQUESTS: slow down", "requestId": "r"}),
+                ),
+            );
+            exchange
+                .response_headers
+                .insert("x-ratelimit-reset".into(), reset.into());
+            exchange
+        };
+        let findings = check(&cassette(vec![
+            answer(
+                OperationId::GetPipe,
+                200,
+                Ok(pipe("0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c")),
+            ),
+            answer(OperationId::GetPipe, 200, Ok(pipe("not-a-uuid"))),
+            throttled("3"),
+            throttled("soon"),
+        ]));
+        let seen: Vec<(usize, &str, FindingKind)> = findings
+            .iter()
+            .map(|f| (f.exchange, f.path.as_str(), f.kind))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (2, "result.id", FindingKind::WrongFormat),
+                (2, ".", FindingKind::NotDecodable),
+                (4, "header X-RateLimit-Reset", FindingKind::WrongType),
+            ],
+            "{findings:#?}"
         );
     }
 }

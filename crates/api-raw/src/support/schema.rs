@@ -83,8 +83,45 @@ pub struct SchemaSet {
 pub struct Violation {
     /// Where, as `source.kafka.reversePrivateEndpointIds[0]` (`body` for the whole value).
     pub path: String,
-    /// What rule was broken; never the value itself.
+    /// Which kind of rule was broken.
+    pub rule: Rule,
+    /// What rule was broken; never the value itself (but a number, which is never secret).
     pub message: String,
+}
+
+/// The kinds of rule a value can break.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rule {
+    /// A JSON type other than the schema's (`nullable` allows `null`).
+    Type,
+    /// A required member is missing.
+    Required,
+    /// A member the schema does not declare ([`Members::Declared`]), or one it forbids.
+    Member,
+    /// A value outside a closed set (`enum`).
+    Enum,
+    /// A value outside a set the spec knows but keeps open (`x-extensible-enum`), reported only
+    /// when [`Checks::known_values`] asks.
+    KnownValue,
+    /// A number, length or item count outside its bounds.
+    Bound,
+    /// A string that breaks its pattern.
+    Pattern,
+    /// A string that breaks its format (`uuid`, `date-time`).
+    Format,
+    /// A value that matches no branch, or several, of a `oneOf`.
+    Shape,
+}
+
+/// What a check reports besides the schema's own rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Checks {
+    /// How members the schema does not declare are taken.
+    pub members: Members,
+    /// Whether a value outside an open set the spec knows (`x-extensible-enum`) is reported
+    /// ([`Rule::KnownValue`]); an open set takes it otherwise.
+    pub known_values: bool,
 }
 
 impl std::fmt::Display for Violation {
@@ -163,15 +200,26 @@ impl SchemaSet {
     /// Every violation of the schema `name` by `value`, ordered by path, with members undeclared as
     /// `members` says.
     pub fn check(&self, name: &str, value: &Value, members: Members) -> Vec<Violation> {
-        let mut out = Vec::new();
-        if let Some(schema) = self.schemas.get(name) {
-            self.check_value(schema, value, members, &mut Vec::new(), &mut out);
-        } else {
-            out.push(Violation {
+        let checks = Checks {
+            members,
+            known_values: false,
+        };
+        match self.schemas.get(name) {
+            Some(schema) => self.check_schema(schema, value, checks),
+            None => vec![Violation {
                 path: "body".into(),
+                rule: Rule::Type,
                 message: format!("no schema named {name}"),
-            });
+            }],
         }
+    }
+
+    /// Every violation of `schema` (a schema of this set's spec, such as
+    /// `{"$ref": "#/components/schemas/PipeEnvelope"}` or `{"type": "integer"}`) by `value`,
+    /// ordered by path, with `checks`: what `api-emulator cassette check` reads an answer with.
+    pub fn check_schema(&self, schema: &Value, value: &Value, checks: Checks) -> Vec<Violation> {
+        let mut out = Vec::new();
+        self.check_value(schema, value, checks, &mut Vec::new(), &mut out);
         out.sort_by(|a, b| a.path.cmp(&b.path));
         out
     }
@@ -261,13 +309,17 @@ impl SchemaSet {
         &self,
         schema: &Value,
         value: &Value,
-        members: Members,
+        checks: Checks,
         at: &mut Vec<Segment>,
         out: &mut Vec<Violation>,
     ) {
         let Value::Object(schema) = schema else {
             if schema == &Value::Bool(false) {
-                out.push(violation(at, "no value is allowed here".into()));
+                out.push(violation(
+                    at,
+                    Rule::Member,
+                    "no value is allowed here".into(),
+                ));
             }
             return;
         };
@@ -275,7 +327,7 @@ impl SchemaSet {
             && let Some(target) = self.resolve(target)
         {
             // OpenAPI 3.0: the members beside a `$ref` are ignored.
-            self.check_value(target, value, members, at, out);
+            self.check_value(target, value, checks, at, out);
             return;
         }
         if let Some(Value::String(ty)) = schema.get("type") {
@@ -285,6 +337,7 @@ impl SchemaSet {
             if !has_type(value, ty) {
                 out.push(violation(
                     at,
+                    Rule::Type,
                     format!("expected {}, found {}", article(ty), kind(value)),
                 ));
                 return;
@@ -296,29 +349,45 @@ impl SchemaSet {
             let shown: Vec<String> = allowed.iter().map(Value::to_string).collect();
             out.push(violation(
                 at,
+                Rule::Enum,
                 format!("must be one of {}", shown.join(", ")),
             ));
         }
         if let Some(Value::Array(branches)) = schema.get("oneOf") {
-            let matching = branches
+            let here = violation(at, Rule::Shape, String::new()).path;
+            let outcomes: Vec<Vec<Violation>> = branches
                 .iter()
-                .filter(|branch| {
+                .map(|branch| {
                     let mut scratch = Vec::new();
-                    self.check_value(branch, value, members, &mut at.clone(), &mut scratch);
-                    scratch.is_empty()
+                    self.check_value(branch, value, checks, &mut at.clone(), &mut scratch);
+                    scratch
                 })
-                .count();
+                .collect();
+            let matching = outcomes.iter().filter(|found| found.is_empty()).count();
+            // The branches of the value's own type: when just one fails, its reasons say more than
+            // "no shape" (a string that breaks the string branch's pattern).
+            let mut typed = outcomes
+                .into_iter()
+                .filter(|found| !found.iter().any(|v| v.rule == Rule::Type && v.path == here));
             match matching {
                 1 => {}
-                0 => out.push(violation(at, "matches none of the allowed shapes".into())),
+                0 => match (typed.next(), typed.next()) {
+                    (Some(reasons), None) => out.extend(reasons),
+                    _ => out.push(violation(
+                        at,
+                        Rule::Shape,
+                        "matches none of the allowed shapes".into(),
+                    )),
+                },
                 _ => out.push(violation(
                     at,
+                    Rule::Shape,
                     "matches more than one of the allowed shapes".into(),
                 )),
             }
         }
         match value {
-            Value::String(text) => self.check_string(schema, text, at, out),
+            Value::String(text) => self.check_string(schema, text, checks, at, out),
             Value::Number(number) => {
                 let shown = number.to_string();
                 let number = number.as_f64().unwrap_or(f64::NAN);
@@ -338,7 +407,7 @@ impl SchemaSet {
                     _ => None,
                 };
                 if let Some(message) = message {
-                    out.push(violation(at, message));
+                    out.push(violation(at, Rule::Bound, message));
                 }
             }
             Value::Array(items) => {
@@ -347,6 +416,7 @@ impl SchemaSet {
                 {
                     out.push(violation(
                         at,
+                        Rule::Bound,
                         format!("must hold at least {min} {}", plural(min, "item")),
                     ));
                 }
@@ -355,18 +425,19 @@ impl SchemaSet {
                 {
                     out.push(violation(
                         at,
+                        Rule::Bound,
                         format!("must hold at most {max} {}", plural(max, "item")),
                     ));
                 }
                 if let Some(item_schema) = schema.get("items") {
                     for (i, item) in items.iter().enumerate() {
                         at.push(Segment::Index(i));
-                        self.check_value(item_schema, item, members, at, out);
+                        self.check_value(item_schema, item, checks, at, out);
                         at.pop();
                     }
                 }
             }
-            Value::Object(object) => self.check_object(schema, object, members, at, out),
+            Value::Object(object) => self.check_object(schema, object, checks, at, out),
             Value::Null | Value::Bool(_) => {}
         }
     }
@@ -375,15 +446,32 @@ impl SchemaSet {
         &self,
         schema: &Map<String, Value>,
         text: &str,
+        checks: Checks,
         at: &[Segment],
         out: &mut Vec<Violation>,
     ) {
+        if checks.known_values
+            && let Some(Value::Array(known)) = schema.get("x-extensible-enum")
+            && !known.iter().any(|v| v.as_str() == Some(text))
+        {
+            let list: Vec<&str> = known.iter().filter_map(Value::as_str).collect();
+            // A value of an open set is data, not a secret: the message names it.
+            out.push(violation(
+                at,
+                Rule::KnownValue,
+                format!(
+                    "{text:?} is not among the values the spec knows ({})",
+                    list.join(", ")
+                ),
+            ));
+        }
         let length = text.chars().count() as u64;
         if let Some(min) = schema.get("minLength").and_then(Value::as_u64)
             && length < min
         {
             out.push(violation(
                 at,
+                Rule::Bound,
                 format!("must be at least {min} {} long", plural(min, "character")),
             ));
         }
@@ -392,6 +480,7 @@ impl SchemaSet {
         {
             out.push(violation(
                 at,
+                Rule::Bound,
                 format!("must be at most {max} {} long", plural(max, "character")),
             ));
         }
@@ -403,16 +492,18 @@ impl SchemaSet {
                 Some(described) => format!("must be {described}"),
                 None => format!("does not match the pattern {source}"),
             };
-            out.push(violation(at, message));
+            out.push(violation(at, Rule::Pattern, message));
         }
         match schema.get("format").and_then(Value::as_str) {
             Some("uuid") if !is_uuid(text) => out.push(violation(
                 at,
+                Rule::Format,
                 "is not a UUID (8-4-4-4-12 hexadecimal digits)".into(),
             )),
             Some("date-time") if chrono::DateTime::parse_from_rfc3339(text).is_err() => {
                 out.push(violation(
                     at,
+                    Rule::Format,
                     "is not an RFC 3339 date-time (2026-03-01T12:00:00Z)".into(),
                 ))
             }
@@ -424,7 +515,7 @@ impl SchemaSet {
         &self,
         schema: &Map<String, Value>,
         object: &Map<String, Value>,
-        members: Members,
+        checks: Checks,
         at: &mut Vec<Segment>,
         out: &mut Vec<Violation>,
     ) {
@@ -437,7 +528,7 @@ impl SchemaSet {
         {
             if !object.contains_key(name) {
                 at.push(Segment::Member(name.to_string()));
-                out.push(violation(at, "is required".into()));
+                out.push(violation(at, Rule::Required, "is required".into()));
                 at.pop();
             }
         }
@@ -448,7 +539,9 @@ impl SchemaSet {
                 (Some(declared), _) => declared,
                 (None, Some(extra)) => extra,
                 // Only an object schema can say which members it has (`{}` takes anything).
-                (None, None) if members == Members::Open || !declares_members(schema) => continue,
+                (None, None) if checks.members == Members::Open || !declares_members(schema) => {
+                    continue;
+                }
                 (None, None) => {
                     at.push(Segment::Member(name.clone()));
                     let known: Vec<&str> = properties
@@ -458,6 +551,7 @@ impl SchemaSet {
                         .collect();
                     out.push(violation(
                         at,
+                        Rule::Member,
                         format!("unknown member; expected one of: {}", known.join(", ")),
                     ));
                     at.pop();
@@ -466,9 +560,13 @@ impl SchemaSet {
             };
             at.push(Segment::Member(name.clone()));
             if member_schema == &Value::Bool(false) {
-                out.push(violation(at, "is not a member of this object".into()));
+                out.push(violation(
+                    at,
+                    Rule::Member,
+                    "is not a member of this object".into(),
+                ));
             } else {
-                self.check_value(member_schema, member, members, at, out);
+                self.check_value(member_schema, member, checks, at, out);
             }
             at.pop();
         }
@@ -742,7 +840,7 @@ enum Segment {
     Index(usize),
 }
 
-fn violation(at: &[Segment], message: String) -> Violation {
+fn violation(at: &[Segment], rule: Rule, message: String) -> Violation {
     let mut path = String::new();
     for segment in at {
         match segment {
@@ -758,7 +856,11 @@ fn violation(at: &[Segment], message: String) -> Violation {
     if path.is_empty() {
         path.push_str("body");
     }
-    Violation { path, message }
+    Violation {
+        path,
+        rule,
+        message,
+    }
 }
 
 /// Whether a schema names the members of its objects.
@@ -930,9 +1032,14 @@ mod tests {
                 "arn: must be an ARN (arn:<partition>:<service>:<region>:<account>:<resource>)",
                 "at: is not an RFC 3339 date-time (2026-03-01T12:00:00Z)",
                 "command: must be one of \"start\", \"stop\"",
-                "cpu: matches none of the allowed shapes",
+                "cpu: must be a CPU quantity (500m, or cores: 1, 0.25)",
                 "replicas: must be between 1 and 20, got 50",
             ]
+        );
+        // A value of neither branch's type matches no shape.
+        assert_eq!(
+            messages(&set, "T", json!({"cpu": true})),
+            ["cpu: matches none of the allowed shapes"]
         );
         assert_eq!(
             messages(&set, "T", json!({"replicas": 0})),
