@@ -2,7 +2,10 @@
 //! against the emulator binary started with a rate limit, with each store of the SDK's limiter
 //! (process, host, Redis when a server is installed). It reports the rate the emulator served as a
 //! fraction of the limit, the 429s it answered, and, in a second run per store, the longest pause
-//! between two served requests after one of four workers is killed with SIGKILL.
+//! between two served requests after one of four workers is killed with SIGKILL. Then eight
+//! processes configured for twice the limit the emulator enforces, for a minute, per shared store:
+//! the share of the server's limit served, the 429s, and the 429s per real block (a run of 429s
+//! between two served requests: the one that finds the block, and those sent into it).
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -17,7 +20,7 @@ mod redis_server;
 #[path = "../../tests/tests/support/served.rs"]
 mod served_log;
 
-use served_log::{fraction, longest_pause, served};
+use served_log::{blocks, fraction, longest_pause, served};
 
 /// How big a fleet run is.
 #[derive(Debug, Clone, Copy)]
@@ -28,6 +31,8 @@ pub(crate) struct Plan {
     pub seconds: u64,
     /// The process counts.
     pub processes: &'static [usize],
+    /// How long the runs against a server below the clients' limit last.
+    pub below_seconds: u64,
 }
 
 impl Plan {
@@ -36,12 +41,14 @@ impl Plan {
         limit: 20,
         seconds: 8,
         processes: &[1, 8, 32],
+        below_seconds: 60,
     };
     /// A few seconds, to see that it runs.
     pub(crate) const QUICK: Plan = Plan {
         limit: 20,
         seconds: 2,
         processes: &[1, 4],
+        below_seconds: 6,
     };
 
     /// The pacing interval of the SDK for this limit (one second over the limit, 2% slower).
@@ -63,6 +70,21 @@ pub(crate) struct Row {
     pub throttled: usize,
 }
 
+/// A run of eight processes configured for twice the server's limit.
+#[derive(Debug, Clone)]
+pub(crate) struct Below {
+    /// `host` or `redis`.
+    pub store: &'static str,
+    /// Served requests per second over the server's limit.
+    pub fraction: f64,
+    /// 429 answers.
+    pub throttled: usize,
+    /// Real blocks: runs of 429s between two served requests.
+    pub blocks: usize,
+    /// How long the run lasted.
+    pub seconds: u64,
+}
+
 /// A SIGKILL run's figure.
 #[derive(Debug, Clone)]
 pub(crate) struct Stall {
@@ -75,25 +97,21 @@ pub(crate) struct Stall {
 /// Runs every store and process count of `plan`.
 pub(crate) fn run(plan: Plan) -> Result<(Vec<Row>, Vec<Stall>), Failure> {
     let redis = redis_server::RedisServer::start("the fleet benchmark");
-    let mut stores: Vec<(&'static str, String)> =
-        vec![("process", "process".into()), ("host", "host".into())];
-    match &redis {
-        Some(server) => stores.push(("redis", server.url.clone())),
-        None => eprintln!("fleet: no redis-server, the Redis store is left out"),
-    }
+    let stores = stores(&redis);
     let mut rows = Vec::new();
     let mut stalls = Vec::new();
     for (store, value) in &stores {
         for &processes in plan.processes {
             eprintln!("measuring: {processes} process(es), {store} store");
             let emulator = EmulatorProcess::start(plan.limit)?;
-            let home = tempfile::tempdir()?;
+            let homes = Homes::new(store)?;
             let workers: Vec<Child> = (0..processes)
-                .map(|_| worker(&emulator, value, plan, home.path()))
+                .map(|i| worker(&emulator, value, plan.limit, plan.seconds, homes.get(i)?))
                 .collect::<Result<_, _>>()?;
             for mut worker in workers {
                 worker.wait()?;
             }
+            homes.check_redis(&redis, &emulator)?;
             let log = emulator.requests()?;
             let served = served(&log, OperationId::ListReversePrivateEndpoints);
             rows.push(Row {
@@ -114,13 +132,132 @@ pub(crate) fn run(plan: Plan) -> Result<(Vec<Row>, Vec<Stall>), Failure> {
     Ok((rows, stalls))
 }
 
+/// The stores measured: process, host, and Redis when a server runs.
+fn stores(redis: &Option<redis_server::RedisServer>) -> Vec<(&'static str, String)> {
+    let mut stores: Vec<(&'static str, String)> =
+        vec![("process", "process".into()), ("host", "host".into())];
+    match redis {
+        Some(server) => stores.push(("redis", server.url.clone())),
+        None => eprintln!("fleet: no redis-server, the Redis store is left out"),
+    }
+    stores
+}
+
+/// Eight processes configured for twice the limit the emulator enforces, through each shared
+/// store, for `plan.below_seconds`.
+pub(crate) fn run_below(plan: Plan) -> Result<Vec<Below>, Failure> {
+    let redis = redis_server::RedisServer::start("the fleet benchmark");
+    let mut runs = Vec::new();
+    for (store, value) in stores(&redis) {
+        if store == "process" {
+            continue;
+        }
+        eprintln!(
+            "measuring: 8 processes at twice the server's limit for {} s, {store} store",
+            plan.below_seconds
+        );
+        let server_limit = plan.limit / 2;
+        let emulator = EmulatorProcess::start(server_limit)?;
+        let homes = Homes::new(store)?;
+        let workers: Vec<Child> = (0..8)
+            .map(|i| {
+                worker(
+                    &emulator,
+                    &value,
+                    plan.limit,
+                    plan.below_seconds,
+                    homes.get(i)?,
+                )
+            })
+            .collect::<Result<_, _>>()?;
+        for mut worker in workers {
+            worker.wait()?;
+        }
+        homes.check_redis(&redis, &emulator)?;
+        let log = emulator.requests()?;
+        let served = served(&log, OperationId::ListReversePrivateEndpoints);
+        runs.push(Below {
+            store,
+            fraction: fraction(&served, f64::from(server_limit)),
+            throttled: log.iter().filter(|e| e.status == 429).count(),
+            blocks: blocks(&log),
+            seconds: plan.below_seconds,
+        });
+    }
+    Ok(runs)
+}
+
+/// The home directories of a run's processes: one shared by all for the host store, one each for
+/// Redis (so that a fallback to the host file would pace each process alone, and draw 429s).
+struct Homes {
+    dirs: Vec<tempfile::TempDir>,
+    each: bool,
+}
+
+impl Homes {
+    fn new(store: &str) -> Result<Self, Failure> {
+        let each = store == "redis";
+        let count = if each { 32 } else { 1 };
+        Ok(Self {
+            dirs: (0..count)
+                .map(|_| tempfile::tempdir())
+                .collect::<Result<_, _>>()?,
+            each,
+        })
+    }
+
+    fn get(&self, process: usize) -> Result<&std::path::Path, Failure> {
+        let index = if self.each { process } else { 0 };
+        self.dirs
+            .get(index)
+            .map(tempfile::TempDir::path)
+            .ok_or_else(|| Failure::from("more processes than home directories"))
+    }
+
+    /// With Redis, that the limit's key is there with a time to live (the store was in use), and
+    /// that no process wrote a host state file (none fell back).
+    fn check_redis(
+        &self,
+        redis: &Option<redis_server::RedisServer>,
+        emulator: &EmulatorProcess,
+    ) -> Result<(), Failure> {
+        let (true, Some(server)) = (self.each, redis) else {
+            return Ok(());
+        };
+        let key = Seed::builtin()
+            .api_keys
+            .first()
+            .map(|key| format!("cloud-sdk:rate-limit:{}:{}", emulator.url, key.id))
+            .ok_or_else(|| Failure::from("the built-in seed has no API key"))?;
+        let ttl = server.pttl(&key);
+        if ttl <= 0 {
+            return Err(Failure::from(format!(
+                "the Redis key {key} has no time to live ({ttl}): Redis was not in use"
+            )));
+        }
+        for dir in &self.dirs {
+            if dir.path().join("cloud-sdk").exists() {
+                return Err(Failure::from(format!(
+                    "a process fell back to the host file in {}",
+                    dir.path().display()
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Four workers; one is killed with SIGKILL halfway: the longest pause between served requests
 /// after that.
 fn sigkill_run(plan: Plan, store: &str) -> Result<Duration, Failure> {
     let emulator = EmulatorProcess::start(plan.limit)?;
-    let home = tempfile::tempdir()?;
+    let homes = Homes::new(if store.starts_with("redis") {
+        "redis"
+    } else {
+        "host"
+    })?;
     let mut workers: Vec<Child> = (0..4)
-        .map(|_| worker(&emulator, store, plan, home.path()))
+        .map(|i| worker(&emulator, store, plan.limit, plan.seconds, homes.get(i)?))
         .collect::<Result<_, _>>()?;
     std::thread::sleep(Duration::from_secs(plan.seconds) / 2);
     let killed_at = chrono::Utc::now();
@@ -136,11 +273,13 @@ fn sigkill_run(plan: Plan, store: &str) -> Result<Duration, Failure> {
     Ok(longest_pause(&after))
 }
 
-/// The `fleet-worker` process: the settings in its environment, calls until its time is up.
+/// The `fleet-worker` process: the settings in its environment (the limit `limit` per second),
+/// calls for `seconds`, with `home` as its home and runtime directory.
 fn worker(
     emulator: &EmulatorProcess,
     store: &str,
-    plan: Plan,
+    limit: u32,
+    seconds: u64,
     home: &std::path::Path,
 ) -> Result<Child, Failure> {
     let seed = Seed::builtin();
@@ -161,15 +300,17 @@ fn worker(
         .ok_or_else(|| Failure::from("the built-in seed has no running service"))?;
     Ok(Command::new(std::env::current_exe()?)
         .arg("fleet-worker")
-        .arg(plan.seconds.to_string())
+        .arg(seconds.to_string())
         .env("CLOUD_API_URL", &emulator.url)
         .env("CLOUD_API_KEY_ID", &key.id)
         .env("CLOUD_API_KEY_SECRET", &key.secret)
         .env("FLEET_ORGANIZATION", service.0.to_string())
         .env("FLEET_SERVICE", service.1.to_string())
-        .env("CLOUD_RATE_LIMIT", format!("{}/1s", plan.limit))
+        .env("CLOUD_RATE_LIMIT", format!("{limit}/1s"))
         .env("CLOUD_RATE_LIMIT_STORE", store)
+        .env("HOME", home)
         .env("XDG_RUNTIME_DIR", home)
+        .env("XDG_CACHE_HOME", home)
         .stdout(Stdio::null())
         .spawn()?)
 }

@@ -24,14 +24,16 @@ use clients::{Call, Failure, Variant};
 use emulator::Storage;
 
 const USAGE: &str = "\
-usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|declared] [--server-threads N]
+usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|below|declared] [--server-threads N]
        cargo run --release -p api-bench -- --repeat facade|generated|floor pipe|endpoints|dashboards N [--callers K]
 
   --quick             a few seconds, to check that everything runs (figures not to be trusted)
   --only sdk          only the facade / generated client / floor table
   --only emulator     only the emulator table
   --only fleet        only the fleet table (1, 8, 32 processes sharing one key through each rate
-                      limit store; needs `cargo build --release -p api-emulator` first)
+                      limit store, then eight at twice the server's limit; needs `cargo build
+                      --release -p api-emulator` first)
+  --only below        only the runs at twice the server's limit (a minute per shared store)
   --only declared     only the declared pipes' cost in calls (an apply of 20 new pipes under a
                       limit of 20 per 2 s, then a plan of them)
   --server-threads N  worker threads of the canned server's own runtime (default 1)
@@ -44,6 +46,7 @@ struct Args {
     sdk: bool,
     emulator: bool,
     fleet: bool,
+    below: bool,
     declared: bool,
     server_threads: usize,
     repeat: Option<(Variant, Call, usize)>,
@@ -56,6 +59,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         sdk: true,
         emulator: true,
         fleet: false,
+        below: false,
         declared: false,
         server_threads: 1,
         repeat: None,
@@ -74,7 +78,11 @@ fn parse(args: &[String]) -> Result<Args, String> {
             ("--only", Some("sdk")) => parsed.emulator = false,
             ("--only", Some("emulator")) => parsed.sdk = false,
             ("--only", Some("fleet")) => {
-                (parsed.sdk, parsed.emulator, parsed.fleet) = (false, false, true);
+                (parsed.sdk, parsed.emulator, parsed.fleet, parsed.below) =
+                    (false, false, true, true);
+            }
+            ("--only", Some("below")) => {
+                (parsed.sdk, parsed.emulator, parsed.below) = (false, false, true);
             }
             ("--only", Some("declared")) => {
                 (parsed.sdk, parsed.emulator, parsed.declared) = (false, false, true);
@@ -213,6 +221,15 @@ fn run(args: &Args) -> Result<(), Failure> {
         let (rows, stalls) = fleet::run(plan)?;
         println!("{}", report::fleet(&rows, &stalls, plan));
     }
+    if args.below {
+        let plan = if args.quick {
+            fleet::Plan::QUICK
+        } else {
+            fleet::Plan::FULL
+        };
+        let runs = fleet::run_below(plan)?;
+        println!("{}", report::below(&runs, plan));
+    }
     if args.declared {
         let plan = if args.quick {
             declared::Plan::QUICK
@@ -273,7 +290,9 @@ mod tests {
         assert_eq!(quick_sdk.server_threads, 2);
         assert!(!args("--only emulator").unwrap().sdk);
         let fleet = args("--only fleet").unwrap();
-        assert!(fleet.fleet && !fleet.sdk && !fleet.emulator);
+        assert!(fleet.fleet && fleet.below && !fleet.sdk && !fleet.emulator);
+        let below = args("--only below").unwrap();
+        assert!(below.below && !below.fleet && !below.sdk);
         assert!(!all.fleet, "the fleet runs only when asked");
         let declared = args("--only declared").unwrap();
         assert!(declared.declared && !declared.sdk && !declared.emulator && !all.declared);

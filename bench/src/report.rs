@@ -135,6 +135,41 @@ pub fn fleet(
     out
 }
 
+/// The runs at twice the server's limit: the share of the server's limit served, the 429s, per
+/// minute and per real block.
+pub fn below(runs: &[crate::fleet::Below], plan: crate::fleet::Plan) -> String {
+    let mut out = format!(
+        "Eight processes configured for {} requests per second, the emulator binary limiting the key \
+         to {} (goal: at least 0.8 of the server's limit, a handful of 429s a minute, one 429 per \
+         real block)\n\n",
+        plan.limit,
+        plan.limit / 2
+    );
+    out.push_str(
+        "| store | seconds | served / server's limit | 429s | 429s a minute | real blocks | 429s per block |\n\
+         |---|---|---|---|---|---|---|\n",
+    );
+    for run in runs {
+        let minutes = run.seconds as f64 / 60.0;
+        let per_block = if run.blocks == 0 {
+            0.0
+        } else {
+            run.throttled as f64 / run.blocks as f64
+        };
+        out.push_str(&format!(
+            "| {} | {} | {:.3} | {} | {:.1} | {} | {:.2} |\n",
+            run.store,
+            run.seconds,
+            run.fraction,
+            run.throttled,
+            run.throttled as f64 / minutes,
+            run.blocks,
+            per_block
+        ));
+    }
+    out
+}
+
 fn amount(measure: Measure, value: f64) -> String {
     match measure {
         Measure::PerCall => micros(value),

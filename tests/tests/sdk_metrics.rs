@@ -1,6 +1,7 @@
 //! The SDK's OpenTelemetry metrics (api-core's `metrics` feature), read back through the SDK's
 //! in-memory exporter: requests, attempts, 429s, retries, unknown outcomes, rate limit waits and
-//! latency, by operation and status class, and nothing secret in any attribute.
+//! latency per call and per attempt, with the HTTP semantic conventions' attributes (status code,
+//! error type, server address), and nothing secret in any attribute.
 
 mod support;
 
@@ -43,8 +44,35 @@ fn points(exporter: &InMemoryMetricExporter) -> BTreeMap<(String, String), f64> 
     points
 }
 
+/// The attributes of a point of `op` (`method` on the spec's `path`) against `server`, answered
+/// `status`, failing as `error`: sorted, as [`points`] keys them.
+fn attributes(
+    server: &str,
+    op: &str,
+    method: &str,
+    path: &str,
+    status: Option<u16>,
+    error: Option<&str>,
+) -> String {
+    let url = url::Url::parse(server).unwrap();
+    let mut attributes = vec![
+        format!("cloud_api.operation={op}"),
+        format!("http.request.method={method}"),
+        format!("url.template={path}"),
+        format!("server.address={}", url.host_str().unwrap()),
+        format!("server.port={}", url.port_or_known_default().unwrap()),
+    ];
+    attributes.extend(status.map(|status| format!("http.response.status_code={status}")));
+    attributes.extend(error.map(|error| format!("error.type={error}")));
+    attributes.sort();
+    attributes.join(",")
+}
+
+const PIPE_PATH: &str = "/v1/organizations/{organizationId}/services/{serviceId}/pipes/{pipeId}";
+const PIPES_PATH: &str = "/v1/organizations/{organizationId}/services/{serviceId}/pipes";
+
 #[tokio::test]
-async fn every_call_is_counted_by_operation_and_status_class() {
+async fn every_call_and_attempt_is_counted_with_the_semantic_conventions_attributes() {
     let exporter = InMemoryMetricExporter::default();
     let provider = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(exporter.clone()).build())
@@ -76,30 +104,99 @@ async fn every_call_is_counted_by_operation_and_status_class() {
             .copied()
             .unwrap_or_else(|| panic!("no {name} {{{attributes}}} in {points:#?}"))
     };
-    let get_2xx = "operation=getPipe,status_class=2xx";
-    let get_4xx = "operation=getPipe,status_class=4xx";
-    let create_5xx = "operation=createPipe,status_class=5xx";
-    assert_eq!(get("cloud_api.requests", get_2xx), 1.0);
-    assert_eq!(get("cloud_api.attempts", get_4xx), 1.0);
-    assert_eq!(get("cloud_api.attempts", get_2xx), 1.0);
-    assert_eq!(get("cloud_api.throttled", get_4xx), 1.0);
-    assert_eq!(get("cloud_api.retries", get_2xx), 1.0);
-    assert_eq!(get("cloud_api.requests", create_5xx), 1.0);
-    assert_eq!(get("cloud_api.outcome_unknown", create_5xx), 1.0);
-    assert_eq!(
-        get("cloud_api.call.duration", get_2xx),
-        1.0,
-        "one latency sample"
+    let get_ok = attributes(&server.url, "getPipe", "GET", PIPE_PATH, Some(200), None);
+    let get_429 = attributes(
+        &server.url,
+        "getPipe",
+        "GET",
+        PIPE_PATH,
+        Some(429),
+        Some("429"),
     );
+    let create_500 = attributes(
+        &server.url,
+        "createPipe",
+        "POST",
+        PIPES_PATH,
+        Some(500),
+        Some("500"),
+    );
+    assert_eq!(get("cloud_api.requests", &get_ok), 1.0);
+    assert_eq!(get("cloud_api.attempts", &get_429), 1.0);
+    assert_eq!(get("cloud_api.attempts", &get_ok), 1.0);
+    assert_eq!(get("cloud_api.throttled", &get_429), 1.0);
+    assert_eq!(get("cloud_api.retries", &get_ok), 1.0);
+    assert_eq!(get("cloud_api.requests", &create_500), 1.0);
+    assert_eq!(get("cloud_api.outcome_unknown", &create_500), 1.0);
     assert_eq!(
-        get("cloud_api.rate_limit.wait", "operation=getPipe"),
+        get("cloud_api.call.duration", &get_ok),
+        1.0,
+        "one latency sample per call"
+    );
+    // One duration per attempt, beside the call's.
+    assert_eq!(get("http.client.request.duration", &get_429), 1.0);
+    assert_eq!(get("http.client.request.duration", &get_ok), 1.0);
+    assert_eq!(get("http.client.request.duration", &create_500), 1.0);
+    let url = url::Url::parse(&server.url).unwrap();
+    let waits = |op: &str| {
+        let mut attributes = [
+            format!("cloud_api.operation={op}"),
+            format!("server.address={}", url.host_str().unwrap()),
+            format!("server.port={}", url.port().unwrap()),
+        ];
+        attributes.sort();
+        attributes.join(",")
+    };
+    assert_eq!(
+        get("cloud_api.rate_limit.wait", &waits("getPipe")),
         2.0,
         "a wait before each attempt"
     );
-    assert_eq!(
-        get("cloud_api.rate_limit.wait", "operation=createPipe"),
-        1.0
-    );
+    assert_eq!(get("cloud_api.rate_limit.wait", &waits("createPipe")), 1.0);
     let everything = format!("{points:?}");
     support::secrets::assert_clean("the metrics", &everything);
+}
+
+/// A connection refused and an attempt that times out are told apart by `error.type`, and two
+/// API URLs by `server.address`.
+#[tokio::test]
+async fn error_type_tells_a_refused_connection_from_a_timeout() {
+    let exporter = InMemoryMetricExporter::default();
+    let provider = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(exporter.clone()).build())
+        .build();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let refused_url = format!("http://127.0.0.1:{}", closed.local_addr().unwrap().port());
+    drop(closed);
+    let silent = ScriptServer::start(vec![
+        Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(5)),
+    ])
+    .await;
+    // The silent server is reached by name: another server.address than the refused one's.
+    let silent_url = silent.url.replace("127.0.0.1", "localhost");
+    for url in [&refused_url, &silent_url] {
+        let client = api_mgmt::Client::builder(url.as_str())
+            .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
+            .retry(api_mgmt::RetryPolicy::disabled())
+            .attempt_timeout(Duration::from_millis(300))
+            .meter(provider.meter("sdk-test"))
+            .build()
+            .unwrap();
+        service(&client)
+            .pipe(PIPE.parse().unwrap())
+            .get()
+            .await
+            .unwrap_err();
+    }
+    provider.force_flush().unwrap();
+    let points = points(&exporter);
+    let attempt = |url: &str, error: &str| {
+        let key = (
+            "http.client.request.duration".to_string(),
+            attributes(url, "getPipe", "GET", PIPE_PATH, None, Some(error)),
+        );
+        points.get(&key).copied()
+    };
+    assert_eq!(attempt(&refused_url, "connect"), Some(1.0), "{points:#?}");
+    assert_eq!(attempt(&silent_url, "timeout"), Some(1.0), "{points:#?}");
 }

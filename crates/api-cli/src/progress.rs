@@ -1,7 +1,7 @@
 //! The spinner of a wait: the current state on stderr, only when stderr is a terminal.
 
 use std::io::IsTerminal;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
@@ -118,12 +118,34 @@ pub(crate) fn say_limit_waits(human: bool) {
     HUMAN.store(human, Ordering::Relaxed);
 }
 
+/// Who the limit is shared with after a store fell back: 0 as configured, 1 this host's processes
+/// (Redis out of reach), 2 nobody (the host file unusable).
+static FELL_BACK_TO: AtomicU8 = AtomicU8::new(0);
+
+/// The rate limit's store cannot be used and another paces instead: said once on stderr (in every
+/// output mode: stdout stays the data), and waits are said as what they now are.
+pub(crate) fn store_fell_back(fallback: &api_mgmt::StoreFallback) {
+    let to = match fallback.instead {
+        api_mgmt::FallbackTo::Host => 1,
+        _ => 2,
+    };
+    if FELL_BACK_TO.fetch_max(to, Ordering::Relaxed) < to {
+        crate::output::write_stderr(&format!("warning: {fallback}"));
+    }
+}
+
 /// A call is about to wait `wait` (over a second) for a slot of the rate limit: in the spinner
 /// when one is on screen (until the next state it shows), else as a line. `shared` says whether the
 /// limit is shared with other processes (the host or Redis store) or kept by this one.
 pub(crate) fn waiting_on_the_limit(wait: Duration, shared: bool) {
     if HUMAN.load(Ordering::Relaxed) {
-        let said = limit_wait_text(wait, shared);
+        let whose = match FELL_BACK_TO.load(Ordering::Relaxed) {
+            _ if !shared => Whose::Process,
+            0 => Whose::Shared,
+            1 => Whose::Host,
+            _ => Whose::Process,
+        };
+        let said = limit_wait_text(wait, whose);
         match &*SPINNING.lock().unwrap_or_else(PoisonError::into_inner) {
             Some((bar, what)) => bar.set_message(format!("waiting for {what}: {said}")),
             None => crate::output::write_stderr(&said),
@@ -131,12 +153,23 @@ pub(crate) fn waiting_on_the_limit(wait: Duration, shared: bool) {
     }
 }
 
+/// Whose rate limit a wait is on.
+#[derive(Debug, Clone, Copy)]
+enum Whose {
+    /// Shared as configured (the host store, or Redis).
+    Shared,
+    /// Shared by this host's processes only (Redis fell back to the host store).
+    Host,
+    /// This process's alone.
+    Process,
+}
+
 /// What a wait on the rate limit is said as.
-fn limit_wait_text(wait: Duration, shared: bool) -> String {
-    let whose = if shared {
-        "the rate limit this API key shares with other processes"
-    } else {
-        "this process's rate limit"
+fn limit_wait_text(wait: Duration, whose: Whose) -> String {
+    let whose = match whose {
+        Whose::Shared => "the rate limit this API key shares with other processes",
+        Whose::Host => "the rate limit this API key shares with this host's processes",
+        Whose::Process => "this process's rate limit",
     };
     format!("waiting {:.1} s on {whose}", wait.as_secs_f64())
 }
@@ -148,12 +181,16 @@ mod tests {
     #[test]
     fn a_wait_says_whose_limit_it_is() {
         assert_eq!(
-            limit_wait_text(Duration::from_millis(1500), true),
+            limit_wait_text(Duration::from_millis(1500), Whose::Shared),
             "waiting 1.5 s on the rate limit this API key shares with other processes"
         );
         assert_eq!(
-            limit_wait_text(Duration::from_secs(2), false),
+            limit_wait_text(Duration::from_secs(2), Whose::Process),
             "waiting 2.0 s on this process's rate limit"
+        );
+        assert_eq!(
+            limit_wait_text(Duration::from_secs(2), Whose::Host),
+            "waiting 2.0 s on the rate limit this API key shares with this host's processes"
         );
     }
 }

@@ -379,9 +379,12 @@ impl Settings {
             None => api_mgmt::RateLimitStore::host(),
         };
         let shared = !matches!(store, api_mgmt::RateLimitStore::Process);
-        Ok(Some(limit.store(store).on_wait(move |wait| {
-            crate::progress::waiting_on_the_limit(wait, shared)
-        })))
+        Ok(Some(
+            limit
+                .store(store)
+                .on_wait(move |wait| crate::progress::waiting_on_the_limit(wait, shared))
+                .on_fallback(crate::progress::store_fell_back),
+        ))
     }
 
     /// The rate limit and store `config show` reports for the management API.

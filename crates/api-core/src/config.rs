@@ -194,7 +194,10 @@ impl<T: FromConfig> ConfigBuilder<T> {
         self
     }
 
-    /// How long to wait for a connection (default 10 s). Zero is refused by [`build`](Self::build);
+    /// How long to wait for a connection (default [`DEFAULT_CONNECT_TIMEOUT`](crate::DEFAULT_CONNECT_TIMEOUT),
+    /// 10 s, or half the attempt timeout when that is shorter, so that a connection that never
+    /// completes ends as a [`Connect`](crate::TransportKind::Connect) failure, nothing sent, not
+    /// as an attempt timeout with its outcome unknown). Zero is refused by [`build`](Self::build);
     /// `Duration::MAX` (or any duration too long to be a point in time) means no limit.
     pub fn connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
@@ -312,10 +315,17 @@ impl<T: FromConfig> ConfigBuilder<T> {
             self.http_client,
             self.connect_timeout_set,
         )?;
+        // Left at its default, the connect timeout stays below the attempt timeout: the connect
+        // timer, not the attempt's, ends a connection that never completes.
+        let connect_timeout = if self.connect_timeout_set {
+            self.connect_timeout
+        } else {
+            self.connect_timeout.min(self.attempt_timeout / 2)
+        };
         Ok(Config {
             base_url,
             credentials,
-            connect_timeout: self.connect_timeout,
+            connect_timeout,
             attempt_timeout: self.attempt_timeout,
             operation_timeout: self.operation_timeout,
             retry: self.retry,

@@ -114,11 +114,16 @@ pub(crate) fn header(
 /// The longest wait taken from a server's answer; a longer one is cut to it.
 const MAX_SERVER_WAIT: Duration = Duration::from_secs(3600);
 
+/// A rate limit reset above this many seconds is a Unix time (2001-09-09), not a wait: no window
+/// lasts thirty years.
+const EPOCH_RESET: f64 = 1e9;
+
 /// How long the server asks the client to wait: on a 429 `Retry-After`, else `X-RateLimit-Reset`,
 /// else `RateLimit-Reset`; on a 503 only `Retry-After`. A value is seconds (fractions allowed) or,
-/// for `Retry-After`, an HTTP-date (RFC 9110: IMF-fixdate, RFC 850 or asctime), counted from the
-/// answer's `Date` header when it has one (the server's clock), else from this machine's clock. At
-/// most an hour. The reset headers say when the rate-limit window ends, which means nothing for other
+/// for `Retry-After`, an HTTP-date (RFC 9110: IMF-fixdate, RFC 850 or asctime); a reset header above
+/// [`EPOCH_RESET`] is the Unix time the window ends at (as GitHub's and many gateways' are). Dates
+/// and times are counted from the answer's `Date` header when it has one (the server's clock), else
+/// from this machine's clock. At most an hour. The reset headers say when the rate-limit window ends, which means nothing for other
 /// answers (the observability API sends `RateLimit-Reset` on every answer).
 pub(crate) fn server_wait(status: u16, headers: &HeaderMap) -> Option<Duration> {
     let names: &[&str] = match status {
@@ -130,12 +135,27 @@ pub(crate) fn server_wait(status: u16, headers: &HeaderMap) -> Option<Duration> 
         .iter()
         .filter_map(|name| header(headers, *name).map(|value| (*name, value)))
         .find_map(|(name, value)| match value.parse::<f64>() {
+            Ok(at) if name != "retry-after" && at > EPOCH_RESET && at.is_finite() => {
+                Some(until_epoch(at, headers))
+            }
             Ok(secs) => (secs.is_finite() && secs >= 0.0)
                 .then(|| Duration::from_secs_f64(secs.min(MAX_SERVER_WAIT.as_secs_f64()))),
             Err(_) if name == "retry-after" => until_date(&value, headers),
             Err(_) => None,
         })
         .map(|wait| wait.min(MAX_SERVER_WAIT))
+}
+
+/// The time from the answer's `Date` (or now) to the Unix time `at` (seconds); zero when it has
+/// passed.
+fn until_epoch(at: f64, headers: &HeaderMap) -> Duration {
+    let now = header(headers, "date")
+        .and_then(|date| httpdate::parse_http_date(&date).ok())
+        .unwrap_or_else(SystemTime::now);
+    let now = now
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0.0, |since| since.as_secs_f64());
+    Duration::from_secs_f64((at - now).clamp(0.0, MAX_SERVER_WAIT.as_secs_f64()))
 }
 
 /// The time from the answer's `Date` (or now) to the HTTP-date `value`; zero when it has passed.
@@ -265,6 +285,38 @@ mod tests {
             Some(Duration::from_millis(500))
         );
         assert_eq!(wait(429, &[("retry-after", "soon")]), None);
+        // A reset that is a Unix time: the time until it, by the answer's clock (else ours).
+        let date = "Wed, 25 Nov 2026 12:00:00 GMT";
+        let noon = httpdate::parse_http_date(date)
+            .unwrap()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        for name in ["x-ratelimit-reset", "ratelimit-reset"] {
+            let at = (noon + 7).to_string();
+            assert_eq!(
+                wait(429, &[(name, &at), ("date", date)]),
+                Some(Duration::from_secs(7)),
+                "{name}"
+            );
+            let past = (noon - 5).to_string();
+            assert_eq!(
+                wait(429, &[(name, &past), ("date", date)]),
+                Some(Duration::ZERO)
+            );
+        }
+        let soon = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+            + 3;
+        let by_our_clock = wait(429, &[("x-ratelimit-reset", &soon.to_string())]).unwrap();
+        assert!(by_our_clock <= Duration::from_secs(3) && by_our_clock >= Duration::from_secs(1));
+        assert_eq!(
+            wait(429, &[("retry-after", "2000000000")]),
+            Some(MAX_SERVER_WAIT),
+            "Retry-After is seconds or an HTTP-date, never a Unix time"
+        );
         assert_eq!(
             wait(503, &[("ratelimit-reset", "40")]),
             None,

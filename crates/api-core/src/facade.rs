@@ -80,6 +80,12 @@ macro_rules! facade_client {
                 self.connection.config()
             }
 
+            /// The client's rate limiter (shared by its clones), when it has a rate limit: pace
+            /// work of one's own through the same limit (and store) as the SDK's calls.
+            pub fn rate_limiter(&self) -> Option<$crate::RateLimiter> {
+                self.connection.runtime().rate_limiter()
+            }
+
             /// The generated client, for what this facade does not wrap. Its requests carry the
             /// credentials, user agent and attempt timeout (whoever built the HTTP client), but
             /// none of the retries, rate limiting or error decoding.

@@ -59,14 +59,15 @@ pub use ids::{IdError, OrganizationId, PipeId, ReversePrivateEndpointId, Service
 pub use learned::Learned;
 pub use operation::{Idempotency, Operation, ResponseBody};
 pub use rate_limit::{
-    MAX_SLOWDOWN, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RECOVERY_WINDOWS, REPORTED_WAIT, RateLimit,
-    RateLimitStore, WaitObserver,
+    BLOCK_WINDOWS, DECREASE, FallbackObserver, FallbackTo, MAX_QUEUE, MAX_SLOWDOWN,
+    RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RECOVERY_WINDOWS, REPORTED_WAIT, RateLimit,
+    RateLimitStore, RateLimiter, RedisUrl, StoreFallback, WaitObserver,
 };
 /// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
 pub use reqwest;
 pub use response::{Response, ResponseMeta};
 pub use retry::RetryPolicy;
 pub use runtime::Runtime;
-pub use tls::http_client_builder;
+pub use tls::{DEFAULT_CONNECT_TIMEOUT, http_client_builder};
 /// UUIDs, as used by the typed ids.
 pub use uuid::Uuid;

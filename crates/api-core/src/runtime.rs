@@ -124,13 +124,14 @@ impl Runtime {
         let limiter = config
             .rate_limit
             .as_ref()
-            .map(|limit| limit.bind(&config.base_url, config.credentials.limit_key()));
+            .map(|limit| Limiter::new(limit, &config.base_url, config.credentials.limit_key()));
         #[cfg(feature = "metrics")]
         let metrics = Metrics::new(
             &config
                 .meter
                 .clone()
                 .unwrap_or_else(|| opentelemetry::global::meter("api-core")),
+            &config.base_url,
         );
         #[cfg(not(feature = "metrics"))]
         let metrics = Metrics;
@@ -144,6 +145,12 @@ impl Runtime {
             first_attempt_bounded,
             learned: Arc::default(),
         })
+    }
+
+    /// The client's rate limiter (shared by its clones), when it has a rate limit: pace work of
+    /// one's own through the same limit as the SDK's calls.
+    pub fn rate_limiter(&self) -> Option<crate::RateLimiter> {
+        self.limiter.clone().map(crate::RateLimiter::new)
     }
 
     /// What the client has learned about its server (shared by its clones).
@@ -235,9 +242,9 @@ impl Runtime {
         self.metrics.call(
             op,
             final_status(&result, |response| response.meta().status),
+            result.as_ref().err(),
             call.attempts.load(Ordering::Relaxed),
             elapsed,
-            result.as_ref().is_err_and(Error::is_outcome_unknown),
         );
         result
     }
@@ -291,7 +298,7 @@ impl Runtime {
             // From the second attempt on, when the whole call is not under a timer, each step is
             // under the operation's deadline.
             let retry_deadline = deadline.filter(|_| attempt > 1 && self.first_attempt_bounded);
-            let exchanged = match retry_deadline {
+            let (exchanged, sent) = match retry_deadline {
                 Some(deadline) => {
                     let retry = self.attempt(op, Box::pin(send()), true, &call.in_flight);
                     match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
@@ -310,7 +317,8 @@ impl Runtime {
             let (raw, answer) = match settle(exchanged, attempt, span) {
                 Ok(response) => {
                     call.in_flight.store(false, Ordering::Relaxed);
-                    self.metrics.attempt(op, Some(response.meta().status));
+                    self.metrics
+                        .attempt(op, Some(response.meta().status), None, sent.elapsed());
                     return Ok(response);
                 }
                 Err(failed) => *failed,
@@ -328,12 +336,18 @@ impl Runtime {
             call.in_flight.store(false, Ordering::Relaxed);
             let mut failure = match outcome {
                 Ok(response) => {
-                    self.metrics.attempt(op, Some(response.meta().status));
+                    self.metrics
+                        .attempt(op, Some(response.meta().status), None, sent.elapsed());
                     return Ok(response);
                 }
                 Err(failure) => failure,
             };
-            self.metrics.attempt(op, failure.error.status());
+            self.metrics.attempt(
+                op,
+                failure.error.status(),
+                Some(&failure.error),
+                sent.elapsed(),
+            );
             if let Error::Api(error) = &mut failure.error {
                 error.follows_unknown_outcome = earlier_maybe_applied;
             }
@@ -370,14 +384,18 @@ impl Runtime {
     }
 
     /// One exchange: waits for the client-side rate limit first on a retry (the first attempt took its
-    /// permit before the clock started), marks the call in flight, then sends.
+    /// permit before the clock started), marks the call in flight, then sends; with the time it was
+    /// sent at.
     async fn attempt<T, Fut>(
         &self,
         op: &'static Operation,
         send: Pin<Box<Fut>>,
         retry: bool,
         in_flight: &AtomicBool,
-    ) -> Exchanged<std::result::Result<ResponseValue<T>, RawError<()>>>
+    ) -> (
+        Exchanged<std::result::Result<ResponseValue<T>, RawError<()>>>,
+        Instant,
+    )
     where
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {
@@ -386,7 +404,8 @@ impl Runtime {
             self.metrics.limiter_wait(op, waited);
         }
         in_flight.store(true, Ordering::Relaxed);
-        with_answer_headers(send).await
+        let sent = Instant::now();
+        (with_answer_headers(send).await, sent)
     }
 
     /// Sorts a failed attempt by [`outcome`](crate::outcome)'s rule; an unexpected 2xx or a tolerated

@@ -3,12 +3,22 @@
 //! `rustls-aws-lc` (rustls on aws-lc-rs) or `native-tls` (the platform's TLS library). With more than
 //! one enabled, `native-tls` wins over `rustls-aws-lc`, which wins over `rustls-ring`.
 
+use std::time::Duration;
+
 use crate::config::RootCertificate;
 
-/// A `reqwest` client builder with the TLS backend of the enabled feature, to build your own client
-/// for [`ConfigBuilder::http_client`](crate::ConfigBuilder::http_client). Start from it rather than
+/// The connect timeout of the client the SDK builds (unless set, and unless the attempt timeout is
+/// shorter: then half of it) and of [`http_client_builder`]'s.
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A `reqwest` client builder with the TLS backend of the enabled feature and a connect timeout of
+/// [`DEFAULT_CONNECT_TIMEOUT`], to build your own client for
+/// [`ConfigBuilder::http_client`](crate::ConfigBuilder::http_client). Start from it rather than
 /// `reqwest::Client::builder()`: with `rustls-ring`, reqwest needs a process-wide crypto provider,
-/// which this installs (unless the application installed one, which then wins).
+/// which this installs (unless the application installed one, which then wins); and only a client
+/// with a connect timeout (shorter than the attempt timeout) tells a connection that never
+/// completes (nothing sent: a create is safe to retry) from an attempt that timed out after
+/// sending (the outcome unknown), as the client the SDK builds does.
 ///
 /// ```
 /// let own = api_core::http_client_builder()
@@ -18,7 +28,7 @@ use crate::config::RootCertificate;
 /// # let _ = own;
 /// ```
 pub fn http_client_builder() -> reqwest::ClientBuilder {
-    let builder = reqwest::Client::builder();
+    let builder = reqwest::Client::builder().connect_timeout(DEFAULT_CONNECT_TIMEOUT);
 
     #[cfg(feature = "native-tls")]
     return builder.tls_backend_native();

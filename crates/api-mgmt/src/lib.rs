@@ -51,8 +51,6 @@ pub mod declared;
 mod pipes;
 mod service;
 
-/// A `reqwest` client builder with the SDK's TLS backend, for [`ConfigBuilder::http_client`].
-pub use api_core::http_client_builder;
 pub use api_core::management::{
     And, Compression, Condition, CpuMillicores, Destination, DestinationColumn, FieldMapping,
     IpAccessListEntry, KafkaSource, KinesisSource, MemoryGb, MskAuthentication, NewPipe,
@@ -76,7 +74,12 @@ pub use api_core::{
     RateLimit, Response, ResponseMeta, RetryPolicy, ReversePrivateEndpointId, Secret, ServiceId,
     TransportError, TransportKind, ValidationError, env,
 };
-pub use api_core::{RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimitStore};
+/// A `reqwest` client builder with the SDK's TLS backend, for [`ConfigBuilder::http_client`].
+pub use api_core::{DEFAULT_CONNECT_TIMEOUT, http_client_builder};
+pub use api_core::{
+    FallbackTo, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimitStore, RateLimiter, RedisUrl,
+    StoreFallback,
+};
 pub use client::Client;
 pub use pipes::{PipeHandle, Pipes};
 pub use service::ServiceHandle;

@@ -25,8 +25,6 @@
 
 mod client;
 
-/// A `reqwest` client builder with the SDK's TLS backend, for [`ConfigBuilder::http_client`].
-pub use api_core::http_client_builder;
 pub use api_core::observability::{
     Alert, AlertChannel, AlertChannelType, AlertInterval, AlertSource, AlertState,
     AlertThresholdType, Dashboard, MetricDataType, Series, SeriesAggFn, SeriesDataSource,
@@ -40,7 +38,12 @@ pub use api_core::{
     ErrorCode, IdError, Idempotency, Operation, RateLimit, Response, ResponseMeta, RetryPolicy,
     Secret, TransportError, TransportKind, env,
 };
-pub use api_core::{RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimitStore};
+/// A `reqwest` client builder with the SDK's TLS backend, for [`ConfigBuilder::http_client`].
+pub use api_core::{DEFAULT_CONNECT_TIMEOUT, http_client_builder};
+pub use api_core::{
+    FallbackTo, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimitStore, RateLimiter, RedisUrl,
+    StoreFallback,
+};
 pub use client::{AlertHandle, Client, Dashboards};
 
 /// The generated observability client and types (an escape hatch).

@@ -36,3 +36,16 @@ pub fn longest_pause(served: &[&LogEntry]) -> Duration {
         .max()
         .unwrap_or_default()
 }
+
+/// The real blocks of a rate limit in a log: runs of 429 answers with no served request between
+/// them (the first 429 finds the block; the rest were sent into it).
+#[allow(dead_code)] // not every user of this module counts blocks
+pub fn blocks(log: &[LogEntry]) -> usize {
+    let mut answers: Vec<&LogEntry> = log.iter().collect();
+    answers.sort_by_key(|e| e.at);
+    answers
+        .windows(2)
+        .filter(|pair| pair[1].status == 429 && pair[0].status != 429)
+        .count()
+        + usize::from(answers.first().is_some_and(|e| e.status == 429))
+}

@@ -742,7 +742,7 @@ fn a_stopped_service_declared_running_is_started_before_the_creates() {
     let planned = plan(&cloud, &dir).expect(8).json();
     assert_eq!(
         planned["service"],
-        json!({"from": "stopped", "to": "running"})
+        json!({"from": "stopped", "to": "running", "known": true})
     );
     apply(&cloud, &dir).expect(0);
     let log = cloud.requests();

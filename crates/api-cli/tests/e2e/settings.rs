@@ -169,3 +169,50 @@ fn completion_scripts_for_every_shell() {
     }
     assert!(cloud.requests().is_empty());
 }
+
+#[test]
+fn a_rate_limit_store_that_cannot_be_used_is_said_once_or_refused_at_start() {
+    let cloud = Cloud::start();
+    // Nothing listens on port 9: the calls pace through the host store, and cloudctl says so once
+    // on stderr, whatever the output mode (stdout stays the data).
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let away = format!("redis://app:pw-redis-9@{}", closed.local_addr().unwrap());
+    drop(closed);
+    for mode in ["json", "human"] {
+        let run = cloud
+            .run(
+                cloud
+                    .command()
+                    .args(["endpoint", "list", "-o", mode])
+                    .env("CLOUD_RATE_LIMIT_STORE", &away),
+            )
+            .expect(0);
+        let said = run
+            .stderr
+            .matches("warning: the rate limit store redis://app:[REDACTED]@")
+            .count();
+        assert_eq!(said, 1, "{mode}: {}", run.stderr);
+        assert!(
+            run.stderr
+                .contains("pacing through the host store (this host's processes only)")
+                && !run.stderr.contains("pw-redis-9"),
+            "{}",
+            run.stderr
+        );
+    }
+    // A URL that cannot be used is refused before any call.
+    let before = cloud.requests().len();
+    let run = cloud
+        .run(cloud.command().args(["endpoint", "list"]).env(
+            "CLOUD_RATE_LIMIT_STORE",
+            "redis://app:pw-redis-9@host:notaport",
+        ))
+        .expect(2);
+    assert!(
+        run.stderr.contains("is not a Redis URL that can be used")
+            && !run.stderr.contains("pw-redis-9"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(cloud.requests().len(), before, "no call was made");
+}

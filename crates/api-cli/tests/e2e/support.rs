@@ -148,6 +148,12 @@ impl Cloud {
         self.emulator().base_url().to_string()
     }
 
+    /// The id of the admin key cloudctl calls with.
+    #[allow(dead_code)] // the fleet tests name the Redis key with it
+    pub fn key_id(&self) -> String {
+        self.emulator().admin_key().0.to_string()
+    }
+
     fn emulator(&self) -> &Emulator {
         self.emulator.as_ref().expect("running")
     }

@@ -1,12 +1,16 @@
 //! Many processes, one key: eight `cloudctl` processes pace themselves together through the host
 //! store (and through Redis), so the emulator, limiting the key to 20 requests per 2 s, answers no
-//! 429 while serving at least 95% of that; the process store draws 429s; a process killed with
-//! SIGKILL stalls the others by no more than its own slot.
+//! 429 while serving at least 95% of that; the process store draws 429s; configured for twice the
+//! server's limit, they learn it, with one 429 per block the server imposes; a process killed with
+//! SIGKILL while it holds a slot, or the state file's lock, stalls the others by no more than
+//! that.
 //!
 //! A test binary of its own, its tests one at a time: the served rate, and the 429s of the process
 //! store, depend on how fast processes start, so the machine's load must be the fleet's own (cargo
 //! runs test binaries one after another).
 
+use std::io::{BufRead, BufReader};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -42,8 +46,14 @@ fn limited() -> Cloud {
 /// `workers` threads, each running `calls` `cloudctl endpoint list` processes one after another,
 /// with the limit in `store`; every run's exit code.
 fn fleet(cloud: &Cloud, store: &str, workers: usize, calls: usize) -> Vec<i32> {
+    fleet_of(workers, calls, || command(cloud, store))
+}
+
+/// `workers` threads, each running `calls` commands made by `make` one after another; every run's
+/// exit code.
+fn fleet_of(workers: usize, calls: usize, make: impl Fn() -> Command) -> Vec<i32> {
     let commands: Vec<Vec<Command>> = (0..workers)
-        .map(|_| (0..calls).map(|_| command(cloud, store)).collect())
+        .map(|_| (0..calls).map(|_| make()).collect())
         .collect();
     std::thread::scope(|scope| {
         let running: Vec<_> = commands
@@ -67,14 +77,37 @@ fn fleet(cloud: &Cloud, store: &str, workers: usize, calls: usize) -> Vec<i32> {
 }
 
 fn command(cloud: &Cloud, store: &str) -> Command {
+    command_at(cloud, store, LIMIT)
+}
+
+fn command_at(cloud: &Cloud, store: &str, limit: &str) -> Command {
     let mut command = cloud.process();
     command
         .args(["endpoint", "list", "-o", "json"])
-        .env("CLOUD_RATE_LIMIT", LIMIT)
+        .env("CLOUD_RATE_LIMIT", limit)
         .env("CLOUD_RATE_LIMIT_STORE", store)
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     command
+}
+
+/// A command with a home, runtime and cache directory of its own: a host state file there would
+/// pace it alone.
+fn alone_at_home(mut command: Command, home: &Path) -> Command {
+    command
+        .env("HOME", home)
+        .env("XDG_RUNTIME_DIR", home)
+        .env("XDG_CACHE_HOME", home);
+    command
+}
+
+/// The host store's state directory of the fleet's processes (their home's cache directory).
+fn state_dir(cloud: &Cloud) -> std::path::PathBuf {
+    cloud
+        .home()
+        .join(".cache")
+        .join("cloud-sdk")
+        .join("rate-limit")
 }
 
 /// The list requests the emulator served, in time order.
@@ -87,7 +120,11 @@ fn throttled(log: &[LogEntry]) -> usize {
 }
 
 fn shares_the_limit(cloud: &Cloud, store: &str) {
-    let codes = fleet(cloud, store, 8, 10);
+    shares_the_limit_with(cloud, store, || command(cloud, store));
+}
+
+fn shares_the_limit_with(cloud: &Cloud, store: &str, make: impl Fn() -> Command) {
+    let codes = fleet_of(8, 10, make);
     assert!(codes.iter().all(|code| *code == 0), "{store}: {codes:?}");
     let log = cloud.requests();
     assert_eq!(throttled(&log), 0, "{store}: no 429");
@@ -115,7 +152,61 @@ fn eight_processes_share_one_key_through_redis() {
     else {
         return;
     };
-    shares_the_limit(&limited(), &redis.url);
+    let cloud = limited();
+    // Every process has a home of its own: had one fallen back to a host file, it would pace alone
+    // and the emulator would answer 429s.
+    let homes: Vec<tempfile::TempDir> = (0..80).map(|_| tempfile::tempdir().unwrap()).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    shares_the_limit_with(&cloud, &redis.url, || {
+        let home = &homes[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)];
+        alone_at_home(command(&cloud, &redis.url), home.path())
+    });
+    for home in &homes {
+        assert!(
+            !home.path().join("cloud-sdk").exists(),
+            "no process fell back to a host file"
+        );
+    }
+    let key = format!(
+        "cloud-sdk:rate-limit:{}:{}",
+        cloud.base_url(),
+        cloud.key_id()
+    );
+    let ttl = redis.pttl(&key);
+    assert!(
+        ttl > 0,
+        "the limit's key is in Redis, expiring on its own: {ttl}"
+    );
+}
+
+/// Eight processes configured for twice the limit the server enforces (20 against 10 per 2 s):
+/// the first 429 of each block the server imposes holds every booked call back (one 429 per block,
+/// not one per process), and the pace learns the lower limit.
+#[test]
+fn configured_above_the_servers_limit_the_fleet_learns_it_with_one_429_per_block() {
+    let _alone = alone();
+    let cloud = Cloud::with(EmulatorOptions::for_tests().management_rate_limit(10, 2));
+    let codes = fleet_of(8, 8, || command_at(&cloud, "host", "20/2s"));
+    assert!(codes.iter().all(|code| *code == 0), "{codes:?}");
+    let log = cloud.requests();
+    let served = served_lists(&log);
+    assert_eq!(served.len(), 64);
+    let (throttled, blocks) = (throttled(&log), served_log::blocks(&log));
+    assert!(blocks >= 1, "the server's limit was reached");
+    let per_block = throttled as f64 / blocks as f64;
+    assert!(
+        per_block <= 1.5,
+        "{throttled} 429s in {blocks} blocks: calls booked before a 429 went into the block"
+    );
+    // Learned: the 429s stop after the first few blocks (a configured pace would draw one every
+    // window, 5 in the 13 s the run lasts).
+    assert!(blocks <= 4, "{blocks} blocks");
+    let fraction = served_log::fraction(&served, 5.0);
+    eprintln!("{throttled} 429s in {blocks} blocks, {fraction:.3} of the server's limit served");
+    assert!(
+        fraction >= 0.7,
+        "served {fraction:.3} of the server's limit"
+    );
 }
 
 #[test]
@@ -129,42 +220,116 @@ fn paced_per_process_the_same_fleet_draws_429s() {
     );
 }
 
-#[test]
-fn a_process_killed_with_sigkill_stalls_the_others_by_one_slot_at_most() {
-    let _alone = alone();
-    let cloud = limited();
-    // The victim starts among three others and is killed while it waits for its slot.
-    let victim_command = command(&cloud, "host");
-    let others = std::thread::scope(|scope| {
-        let others = scope.spawn(|| fleet(&cloud, "host", 3, 8));
-        std::thread::sleep(Duration::from_millis(600));
-        let mut victim_command = victim_command;
-        let mut victim = victim_command.spawn().expect("cloudctl starts");
-        std::thread::sleep(Duration::from_millis(150));
-        victim.kill().expect("SIGKILL");
-        let _ = victim.wait();
-        others.join().unwrap()
-    });
-    assert!(others.iter().all(|code| *code == 0), "{others:?}");
+/// The slower limit of the SIGKILL tests: 4 per 2 s, one request every 510 ms, so that a process
+/// behind two others waits more than a second and says so.
+const SLOW: &str = "4/2s";
+const SLOW_INTERVAL: Duration = Duration::from_millis(510);
+
+/// The others' pace after a stall: no 429, the longest pause between two served requests, and
+/// whether they finished within `allowed` of the pace.
+fn longest_pause_after(cloud: &Cloud) -> Duration {
     let log = cloud.requests();
     assert_eq!(throttled(&log), 0);
-    let served = served_lists(&log);
-    let longest = served_log::longest_pause(&served);
-    // One pacing interval, plus the slot the killed process held, plus scheduling on a shared
-    // machine.
+    served_log::longest_pause(&served_lists(&log))
+}
+
+#[test]
+fn a_process_killed_while_it_holds_a_slot_stalls_the_others_by_that_slot_at_most() {
+    let _alone = alone();
+    let cloud = Cloud::with(EmulatorOptions::for_tests().management_rate_limit(4, 2));
+    let killed = std::thread::scope(|scope| {
+        let others = scope.spawn(|| fleet_of(3, 5, || command_at(&cloud, "host", SLOW)));
+        // A victim in human mode says when it waits more than a second for its slot: from then on
+        // it provably holds one. One that did not have to wait is let go and another tried.
+        let mut killed = false;
+        for _ in 0..8 {
+            std::thread::sleep(SLOW_INTERVAL);
+            let mut victim = cloud.process();
+            victim
+                .args(["endpoint", "list", "-o", "human"])
+                .env("CLOUD_RATE_LIMIT", SLOW)
+                .env("CLOUD_RATE_LIMIT_STORE", "host")
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped());
+            let mut victim = victim.spawn().expect("cloudctl starts");
+            let stderr = victim.stderr.take().expect("piped");
+            let waiting = BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+                .any(|line| {
+                    line.contains("waiting") && line.contains("shares with other processes")
+                });
+            if waiting {
+                victim.kill().expect("SIGKILL");
+                let _ = victim.wait();
+                killed = true;
+                break;
+            }
+            let _ = victim.wait();
+        }
+        let codes = others.join().unwrap();
+        assert!(codes.iter().all(|code| *code == 0), "{codes:?}");
+        killed
+    });
+    assert!(killed, "no victim ever had to wait for its slot");
+    let longest = longest_pause_after(&cloud);
+    // One pacing interval, plus the slot the killed process held, plus scheduling.
     assert!(
-        longest <= INTERVAL * 2 + Duration::from_millis(250),
+        longest <= SLOW_INTERVAL * 2 + Duration::from_millis(300),
         "a stall of {longest:?}"
     );
-    // The others finish on time: the calls served at the pace, plus the one slot the killed
-    // process took with it (and scheduling).
-    let span = (served[served.len() - 1].at - served[0].at)
-        .to_std()
-        .unwrap();
-    let calls = u32::try_from(served.len()).unwrap();
+}
+
+#[test]
+fn a_process_killed_while_it_holds_the_state_files_lock_stalls_the_others_no_longer() {
+    let _alone = alone();
+    let cloud = limited();
+    // The fleet's first call makes the state file.
+    assert_eq!(fleet(&cloud, "host", 1, 1), [0]);
+    let file = std::fs::read_dir(state_dir(&cloud))
+        .expect("the state directory")
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|e| e == "state"))
+        .expect("the state file");
+    cloud.clear_requests();
+    let held = Duration::from_millis(600);
+    std::thread::scope(|scope| {
+        let others = scope.spawn(|| fleet(&cloud, "host", 3, 8));
+        std::thread::sleep(Duration::from_millis(500));
+        // Another process takes the lock (flock(1), without forking: the process holding it is the
+        // one killed), and is seen to hold it.
+        let mut holder = Command::new("flock")
+            .args(["--no-fork", "--exclusive"])
+            .arg(&file)
+            .args(["sleep", "30"])
+            .spawn()
+            .expect("flock runs (util-linux)");
+        let probe = std::fs::File::open(&file).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while probe.try_lock().is_ok() {
+            probe.unlock().unwrap();
+            assert!(
+                std::time::Instant::now() < deadline,
+                "flock never took the lock"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        std::thread::sleep(held);
+        holder.kill().expect("SIGKILL");
+        let _ = holder.wait();
+        let codes = others.join().unwrap();
+        assert!(codes.iter().all(|code| *code == 0), "{codes:?}");
+    });
+    let longest = longest_pause_after(&cloud);
+    // The others waited for the lock as long as it was held (less than the SDK's bound, so none
+    // paced alone: no 429), then went on at the pace.
     assert!(
-        span <= INTERVAL * calls + Duration::from_millis(500),
-        "{calls} calls took {span:?}"
+        longest <= held + INTERVAL * 2 + Duration::from_millis(300),
+        "a stall of {longest:?}"
+    );
+    assert!(
+        longest >= held - Duration::from_millis(100),
+        "the lock held them: {longest:?}"
     );
 }
 

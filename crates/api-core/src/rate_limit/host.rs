@@ -1,28 +1,45 @@
 //! The host store: the pacing state of one API URL and key in a small file of the user's, read and
 //! written under an exclusive OS file lock (`flock`, released by the OS when a process dies, even
-//! by SIGKILL). A file that does not read back as ours is replaced, never trusted.
+//! by SIGKILL), on the host's clock. A file that does not read back as ours is replaced, never
+//! trusted. The record has a fixed width and is written over the old one in one write, never
+//! truncated first: a process killed while writing leaves the old record or the new one.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
+use super::clock;
 use super::pacing::PaceState;
 
 /// The first word of a state file.
-const MAGIC: &str = "cloud-sdk-rate-limit-v1";
+const MAGIC: &str = "cloud-sdk-rate-limit-v2";
+
+/// The width of a record, its newline included.
+const RECORD: usize = 256;
+
+/// How long a process waits for another's file lock before pacing without the file.
+pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(2);
 
 /// The state file of one limit.
 #[derive(Debug, Clone)]
 pub(crate) struct HostFile {
     path: PathBuf,
+    /// Whether the directory is the default one, which the SDK keeps private (0700); a caller's
+    /// directory is left as it is.
+    default_dir: bool,
 }
 
 impl HostFile {
     /// The file for `name` (already safe as a file name) in `dir`, or in the default directory.
     pub(crate) fn new(dir: Option<&Path>, name: &str) -> Self {
-        let dir = dir.map_or_else(default_dir, Path::to_path_buf);
+        let (dir, default_dir) = match dir {
+            Some(dir) => (dir.to_path_buf(), false),
+            None => (default_dir(), true),
+        };
         Self {
             path: dir.join(format!("{name}.state")),
+            default_dir,
         }
     }
 
@@ -31,29 +48,75 @@ impl HostFile {
         &self.path
     }
 
-    /// Runs `change` on the state under the lock and writes what it returns; blocking (a few
-    /// microseconds of file work, or as long as another process holds the lock to do the same).
+    /// Runs `change` on the state and the host clock's time under the lock, and writes what it
+    /// returns; blocking (a few microseconds of file work, or as long as another process holds the
+    /// lock to do the same, at most [`LOCK_WAIT`]).
     pub(crate) fn update<T>(
         &self,
-        change: impl FnOnce(PaceState) -> (PaceState, T),
+        change: impl FnOnce(PaceState, u64) -> (PaceState, T),
     ) -> std::io::Result<T> {
         if let Some(dir) = self.path.parent() {
-            private_dir(dir)?;
+            if self.default_dir {
+                private_dir(dir)?;
+            } else {
+                create_dir(dir)?;
+            }
         }
         let mut file = open(&self.path)?;
-        file.lock()?;
+        lock(&file)?;
         let mut text = String::new();
-        // A file that is not UTF-8 text is foreign: read as nothing, then replaced.
-        let state = match file.read_to_string(&mut text) {
+        // A file that is not UTF-8 text is foreign: read as nothing, then replaced. More than two
+        // records' worth is not read.
+        let state = match (&file).take(2 * RECORD as u64).read_to_string(&mut text) {
             Ok(_) => decode(&text).unwrap_or_default(),
             Err(_) => PaceState::default(),
         };
-        let (state, result) = change(state);
-        file.seek(SeekFrom::Start(0))?;
-        file.set_len(0)?;
-        file.write_all(encode(&state).as_bytes())?;
+        let (state, result) = change(state, clock::host());
+        let record = encode(&state);
+        write_at_start(&mut file, record.as_bytes())?;
+        if file.metadata()?.len() > record.len() as u64 {
+            // Only a foreign file is longer; a crash before this leaves our record, then junk
+            // after its newline, which `decode` ignores.
+            file.set_len(record.len() as u64)?;
+        }
         file.unlock()?;
         Ok(result)
+    }
+}
+
+/// Takes the exclusive lock, waiting at most [`LOCK_WAIT`] for another holder.
+fn lock(file: &File) -> std::io::Result<()> {
+    let started = Instant::now();
+    let mut pause = Duration::from_micros(200);
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(()),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+        if started.elapsed() >= LOCK_WAIT {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the state file stayed locked for {LOCK_WAIT:?}"),
+            ));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
+    }
+}
+
+/// Writes `bytes` over the start of `file` in one write.
+fn write_at_start(file: &mut File, bytes: &[u8]) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileExt;
+        file.write_all_at(bytes, 0)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        file.seek(SeekFrom::Start(0))?;
+        file.write_all(bytes)
     }
 }
 
@@ -67,23 +130,33 @@ fn default_dir() -> PathBuf {
         .join("rate-limit")
 }
 
-/// Creates `dir` private to the user (0700 on Unix), and makes it so when it is not.
-fn private_dir(dir: &Path) -> std::io::Result<()> {
+/// Creates `dir` when it is missing (private to the user on Unix); an existing one is left alone.
+fn create_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        use std::os::unix::fs::DirBuilderExt;
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
-            .create(dir)?;
+            .create(dir)
+    }
+    #[cfg(not(unix))]
+    std::fs::create_dir_all(dir)
+}
+
+/// Creates the default directory private to the user (0700 on Unix), and makes it so when it is
+/// not.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    create_dir(dir)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(dir)?.permissions().mode();
         if mode & 0o077 != 0 {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
         }
-        Ok(())
     }
-    #[cfg(not(unix))]
-    std::fs::create_dir_all(dir)
+    Ok(())
 }
 
 /// Opens the state file for reading and writing, creating it private (0600); a link or anything
@@ -110,19 +183,26 @@ fn open(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-/// `MAGIC next blocked slowdown throttled checksum`.
+/// `MAGIC next blocked rate throttled generation seen checksum`, padded with spaces to [`RECORD`]
+/// bytes, then a newline.
 fn encode(state: &PaceState) -> String {
     let fields = format!(
-        "{MAGIC} {} {} {} {}",
-        state.next_slot, state.blocked_until, state.slowdown, state.throttled_at
+        "{MAGIC} {} {} {:e} {} {} {}",
+        state.next_slot,
+        state.blocked_until,
+        state.rate,
+        state.throttled_at,
+        state.generation,
+        state.seen
     );
-    format!("{fields} {:016x}\n", super::store::fnv(fields.as_bytes()))
+    let line = format!("{fields} {:016x}", super::store::fnv(fields.as_bytes()));
+    format!("{line:<width$}\n", width = RECORD - 1)
 }
 
-/// The state a file holds, when it is ours and whole.
+/// The state a file holds, when its first line is ours and whole.
 fn decode(text: &str) -> Option<PaceState> {
-    let line = text.strip_suffix('\n')?;
-    let (fields, checksum) = line.rsplit_once(' ')?;
+    let (line, _) = text.split_once('\n')?;
+    let (fields, checksum) = line.trim_end_matches(' ').rsplit_once(' ')?;
     if u64::from_str_radix(checksum, 16).ok()? != super::store::fnv(fields.as_bytes()) {
         return None;
     }
@@ -133,8 +213,10 @@ fn decode(text: &str) -> Option<PaceState> {
     let state = PaceState {
         next_slot: parts.next()?.parse().ok()?,
         blocked_until: parts.next()?.parse().ok()?,
-        slowdown: parts.next()?.parse().ok()?,
+        rate: parts.next()?.parse().ok()?,
         throttled_at: parts.next()?.parse().ok()?,
+        generation: parts.next()?.parse().ok()?,
+        seen: parts.next()?.parse().ok()?,
     };
     parts.next().is_none().then_some(state)
 }
@@ -143,23 +225,45 @@ fn decode(text: &str) -> Option<PaceState> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_state_round_trips_and_anything_else_reads_as_nothing() {
-        let state = PaceState {
+    fn state() -> PaceState {
+        PaceState {
             next_slot: 5,
             blocked_until: 7,
-            slowdown: 2.5,
+            rate: 0.75,
             throttled_at: 3,
-        };
-        assert_eq!(decode(&encode(&state)), Some(state));
+            generation: 2,
+            seen: 4,
+        }
+    }
+
+    #[test]
+    fn the_state_round_trips_in_a_fixed_width_and_anything_else_reads_as_nothing() {
+        let state = state();
         let good = encode(&state);
+        assert_eq!(good.len(), RECORD);
+        assert_eq!(decode(&good), Some(state));
+        let widest = PaceState {
+            next_slot: u64::MAX,
+            blocked_until: u64::MAX,
+            rate: -f64::MIN_POSITIVE,
+            throttled_at: u64::MAX,
+            generation: u64::MAX,
+            seen: u64::MAX,
+        };
+        assert_eq!(encode(&widest).len(), RECORD, "every state fits the width");
+        // What a write cut short by a crash after the record would leave: the record, then junk.
+        assert_eq!(decode(&format!("{good}{good}")), Some(state));
+        assert_eq!(
+            decode(&format!("{good}tail of an older, longer file")),
+            Some(state)
+        );
         for foreign in [
             String::new(),
             "hello\n".into(),
             good.replace(" 5 ", " 6 "),
             good.trim_end().to_string(),
             good.replace(MAGIC, "other-magic"),
-            format!("{good}{good}"),
+            good.replacen(' ', "  ", 1),
         ] {
             assert_eq!(decode(&foreign), None, "{foreign:?}");
         }
@@ -169,9 +273,13 @@ mod tests {
     fn a_corrupt_or_foreign_file_is_replaced_and_the_file_is_private() {
         let dir = tempfile::tempdir().unwrap();
         let file = HostFile::new(Some(dir.path()), "k");
-        std::fs::write(file.path(), b"\xff\xfe not ours").unwrap();
+        std::fs::write(
+            file.path(),
+            b"\xff\xfe not ours, and longer than a record of ours".repeat(9),
+        )
+        .unwrap();
         let seen = file
-            .update(|state| {
+            .update(|state, _| {
                 (
                     PaceState {
                         next_slot: 9,
@@ -186,7 +294,8 @@ mod tests {
             PaceState::default(),
             "the foreign file was not trusted"
         );
-        let again = file.update(|state| (state, state)).unwrap();
+        assert_eq!(std::fs::metadata(file.path()).unwrap().len(), RECORD as u64);
+        let again = file.update(|state, _| (state, state)).unwrap();
         assert_eq!(again.next_slot, 9);
         #[cfg(unix)]
         {
@@ -201,33 +310,96 @@ mod tests {
             std::fs::write(&target, "keep").unwrap();
             std::fs::remove_file(file.path()).unwrap();
             std::os::unix::fs::symlink(&target, file.path()).unwrap();
-            let seen = file.update(|state| (state, state)).unwrap();
+            let seen = file.update(|state, _| (state, state)).unwrap();
             assert_eq!(seen, PaceState::default());
             assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
             assert!(std::fs::symlink_metadata(file.path()).unwrap().is_file());
         }
     }
 
+    /// The record is written over the old one, never after emptying the file: whoever looks at any
+    /// moment (as a crash would freeze it) finds a whole record. With a truncate before the write,
+    /// the watcher sees an empty file within a few hundred updates.
+    #[test]
+    fn the_file_is_never_empty_between_two_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = HostFile::new(Some(dir.path()), "k");
+        file.update(|_, _| (state(), ())).unwrap();
+        let path = file.path().to_path_buf();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let shortest = std::thread::scope(|scope| {
+            let watcher = scope.spawn(|| {
+                let mut shortest = u64::MAX;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    shortest = shortest.min(std::fs::metadata(&path).unwrap().len());
+                }
+                shortest
+            });
+            for n in 0..3_000 {
+                file.update(|state, _| {
+                    (
+                        PaceState {
+                            next_slot: n,
+                            ..state
+                        },
+                        (),
+                    )
+                })
+                .unwrap();
+            }
+            done.store(true, std::sync::atomic::Ordering::Relaxed);
+            watcher.join().unwrap()
+        });
+        assert_eq!(shortest, RECORD as u64);
+    }
+
+    #[test]
+    fn a_lock_held_elsewhere_is_waited_for_a_bounded_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = HostFile::new(Some(dir.path()), "k");
+        file.update(|state, _| (state, ())).unwrap();
+        // Another open file description holds the lock, as a hung process would.
+        let holder = File::open(file.path()).unwrap();
+        holder.lock().unwrap();
+        let started = Instant::now();
+        let err = file.update(|state, _| (state, ())).unwrap_err();
+        let waited = started.elapsed();
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
+        assert!(waited >= LOCK_WAIT && waited < LOCK_WAIT * 2, "{waited:?}");
+        holder.unlock().unwrap();
+        file.update(|state, _| (state, ())).unwrap();
+    }
+
     #[cfg(unix)]
     #[test]
-    fn the_directory_is_made_private() {
+    fn only_the_default_directory_is_made_private() {
         use std::os::unix::fs::PermissionsExt;
+        let mode = |dir: &Path| std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
         let dir = tempfile::tempdir().unwrap();
-        let open = dir.path().join("open");
-        std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let file = HostFile::new(Some(&open), "k");
-        file.update(|state| (state, ())).unwrap();
-        let mode = std::fs::metadata(&open).unwrap().permissions().mode();
-        assert_eq!(mode & 0o777, 0o700);
+        // A caller's directory keeps its mode.
+        let callers = dir.path().join("callers");
+        std::fs::create_dir(&callers).unwrap();
+        std::fs::set_permissions(&callers, std::fs::Permissions::from_mode(0o755)).unwrap();
+        HostFile::new(Some(&callers), "k")
+            .update(|s, _| (s, ()))
+            .unwrap();
+        assert_eq!(mode(&callers), 0o755);
+        // A missing one is created, private.
         let fresh = dir.path().join("a").join("b");
         HostFile::new(Some(&fresh), "k")
-            .update(|state| (state, ()))
+            .update(|s, _| (s, ()))
             .unwrap();
-        assert_eq!(
-            std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777,
-            0o700
-        );
+        assert_eq!(mode(&fresh), 0o700);
+        // The default one is made private even when it was not.
+        let default = dir.path().join("default");
+        std::fs::create_dir(&default).unwrap();
+        std::fs::set_permissions(&default, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let file = HostFile {
+            path: default.join("k.state"),
+            default_dir: true,
+        };
+        file.update(|s, _| (s, ())).unwrap();
+        assert_eq!(mode(&default), 0o700);
         assert!(default_dir().ends_with("cloud-sdk/rate-limit"));
     }
 }

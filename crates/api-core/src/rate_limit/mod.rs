@@ -1,7 +1,9 @@
 //! [`RateLimit`]: a client-side limiter so bulk work runs at the allowed rate, with its state in this
 //! process, in a file every process of the user on this host shares, or in Redis for a whole fleet.
 
+mod clock;
 mod host;
+mod limiter;
 mod pacing;
 mod process;
 #[cfg(feature = "redis")]
@@ -15,11 +17,13 @@ mod store;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
+#[cfg(feature = "redis")]
 use api_raw::support::Secret;
 
-pub use pacing::{MAX_SLOWDOWN, RECOVERY_WINDOWS};
+pub use limiter::RateLimiter;
+pub use pacing::{BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SLOWDOWN, RECOVERY_WINDOWS};
 pub(crate) use store::Limiter;
 
 use crate::error::ConfigError;
@@ -52,12 +56,50 @@ pub enum RateLimitStore {
         /// The directory of the state files; `None` for the default.
         dir: Option<PathBuf>,
     },
-    /// In Redis or Valkey at this `redis://` or `rediss://` URL (cargo feature `redis`): shared by
-    /// every process on every host that calls the same API URL with the same key. One atomic script
-    /// per request, keys named from the API URL and the key id (never the secret) and expiring on
-    /// their own. When Redis cannot be reached, the limiter paces through the host store instead
-    /// and says so once in `tracing`; a call never hangs on it.
-    Redis(Secret),
+    /// In Redis or Valkey at this `redis://` or `rediss://` URL (cargo feature `redis`; built by
+    /// [`RateLimitStore::redis`]): shared by every process on every host that calls the same API
+    /// URL with the same key. One atomic script per request, keys named from the API URL and the
+    /// key id (never the secret) and expiring on their own. When Redis cannot be reached, the
+    /// limiter paces through the host store instead and says so once (in `tracing`, and to
+    /// [`RateLimit::on_fallback`]); a call never hangs on it.
+    Redis(RedisUrl),
+}
+
+/// A Redis URL that parsed when it was given (see [`RateLimitStore::redis`]); its password never
+/// shows.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RedisUrl {
+    #[cfg(feature = "redis")]
+    url: Secret,
+    /// Without the `redis` feature no Redis URL can be built.
+    #[cfg(not(feature = "redis"))]
+    never: std::convert::Infallible,
+}
+
+impl RedisUrl {
+    /// The URL with its password redacted.
+    pub fn describe(&self) -> String {
+        #[cfg(feature = "redis")]
+        {
+            api_raw::support::redact::Redactor::new()
+                .text(self.url.expose())
+                .into_owned()
+        }
+        #[cfg(not(feature = "redis"))]
+        match self.never {}
+    }
+
+    /// The URL, password included.
+    #[cfg(feature = "redis")]
+    pub(crate) fn expose(&self) -> &str {
+        self.url.expose()
+    }
+}
+
+impl fmt::Debug for RedisUrl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe())
+    }
 }
 
 impl RateLimitStore {
@@ -66,7 +108,9 @@ impl RateLimitStore {
         Self::Host { dir: None }
     }
 
-    /// The Redis store at `url` (`redis://[user:password@]host:port[/db]` or `rediss://...`).
+    /// The Redis store at `url` (`redis://[user:password@]host:port[/db]` or `rediss://...`). The
+    /// URL is parsed here: one that cannot be used (`redis://host:notaport`) is an error now, not a
+    /// silent fallback on the first call.
     pub fn redis(url: impl Into<String>) -> Result<Self, ConfigError> {
         let url = url.into();
         let scheme = url.split_once("://").map(|(scheme, _)| scheme);
@@ -75,12 +119,25 @@ impl RateLimitStore {
                 "a Redis rate limit store needs a redis:// or rediss:// URL".into(),
             ));
         }
-        if !cfg!(feature = "redis") {
-            return Err(ConfigError(
-                "a Redis rate limit store needs the `redis` cargo feature".into(),
-            ));
+        #[cfg(feature = "redis")]
+        {
+            use ::redis::IntoConnectionInfo;
+            if let Err(e) = url.as_str().into_connection_info() {
+                let redactor = api_raw::support::redact::Redactor::new().secret(&url);
+                return Err(ConfigError(format!(
+                    "{} is not a Redis URL that can be used: {}",
+                    redactor.text(&url),
+                    redactor.text(&e.to_string())
+                )));
+            }
+            Ok(Self::Redis(RedisUrl {
+                url: Secret::new(url),
+            }))
         }
-        Ok(Self::Redis(Secret::new(url)))
+        #[cfg(not(feature = "redis"))]
+        Err(ConfigError(
+            "a Redis rate limit store needs the `redis` cargo feature".into(),
+        ))
     }
 
     /// Reads `process`, `host` or a Redis URL (what `CLOUD_RATE_LIMIT_STORE` holds).
@@ -102,9 +159,7 @@ impl RateLimitStore {
             Self::Process => "process".into(),
             Self::Host { dir: None } => "host".into(),
             Self::Host { dir: Some(dir) } => format!("host ({})", dir.display()),
-            Self::Redis(url) => api_raw::support::redact::Redactor::new()
-                .text(url.expose())
-                .into_owned(),
+            Self::Redis(url) => url.describe(),
         }
     }
 }
@@ -118,6 +173,45 @@ impl fmt::Debug for RateLimitStore {
 /// Something to tell when a call waits on the limiter for longer than [`REPORTED_WAIT`]: the wait.
 pub type WaitObserver = Arc<dyn Fn(Duration) + Send + Sync>;
 
+/// Something to tell when a limit's store cannot be used and another paces instead.
+pub type FallbackObserver = Arc<dyn Fn(&StoreFallback) + Send + Sync>;
+
+/// A store that could not be used, told once per client (see [`RateLimit::on_fallback`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreFallback {
+    /// The store: `host (<state file>)`, or the Redis URL with its password redacted.
+    pub store: String,
+    /// What paces instead.
+    pub instead: FallbackTo,
+    /// Why, as the store's error said it (nothing secret).
+    pub reason: String,
+}
+
+/// What paces when a store cannot be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FallbackTo {
+    /// The host store (when Redis cannot be reached): shared by this host's processes only.
+    Host,
+    /// This process alone (when the host store's file cannot be used).
+    Process,
+}
+
+impl fmt::Display for StoreFallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let instead = match self.instead {
+            FallbackTo::Host => "the host store (this host's processes only)",
+            FallbackTo::Process => "this process only",
+        };
+        write!(
+            f,
+            "the rate limit store {} cannot be used ({}); pacing through {instead}",
+            self.store, self.reason
+        )
+    }
+}
+
 /// A client-side rate limiter. It paces requests evenly, one every `window / max` plus a 2% margin
 /// for network jitter, so that no window of the server's length holds more than `max` requests,
 /// whether the server counts in fixed or sliding windows; every call, retry and waiter poll takes a
@@ -126,9 +220,13 @@ pub type WaitObserver = Arc<dyn Fn(Duration) + Send + Sync>;
 /// Where its state lives is its [`RateLimitStore`]: this process (the default; clones share it), a
 /// state file every process of the user on this host shares, or Redis for processes on many hosts.
 /// A 429 is shared too: its wait (`Retry-After`, `X-RateLimit-Reset`) holds every process back, and
-/// the pace then slows down (the interval doubles per 429, up to [`MAX_SLOWDOWN`] times) and
-/// recovers linearly over [`RECOVERY_WINDOWS`] windows without another 429, so a limit lower than
-/// configured is found without a storm.
+/// no call booked before it goes out into the block (each checks, just before it sends, that no 429
+/// came since it booked). The block is at most [`BLOCK_WINDOWS`] windows, whatever the header says.
+/// Each 429 lowers the shared rate to [`DECREASE`] times the rate it came at (never below one
+/// [`MAX_SLOWDOWN`]th), and the rate climbs back linearly, in [`RECOVERY_WINDOWS`] windows to that
+/// rate and on to the configured one: additive increase, multiplicative decrease, so a server limit
+/// lower than configured is learned and kept to with a 429 now and then, not found again every
+/// few windows.
 ///
 /// ```
 /// use std::time::Duration;
@@ -150,6 +248,7 @@ pub struct RateLimit {
     /// The process store's state, shared by clones.
     process: Arc<process::ProcessState>,
     observer: Option<WaitObserver>,
+    on_fallback: Option<FallbackObserver>,
 }
 
 impl RateLimit {
@@ -180,6 +279,7 @@ impl RateLimit {
             store: RateLimitStore::Process,
             process: Arc::default(),
             observer: None,
+            on_fallback: None,
         })
     }
 
@@ -205,6 +305,17 @@ impl RateLimit {
     /// [`REPORTED_WAIT`] (a command-line tool can say that it waits on a shared limit).
     pub fn on_wait(mut self, observer: impl Fn(Duration) + Send + Sync + 'static) -> Self {
         self.observer = Some(Arc::new(observer));
+        self
+    }
+
+    /// Calls `observer` once per client when the store cannot be used and another paces instead
+    /// (Redis out of reach: the host store; the host file unusable: this process alone), so that a
+    /// tool can say the limit is no longer shared as configured.
+    pub fn on_fallback(
+        mut self,
+        observer: impl Fn(&StoreFallback) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_fallback = Some(Arc::new(observer));
         self
     }
 
@@ -254,17 +365,19 @@ impl RateLimit {
         &self.store
     }
 
-    /// The limiter of the API at `base_url` used with the key `key_id`: the state the store keeps
-    /// for that pair.
-    pub(crate) fn bind(&self, base_url: &str, key_id: &str) -> Limiter {
-        Limiter::new(self, base_url, key_id)
-    }
-
-    /// Waits until one more request is allowed, in this process's own state whatever the store
-    /// (shared by the clones of this `RateLimit`); a client given this limit waits through its
-    /// store instead, under the client's API URL and key id.
-    pub async fn acquire(&self) {
-        Limiter::in_process(self).acquire().await;
+    /// The limiter of the API at `base_url` with the key `key_id`, in this limit's store: the
+    /// state a client given this limit uses (its `rate_limiter()` answers the same), so that work of
+    /// one's own can be paced with the SDK's calls.
+    ///
+    /// ```
+    /// # async fn run() -> Result<(), api_core::ConfigError> {
+    /// let limit: api_core::RateLimit = "20/2s".parse()?;
+    /// let limiter = limit.bind("https://api.example.com", "key-1");
+    /// limiter.acquire().await; // the first goes at once
+    /// # Ok(()) }
+    /// ```
+    pub fn bind(&self, base_url: &str, key_id: &str) -> RateLimiter {
+        RateLimiter::new(Limiter::new(self, base_url, key_id))
     }
 }
 
@@ -321,15 +434,6 @@ impl fmt::Display for RateLimit {
     }
 }
 
-/// Nanoseconds of the wall clock since the Unix epoch (0 before it).
-pub(crate) fn now_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)
-        })
-}
-
 /// Nanoseconds of a duration, saturating.
 pub(crate) fn ns(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
@@ -342,9 +446,10 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn requests_are_paced_evenly() {
         let limit = RateLimit::new(10, Duration::from_millis(500)).unwrap();
+        let limiter = limit.bind("http://h", "k");
         let start = std::time::Instant::now();
         for _ in 0..6 {
-            limit.acquire().await;
+            limiter.acquire().await;
         }
         // The first is immediate, the next five wait 51 ms each.
         assert!(
@@ -376,11 +481,6 @@ mod tests {
         let limit: RateLimit = "20/2s".parse().unwrap();
         assert_eq!(limit.interval(), Duration::from_millis(102));
         assert_eq!(limit.to_string(), "20/2s");
-        let wall = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos() as u64;
-        assert!(now_ns().abs_diff(wall) < 1_000_000_000);
         assert_eq!(ns(Duration::MAX), u64::MAX);
     }
 
@@ -422,6 +522,18 @@ mod tests {
         {
             let redis = RateLimitStore::parse("redis://u:pw-1@h:6379").unwrap();
             assert_eq!(format!("{redis:?}"), "redis://u:[REDACTED]@h:6379");
+            // A URL that cannot be used is an error when it is given, not a fallback later.
+            for bad in [
+                "redis://u:pw-1@h:notaport",
+                "redis://u:pw-1@h:99999",
+                "rediss://",
+            ] {
+                let err = RateLimitStore::parse(bad).unwrap_err().to_string();
+                assert!(
+                    err.contains("is not a Redis URL that can be used") && !err.contains("pw-1"),
+                    "{bad}: {err}"
+                );
+            }
         }
     }
 

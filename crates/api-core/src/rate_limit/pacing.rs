@@ -1,31 +1,72 @@
 //! The pacing rule every store shares, as pure arithmetic on a small state: a reservation in the
 //! style of GCRA (each request takes the next free slot, one pacing interval after the last), a
-//! block while a server-requested wait runs, and a slowdown after a 429 that fades.
+//! block while a server-requested wait runs, a generation that turns every reservation made before
+//! a 429 stale (so that no call booked before it goes out into the block), and a learned rate:
+//! additive increase, multiplicative decrease (AIMD), as TCP finds a link's capacity.
 //!
-//! Times are nanoseconds of the wall clock since the Unix epoch, so that processes on one host (a
-//! state file) or on many (Redis, whose own clock is used there) share them.
+//! Times are nanoseconds of the store's clock (see `clock.rs`). A clock that goes back (a Redis
+//! server's stepped clock, a reboot under a state file) moves every time of the state back with
+//! it, so a state never waits for a time that will not come.
 
-/// How much a 429 slows the shared pace: the interval doubles, up to this factor.
-pub const MAX_SLOWDOWN: f64 = 8.0;
+/// The slowest pace the rule learns: the configured interval this many times over.
+pub const MAX_SLOWDOWN: f64 = 64.0;
 
-/// How many windows of the limit it takes, without another 429, for a slowdown to fade away
-/// (linearly).
-pub const RECOVERY_WINDOWS: u32 = 4;
+/// What a 429 leaves of the rate: the rate it came at, times this.
+pub const DECREASE: f64 = 0.8;
+
+/// How many windows of the limit it takes, without another 429, for the rate to climb back
+/// (linearly) to the rate the last 429 came at; then it goes on climbing at that pace, up to the
+/// configured rate.
+pub const RECOVERY_WINDOWS: u32 = 32;
+
+/// The longest shared block after a 429, in windows of the limit, whatever the server's answer
+/// says (a misread header must not stall a whole fleet).
+pub const BLOCK_WINDOWS: u32 = 4;
+
+/// The longest queue a state may hold: reservations at the slowest pace. A state further ahead
+/// than that (from a corrupt file) is forgotten; any queue callers can build short of it is kept.
+pub const MAX_QUEUE: u64 = 1 << 16;
 
 /// The shared state of one key's limit.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PaceState {
     /// When the next request may go (the theoretical arrival time).
     pub next_slot: u64,
     /// No request goes before this (a server-requested wait of the whole key).
     pub blocked_until: u64,
-    /// The slowdown right after the last 429 (1 = none).
-    pub slowdown: f64,
-    /// When the last 429 was reported.
+    /// The share of the configured rate the last 429 left (1 = the configured rate).
+    pub rate: f64,
+    /// When the last 429 that lowered the rate came.
     pub throttled_at: u64,
+    /// How many 429s the state has seen: a reservation made under an older generation is stale.
+    pub generation: u64,
+    /// The latest time the state was used at (to notice a clock that went back).
+    pub seen: u64,
 }
 
-/// The pace of a limit: the interval between two requests, and its window (for recovery).
+impl Default for PaceState {
+    fn default() -> Self {
+        Self {
+            next_slot: 0,
+            blocked_until: 0,
+            rate: 1.0,
+            throttled_at: 0,
+            generation: 0,
+            seen: 0,
+        }
+    }
+}
+
+/// A reservation: how long to wait before sending, and the generation it was made under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket {
+    /// Nanoseconds to wait.
+    pub wait: u64,
+    /// The state's generation when the slot was reserved.
+    pub generation: u64,
+}
+
+/// The pace of a limit: the interval between two requests, and its window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pace {
     /// Nanoseconds between two requests at the configured rate.
@@ -35,65 +76,117 @@ pub struct Pace {
 }
 
 impl Pace {
-    /// The slowdown at `now`: what the last 429 set, fading linearly to 1 over
-    /// [`RECOVERY_WINDOWS`] windows.
-    pub fn slowdown(&self, state: &PaceState, now: u64) -> f64 {
-        let set = state.slowdown.clamp(1.0, MAX_SLOWDOWN);
-        if !set.is_finite() || set <= 1.0 {
+    /// The share of the configured rate at `now`: what the last 429 left, climbing back linearly
+    /// to the rate it came at over [`RECOVERY_WINDOWS`] windows, and on at that pace, up to 1.
+    pub fn share(&self, state: &PaceState, now: u64) -> f64 {
+        let floor = 1.0 / MAX_SLOWDOWN;
+        if !state.rate.is_finite() || state.rate >= 1.0 || state.rate <= 0.0 {
             return 1.0;
         }
+        let rate = state.rate.max(floor);
         let recovery = self
             .window
             .saturating_mul(u64::from(RECOVERY_WINDOWS))
-            .max(1);
-        let since = now.saturating_sub(state.throttled_at);
-        let left = 1.0 - (since as f64 / recovery as f64).min(1.0);
-        1.0 + (set - 1.0) * left
+            .max(1) as f64;
+        let since = now.saturating_sub(state.throttled_at) as f64;
+        (rate * (1.0 + (1.0 / DECREASE - 1.0) * since / recovery)).min(1.0)
     }
 
-    /// Reserves the next slot at `now`: the state after it, and how long to wait before sending.
-    pub fn reserve(&self, state: PaceState, now: u64) -> (PaceState, u64) {
+    /// The interval between two requests at `now`.
+    fn interval_at(&self, state: &PaceState, now: u64) -> u64 {
+        (self.interval as f64 / self.share(state, now)).min(u64::MAX as f64) as u64
+    }
+
+    /// Reserves the next slot at `now`: the state after it, and the ticket.
+    pub fn reserve(&self, state: PaceState, now: u64) -> (PaceState, Ticket) {
         let state = self.sane(state, now);
-        let interval =
-            (self.interval as f64 * self.slowdown(&state, now)).min(u64::MAX as f64) as u64;
         let slot = state.next_slot.max(now).max(state.blocked_until);
         let next = PaceState {
-            next_slot: slot.saturating_add(interval),
+            next_slot: slot.saturating_add(self.interval_at(&state, now)),
             ..state
         };
-        (next, slot - now)
+        let ticket = Ticket {
+            wait: slot - now,
+            generation: state.generation,
+        };
+        (next, ticket)
+    }
+
+    /// Just before sending on `ticket`, at its slot: `None` when no 429 came since it was
+    /// reserved (go), else a new reservation (the old slot is no longer the caller's).
+    pub fn confirm(
+        &self,
+        state: PaceState,
+        now: u64,
+        ticket: Ticket,
+    ) -> (PaceState, Option<Ticket>) {
+        let state = self.sane(state, now);
+        if state.generation == ticket.generation {
+            (state, None)
+        } else {
+            let (state, ticket) = self.reserve(state, now);
+            (state, Some(ticket))
+        }
     }
 
     /// The state after a 429 at `now` whose answer asked to wait `wait` nanoseconds: nobody sends
-    /// before the wait is over, and the pace slows down (doubling, at most [`MAX_SLOWDOWN`]).
+    /// before the wait is over (at most [`BLOCK_WINDOWS`] windows), every reservation made before
+    /// it is stale, and, unless the 429 answers a request sent into a block already known, the
+    /// rate drops to [`DECREASE`] times the rate it came at.
     pub fn throttled(&self, state: PaceState, now: u64, wait: u64) -> PaceState {
         let state = self.sane(state, now);
-        let current = self.slowdown(&state, now);
+        let wait = wait.min(self.longest_block());
+        let (rate, throttled_at) = if now >= state.blocked_until {
+            let rate = (self.share(&state, now) * DECREASE).max(1.0 / MAX_SLOWDOWN);
+            (rate, now)
+        } else {
+            (state.rate, state.throttled_at)
+        };
+        let blocked_until = state.blocked_until.max(now.saturating_add(wait));
         PaceState {
-            blocked_until: state.blocked_until.max(now.saturating_add(wait)),
-            slowdown: (current * 2.0).min(MAX_SLOWDOWN),
-            throttled_at: now,
-            ..state
+            next_slot: blocked_until,
+            blocked_until,
+            rate,
+            throttled_at,
+            generation: state.generation.wrapping_add(1),
+            seen: now,
         }
     }
 
-    /// A state that cannot be right (from a clock that jumped back, or a file nobody should trust)
-    /// is forgotten: nothing may wait longer than the longest wait the rule can ask for.
+    /// The longest shared block: [`BLOCK_WINDOWS`] windows.
+    fn longest_block(&self) -> u64 {
+        self.window.saturating_mul(u64::from(BLOCK_WINDOWS))
+    }
+
+    /// The state at `now`: moved back with a clock that went back, and forgotten when it cannot
+    /// be one the rule built (a queue longer than [`MAX_QUEUE`] reservations at the slowest pace,
+    /// a block longer than the longest, a rate that is no number).
     fn sane(&self, state: PaceState, now: u64) -> PaceState {
-        let longest = self
-            .window
-            .saturating_mul(u64::from(RECOVERY_WINDOWS))
-            .saturating_add(self.interval.saturating_mul(MAX_SLOWDOWN as u64 * 64))
-            .saturating_add(3_600_000_000_000);
-        let believable = state.slowdown.is_finite()
-            && state.next_slot.saturating_sub(now) <= longest
-            && state.blocked_until.saturating_sub(now) <= longest
-            && state.throttled_at <= now.saturating_add(longest);
-        if believable {
+        let back = state.seen.saturating_sub(now);
+        let state = PaceState {
+            next_slot: state.next_slot.saturating_sub(back),
+            blocked_until: state.blocked_until.saturating_sub(back),
+            throttled_at: state.throttled_at.saturating_sub(back),
+            seen: now,
+            ..state
+        };
+        if self.believable(&state, now) {
             state
         } else {
-            PaceState::default()
+            PaceState {
+                seen: now,
+                ..PaceState::default()
+            }
         }
+    }
+
+    /// Whether the rule could have built `state` by `now` (its clock already moved back).
+    fn believable(&self, state: &PaceState, now: u64) -> bool {
+        let slowest = (self.interval as f64 * MAX_SLOWDOWN).min(u64::MAX as f64) as u64;
+        state.rate.is_finite()
+            && state.next_slot.saturating_sub(now) <= slowest.saturating_mul(MAX_QUEUE)
+            && state.blocked_until.saturating_sub(now) <= self.longest_block()
+            && state.throttled_at <= now
     }
 }
 
@@ -111,64 +204,136 @@ mod tests {
         }
     }
 
+    fn waits(pace: &Pace, state: &mut PaceState, now: u64, n: usize) -> Vec<u64> {
+        (0..n)
+            .map(|_| {
+                let (next, ticket) = pace.reserve(*state, now);
+                *state = next;
+                ticket.wait / MS
+            })
+            .collect()
+    }
+
     #[test]
     fn requests_take_evenly_spaced_slots() {
         let pace = pace();
         let mut state = PaceState::default();
         let now = 10_000 * MS;
-        let mut waits = Vec::new();
-        for _ in 0..4 {
-            let (next, wait) = pace.reserve(state, now);
-            state = next;
-            waits.push(wait / MS);
-        }
-        assert_eq!(waits, [0, 100, 200, 300]);
+        assert_eq!(waits(&pace, &mut state, now, 4), [0, 100, 200, 300]);
         // After a quiet spell the next request goes at once.
-        let (_, wait) = pace.reserve(state, now + 5_000 * MS);
-        assert_eq!(wait, 0);
+        assert_eq!(pace.reserve(state, now + 5_000 * MS).1.wait, 0);
     }
 
     #[test]
-    fn a_429_blocks_everyone_then_slows_the_pace_until_it_fades() {
+    fn a_429_blocks_everyone_and_turns_every_older_reservation_stale() {
         let pace = pace();
         let now = 10_000 * MS;
-        let state = pace.throttled(PaceState::default(), now, 2_000 * MS);
-        let (state, wait) = pace.reserve(state, now + 500 * MS);
-        assert_eq!(wait / MS, 1_500, "the server's wait holds for everyone");
-        let (_, second) = pace.reserve(state, now + 500 * MS);
-        // Then a slower pace: twice the interval at the 429, already fading half a second later
-        // (1 + 1 x (1 - 500/4000) = 1.875 times).
-        assert_eq!(second / MS, 1_500 + 187, "then a slower pace");
-        assert_eq!(pace.slowdown(&state, now), 2.0);
-        assert_eq!(pace.slowdown(&state, now + 2_000 * MS), 1.5);
+        let mut state = PaceState::default();
+        let booked: Vec<Ticket> = (0..4)
+            .map(|_| {
+                let (next, ticket) = pace.reserve(state, now);
+                state = next;
+                ticket
+            })
+            .collect();
+        // The first went at once and drew a 429 asking for 2 s.
+        state = pace.throttled(state, now + 10 * MS, 2_000 * MS);
+        // The second wakes at its slot: its reservation is stale, it books again after the block.
+        let (next, again) = pace.confirm(state, now + 100 * MS, booked[1]);
+        state = next;
+        let again = again.expect("a stale reservation books again");
+        assert_eq!(again.wait, 2_010 * MS - 100 * MS, "after the server's wait");
+        // The third books after it, at the slower pace the 429 left (100 ms / DECREASE).
+        let (next, third) = pace.confirm(state, now + 200 * MS, booked[2]);
+        state = next;
+        let slower = (third.unwrap().wait - (2_010 * MS - 200 * MS)) as f64;
+        let expected = 100.0 * MS as f64 / DECREASE;
+        assert!((slower - expected).abs() < MS as f64, "{slower}");
+        // A reservation made after the 429 is not stale: it goes at its slot.
+        let (next, fresh) = pace.reserve(state, now + 300 * MS);
         assert_eq!(
-            pace.slowdown(&state, now + 4_000 * MS),
-            1.0,
-            "gone after four windows"
+            pace.confirm(next, now + 300 * MS + fresh.wait, fresh).1,
+            None
         );
-        let mut again = state;
-        for _ in 0..10 {
-            again = pace.throttled(again, now, 0);
-        }
-        assert_eq!(pace.slowdown(&again, now), MAX_SLOWDOWN);
     }
 
     #[test]
-    fn a_slowdown_that_is_no_number_is_none() {
-        let pace = pace();
-        for slowdown in [f64::NAN, 0.5, -3.0] {
-            let state = PaceState {
-                slowdown,
-                ..PaceState::default()
-            };
-            assert_eq!(pace.slowdown(&state, 0), 1.0, "{slowdown}");
-        }
-    }
-
-    #[test]
-    fn an_unbelievable_state_is_forgotten() {
+    fn the_rate_decreases_per_block_and_climbs_back_linearly() {
         let pace = pace();
         let now = 10_000 * MS;
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        let state = pace.throttled(PaceState::default(), now, 500 * MS);
+        assert_eq!(pace.share(&state, now), DECREASE);
+        // A 429 answering a request sent before the block (it ends 500 ms on) lowers nothing more.
+        let inflight = pace.throttled(state, now + 20 * MS, 500 * MS);
+        assert_eq!(
+            pace.share(&inflight, now + 20 * MS),
+            pace.share(&state, now + 20 * MS)
+        );
+        assert_eq!(inflight.generation, 2, "but older reservations are stale");
+        // Half-way through the recovery, half-way back; then at the rate of the 429; and on, at
+        // that pace, to the configured rate (and no further).
+        let recovery = 1_000 * MS * u64::from(RECOVERY_WINDOWS);
+        let halfway = DECREASE + (1.0 - DECREASE) / 2.0;
+        assert!(close(pace.share(&state, now + recovery / 2), halfway));
+        assert!(close(pace.share(&state, now + recovery), 1.0));
+        assert!(close(pace.share(&state, now + recovery * 5), 1.0));
+        // A 429 after the block lowers the rate it came at again.
+        let later = now + recovery / 2;
+        let again = pace.throttled(state, later, 0);
+        assert!(close(pace.share(&again, later), halfway * DECREASE));
+        // From lower down, the climb back to that rate takes as long.
+        assert!(close(pace.share(&again, later + recovery), halfway));
+        // Never slower than MAX_SLOWDOWN times the interval.
+        let mut slowest = PaceState::default();
+        for step in 0..60 {
+            slowest = pace.throttled(slowest, now + step * 10 * MS, 0);
+        }
+        let at = now + 59 * 10 * MS;
+        assert_eq!(pace.share(&slowest, at), 1.0 / MAX_SLOWDOWN);
+        assert_eq!(pace.interval_at(&slowest, at), 6_400 * MS);
+    }
+
+    #[test]
+    fn the_shared_block_is_at_most_a_few_windows() {
+        let pace = pace();
+        let now = 10_000 * MS;
+        let hour = 3_600_000 * MS;
+        let state = pace.throttled(PaceState::default(), now, hour);
+        assert_eq!(
+            state.blocked_until - now,
+            1_000 * MS * u64::from(BLOCK_WINDOWS)
+        );
+        assert_eq!(pace.reserve(state, now).1.wait, 4_000 * MS);
+    }
+
+    #[test]
+    fn a_clock_that_goes_back_takes_the_state_with_it() {
+        let pace = pace();
+        let mut state = PaceState::default();
+        let now = 10_000_000 * MS;
+        waits(&pace, &mut state, now, 3);
+        // The clock steps back an hour (a stepped wall clock, a reboot under the file): the queue
+        // is still 300 ms long, not an hour and 300 ms.
+        let back = now - 3_600_000 * MS;
+        assert_eq!(pace.reserve(state, back).1.wait, 300 * MS);
+    }
+
+    #[test]
+    fn a_long_queue_is_kept_and_an_impossible_state_is_forgotten() {
+        let pace = pace();
+        let now = 10_000 * MS;
+        // A bulk client with 600 calls booked, at the slowest pace: an hour and more of queue.
+        let mut state = PaceState::default();
+        for step in 0..60 {
+            state = pace.throttled(state, now + step, 0);
+            state.blocked_until = 0;
+        }
+        let at = now + 60;
+        let queued = waits(&pace, &mut state, at, 600);
+        assert!(queued[599].abs_diff(599 * 6_400) <= 1, "{}", queued[599]);
+        let next = pace.reserve(state, at).1.wait / MS;
+        assert!(next.abs_diff(600 * 6_400) <= 1, "kept: {next}");
         for state in [
             PaceState {
                 next_slot: u64::MAX,
@@ -179,12 +344,49 @@ mod tests {
                 ..PaceState::default()
             },
             PaceState {
-                slowdown: f64::NAN,
+                rate: f64::NAN,
+                next_slot: now + 1_000 * MS,
+                ..PaceState::default()
+            },
+            PaceState {
+                throttled_at: now + 1,
+                seen: now - 1,
+                next_slot: now + 1_000 * MS,
                 ..PaceState::default()
             },
         ] {
-            assert_eq!(pace.reserve(state, now).1, 0, "{state:?}");
+            assert_eq!(pace.reserve(state, now).1.wait, 0, "{state:?}");
         }
+    }
+
+    #[test]
+    fn a_rate_that_is_no_share_is_the_configured_rate() {
+        let pace = pace();
+        for rate in [f64::NAN, 1.5, 0.0, -3.0, f64::INFINITY] {
+            let state = PaceState {
+                rate,
+                ..PaceState::default()
+            };
+            assert_eq!(pace.share(&state, 0), 1.0, "{rate}");
+        }
+    }
+
+    /// One step of a random run: reserve, confirm a ticket, or a 429, after some time (the clock
+    /// may also go back).
+    #[derive(Debug, Clone)]
+    enum Step {
+        Reserve,
+        Confirm(usize),
+        Throttled(u64),
+    }
+
+    fn step() -> impl Strategy<Value = (Step, i64)> {
+        let step = prop_oneof![
+            4 => Just(Step::Reserve),
+            2 => any::<usize>().prop_map(Step::Confirm),
+            1 => (0u64..10_000).prop_map(Step::Throttled),
+        ];
+        (step, -2_000i64..3_000)
     }
 
     proptest! {
@@ -192,20 +394,56 @@ mod tests {
 
         #[test]
         fn any_state_gives_a_bounded_wait_and_n_slots_span_n_intervals(
-            next_slot in any::<u64>(), blocked in any::<u64>(), slowdown in any::<f64>(),
-            throttled_at in any::<u64>(), now in 0u64..(u64::MAX / 2), n in 1usize..40,
+            next_slot in any::<u64>(), blocked in any::<u64>(), rate in any::<f64>(),
+            throttled_at in any::<u64>(), seen in any::<u64>(), now in 0u64..(u64::MAX / 2),
+            n in 1usize..40,
         ) {
             let pace = pace();
-            let state = PaceState { next_slot, blocked_until: blocked, slowdown, throttled_at };
+            let state = PaceState { next_slot, blocked_until: blocked, rate, throttled_at, generation: 0, seen };
             let (mut state, first) = pace.reserve(state, now);
-            prop_assert!(first <= 3_600_000 * MS + 400 * 1_000 * MS + 64 * 8 * 100 * MS);
-            let mut last = first;
+            prop_assert!(first.wait <= MAX_QUEUE * 6_400 * MS);
+            let mut last = first.wait;
             for _ in 1..n {
-                let (next, wait) = pace.reserve(state, now);
-                prop_assert!(wait >= last + pace.interval, "slots never overlap");
-                prop_assert!(wait <= last + pace.interval * MAX_SLOWDOWN as u64 + 1);
+                let (next, ticket) = pace.reserve(state, now);
+                prop_assert!(ticket.wait >= last + pace.interval, "slots never overlap");
+                prop_assert!(ticket.wait <= last + pace.interval * MAX_SLOWDOWN as u64 + 1);
                 state = next;
-                last = wait;
+                last = ticket.wait;
+            }
+        }
+
+        /// Whatever the callers and the server do, and however the clock moves, the rule never
+        /// builds a state it would forget.
+        #[test]
+        fn the_rule_never_forgets_a_state_it_built(steps in proptest::collection::vec(step(), 1..200)) {
+            let pace = pace();
+            let mut state = PaceState::default();
+            let mut now = 1_000_000 * MS;
+            let mut tickets = Vec::new();
+            for (step, advance_ms) in steps {
+                now = now.saturating_add_signed(advance_ms * MS as i64);
+                state = match step {
+                    Step::Reserve => {
+                        let (next, ticket) = pace.reserve(state, now);
+                        tickets.push(ticket);
+                        next
+                    }
+                    Step::Confirm(i) if !tickets.is_empty() => {
+                        let (next, again) = pace.confirm(state, now, tickets[i % tickets.len()]);
+                        tickets.extend(again);
+                        next
+                    }
+                    Step::Confirm(_) => state,
+                    Step::Throttled(wait_ms) => pace.throttled(state, now, wait_ms * MS),
+                };
+                let back = state.seen.saturating_sub(now);
+                let moved = PaceState {
+                    next_slot: state.next_slot.saturating_sub(back),
+                    blocked_until: state.blocked_until.saturating_sub(back),
+                    throttled_at: state.throttled_at.saturating_sub(back),
+                    ..state
+                };
+                prop_assert!(pace.believable(&moved, now), "{state:?} at {now}");
             }
         }
     }

@@ -1,25 +1,35 @@
-//! The process store: the pacing state in memory, shared by the clones of one `RateLimit`.
+//! The process store: the pacing state in memory, shared by the clones of one `RateLimit`, on this
+//! process's monotonic clock.
 
 use std::sync::{Mutex, PoisonError};
 
-use super::pacing::{Pace, PaceState};
+use super::clock;
+use super::pacing::{Pace, PaceState, Ticket};
 
 /// One limit's state in this process.
 #[derive(Debug, Default)]
 pub(crate) struct ProcessState(Mutex<PaceState>);
 
 impl ProcessState {
-    /// Reserves the next slot: how long to wait, in nanoseconds.
-    pub(crate) fn reserve(&self, pace: &Pace, now: u64) -> u64 {
+    fn with<T>(&self, change: impl FnOnce(PaceState, u64) -> (PaceState, T)) -> T {
         let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let (next, wait) = pace.reserve(*state, now);
+        let (next, result) = change(*state, clock::process());
         *state = next;
-        wait
+        result
+    }
+
+    /// Reserves the next slot.
+    pub(crate) fn reserve(&self, pace: &Pace) -> Ticket {
+        self.with(|state, now| pace.reserve(state, now))
+    }
+
+    /// Confirms `ticket` at its slot: `None` to go, else a new reservation.
+    pub(crate) fn confirm(&self, pace: &Pace, ticket: Ticket) -> Option<Ticket> {
+        self.with(|state, now| pace.confirm(state, now, ticket))
     }
 
     /// Records a 429 that asked to wait `wait` nanoseconds.
-    pub(crate) fn throttled(&self, pace: &Pace, now: u64, wait: u64) {
-        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        *state = pace.throttled(*state, now, wait);
+    pub(crate) fn throttled(&self, pace: &Pace, wait: u64) {
+        self.with(|state, now| (pace.throttled(state, now, wait), ()));
     }
 }

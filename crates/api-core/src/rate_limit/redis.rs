@@ -1,17 +1,21 @@
 //! The Redis store: the pacing rule as one Lua script, run atomically by Redis or Valkey on a hash
 //! per API URL and key that expires on its own; times are the Redis server's clock, in
-//! microseconds. When Redis cannot be reached the host store paces instead, said once in
-//! `tracing`, and Redis is tried again after [`RETRY_AFTER`].
+//! microseconds (its wall clock: a step back is absorbed by the rule, a step forward only shortens
+//! the waits). When Redis cannot be reached the host store paces instead, said once, and Redis is
+//! tried again after [`RETRY_AFTER`]. The connection is multiplexed: every reservation of a busy
+//! process is in flight at once on it, none waits for another's answer.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use api_raw::support::Secret;
 use redis::aio::MultiplexedConnection;
 
-use super::pacing::{MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS};
+use super::pacing::{
+    BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS, Ticket,
+};
 use super::store::Host;
+use super::{FallbackObserver, FallbackTo, RedisUrl, StoreFallback};
 
 /// How long one Redis exchange (connecting included) may take before the host store paces instead.
 const TIMEOUT: Duration = Duration::from_millis(500);
@@ -20,45 +24,67 @@ const TIMEOUT: Duration = Duration::from_millis(500);
 const RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// The pacing rule of `pacing.rs`, on the Redis server's clock (microseconds: Lua numbers are
-/// doubles, exact to 2^53). `ARGV`: `reserve` or `throttle`, the interval, the window, the wait of a
-/// 429, the time (0 for the server's clock), the most slowdown, the recovery windows. Returns the
-/// wait in microseconds.
+/// doubles, exact to 2^53). `ARGV`: `reserve`, `confirm` or `throttle`; the interval; the window;
+/// the wait of a 429 (`throttle`) or the ticket's generation (`confirm`); the time (0 for the
+/// server's clock); then the rule's constants. Returns the wait in microseconds (-1: `confirm`
+/// says go) and the generation.
 const SCRIPT: &str = r"
+local op = ARGV[1]
+local interval, window, arg = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
 local now = tonumber(ARGV[5])
 if now == 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
-local interval, window = tonumber(ARGV[2]), tonumber(ARGV[3])
 local most, windows = tonumber(ARGV[6]), tonumber(ARGV[7])
-local s = redis.call('HMGET', KEYS[1], 'next', 'blocked', 'slowdown', 'throttled')
+local decrease, block_windows, max_queue = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local s = redis.call('HMGET', KEYS[1], 'next', 'blocked', 'rate', 'throttled', 'generation', 'seen')
 local nxt, blocked = tonumber(s[1]) or 0, tonumber(s[2]) or 0
-local slow, at = tonumber(s[3]) or 1, tonumber(s[4]) or 0
-local recovery = math.max(window * windows, 1)
-local longest = window * windows + interval * most * 64 + 3600000000
-if slow ~= slow or nxt - now > longest or blocked - now > longest or at > now + longest then
-  nxt, blocked, slow, at = 0, 0, 1, 0
+local rate, at = tonumber(s[3]) or 1, tonumber(s[4]) or 0
+local gen, seen = tonumber(s[5]) or 0, tonumber(s[6]) or 0
+local back = math.max(seen - now, 0)
+nxt, blocked, at = math.max(nxt - back, 0), math.max(blocked - back, 0), math.max(at - back, 0)
+local longest_block = window * block_windows
+if rate ~= rate or rate == math.huge or rate == -math.huge or nxt - now > interval * most * max_queue
+    or blocked - now > longest_block or at > now then
+  nxt, blocked, rate, at, gen = 0, 0, 1, 0, 0
 end
-local set = math.min(math.max(slow, 1), most)
-local factor = 1
-if set > 1 then
+local recovery = math.max(window * windows, 1)
+local function share()
+  if rate >= 1 or rate <= 0 then return 1 end
+  local r = math.max(rate, 1 / most)
   local since = math.max(now - at, 0)
-  factor = 1 + (set - 1) * (1 - math.min(since / recovery, 1))
+  return math.min(r * (1 + (1 / decrease - 1) * since / recovery), 1)
 end
 local wait = 0
-if ARGV[1] == 'reserve' then
+local function reserve()
   local slot = math.max(nxt, now, blocked)
-  nxt = slot + math.floor(interval * factor)
+  nxt = slot + math.floor(interval / share())
   wait = slot - now
+end
+if op == 'reserve' then
+  reserve()
+elseif op == 'confirm' then
+  if gen == arg then wait = -1 else reserve() end
 else
-  blocked = math.max(blocked, now + tonumber(ARGV[4]))
-  slow = math.min(factor * 2, most)
-  at = now
+  if now >= blocked then
+    rate = math.max(share() * decrease, 1 / most)
+    at = now
+  end
+  blocked = math.max(blocked, now + math.min(arg, longest_block))
+  nxt = blocked
+  gen = gen + 1
 end
 redis.call('HSET', KEYS[1], 'next', string.format('%d', nxt), 'blocked', string.format('%d', blocked),
-  'slowdown', tostring(slow), 'throttled', string.format('%d', at))
-redis.call('PEXPIRE', KEYS[1], math.max(math.ceil((math.max(nxt, blocked) - now + recovery) / 1000), 1000))
-return wait
+  'rate', tostring(rate), 'throttled', string.format('%d', at), 'generation', string.format('%d', gen),
+  'seen', string.format('%d', now))
+local full = at
+if rate < 1 and rate > 0 then
+  full = at + (1 / math.max(rate, 1 / most) - 1) / (1 / decrease - 1) * recovery
+end
+local live = math.max(nxt, blocked, full) - now + recovery
+redis.call('PEXPIRE', KEYS[1], math.max(math.ceil(live / 1000), 1000))
+return {wait, gen}
 ";
 
 /// `rediss://` goes through rustls, which takes the process's crypto provider: the one installed
@@ -74,6 +100,7 @@ fn ensure_crypto_provider() {
 /// One limit's state in Redis.
 pub(crate) struct RedisStore {
     client: Option<redis::Client>,
+    url: RedisUrl,
     key: String,
     script: redis::Script,
     connection: tokio::sync::Mutex<Option<MultiplexedConnection>>,
@@ -81,29 +108,47 @@ pub(crate) struct RedisStore {
     resting: Mutex<Option<Instant>>,
     fallback: Arc<Host>,
     warned: AtomicBool,
+    on_fallback: Option<FallbackObserver>,
 }
 
 impl RedisStore {
-    pub(crate) fn new(url: &Secret, key: &str, fallback: Host) -> Self {
+    pub(crate) fn new(
+        url: &RedisUrl,
+        key: &str,
+        fallback: Host,
+        on_fallback: Option<FallbackObserver>,
+    ) -> Self {
         if url.expose().starts_with("rediss://") {
             ensure_crypto_provider();
         }
         Self {
+            // Parsed when the store was built; `None` cannot happen, and would fall back.
             client: redis::Client::open(url.expose()).ok(),
+            url: url.clone(),
             key: key.to_string(),
             script: redis::Script::new(SCRIPT),
             connection: tokio::sync::Mutex::new(None),
             resting: Mutex::new(None),
             fallback: Arc::new(fallback),
             warned: AtomicBool::new(false),
+            on_fallback,
         }
     }
 
-    /// Reserves a slot in Redis: the wait in nanoseconds.
-    pub(crate) async fn reserve(&self, pace: Pace) -> u64 {
+    /// Reserves a slot in Redis.
+    pub(crate) async fn reserve(&self, pace: Pace) -> Ticket {
         match self.run("reserve", pace, 0, 0).await {
-            Some(micros) => micros.saturating_mul(1000),
+            Some((wait, generation)) => ticket(wait, generation),
             None => self.fallback.reserve(pace).await,
+        }
+    }
+
+    /// Confirms `ticket` at its slot: `None` to go, else a new reservation.
+    pub(crate) async fn confirm(&self, pace: Pace, booked: Ticket) -> Option<Ticket> {
+        match self.run("confirm", pace, booked.generation, 0).await {
+            Some((-1, _)) => None,
+            Some((wait, generation)) => Some(ticket(wait, generation)),
+            None => self.fallback.confirm(pace, booked).await,
         }
     }
 
@@ -114,15 +159,15 @@ impl RedisStore {
         }
     }
 
-    /// Runs the script for `operation` at `now` microseconds (0: the server's clock); `None` when
-    /// Redis could not answer in time.
+    /// Runs the script for `operation` at `now` microseconds (0: the server's clock): the wait in
+    /// microseconds and the generation; `None` when Redis could not answer in time.
     pub(crate) async fn run(
         &self,
         operation: &str,
         pace: Pace,
-        wait: u64,
+        arg: u64,
         now: u64,
-    ) -> Option<u64> {
+    ) -> Option<(i64, u64)> {
         if self
             .resting
             .lock()
@@ -131,55 +176,83 @@ impl RedisStore {
         {
             return None;
         }
-        let result = tokio::time::timeout(TIMEOUT, self.exchange(operation, pace, wait, now)).await;
+        let result = tokio::time::timeout(TIMEOUT, self.exchange(operation, pace, arg, now)).await;
         match result {
-            Ok(Ok(micros)) => Some(micros),
+            Ok(Ok(answer)) => Some(answer),
             Ok(Err(e)) => self.failed(&e.to_string()).await,
             Err(_) => self.failed("no answer in time").await,
         }
+    }
+
+    /// The connection, opened on first use; a clone of it (the same multiplexed connection), so
+    /// that the lock is held only to read or set it.
+    async fn connection(&self) -> redis::RedisResult<MultiplexedConnection> {
+        let mut slot = self.connection.lock().await;
+        if let Some(connection) = slot.as_ref() {
+            return Ok(connection.clone());
+        }
+        let client = self.client.as_ref().ok_or_else(|| {
+            redis::RedisError::from((redis::ErrorKind::InvalidClientConfig, "not a Redis URL"))
+        })?;
+        let connection = client.get_multiplexed_async_connection().await?;
+        *slot = Some(connection.clone());
+        Ok(connection)
     }
 
     async fn exchange(
         &self,
         operation: &str,
         pace: Pace,
-        wait: u64,
+        arg: u64,
         now: u64,
-    ) -> redis::RedisResult<u64> {
-        let mut slot = self.connection.lock().await;
-        if slot.is_none() {
-            let client = self.client.as_ref().ok_or_else(|| {
-                redis::RedisError::from((redis::ErrorKind::InvalidClientConfig, "not a Redis URL"))
-            })?;
-            *slot = Some(client.get_multiplexed_async_connection().await?);
-        }
-        let Some(connection) = slot.as_mut() else {
-            unreachable!("set above")
-        };
+    ) -> redis::RedisResult<(i64, u64)> {
+        let mut connection = self.connection().await?;
         self.script
             .key(&self.key)
             .arg(operation)
             .arg(pace.interval / 1000)
             .arg(pace.window / 1000)
-            .arg(wait)
+            .arg(arg)
             .arg(now)
             .arg(MAX_SLOWDOWN)
             .arg(RECOVERY_WINDOWS)
-            .invoke_async(connection)
+            .arg(DECREASE)
+            .arg(BLOCK_WINDOWS)
+            .arg(MAX_QUEUE)
+            .invoke_async(&mut connection)
             .await
     }
 
-    async fn failed(&self, why: &str) -> Option<u64> {
+    async fn failed(&self, why: &str) -> Option<(i64, u64)> {
         *self.connection.lock().await = None;
         *self.resting.lock().unwrap_or_else(PoisonError::into_inner) =
             Some(Instant::now() + RETRY_AFTER);
         if !self.warned.swap(true, Ordering::Relaxed) {
+            let reason = api_raw::support::redact::Redactor::new()
+                .secret(self.url.expose())
+                .text(why)
+                .into_owned();
             tracing::warn!(
-                error = why,
+                error = %reason,
                 "Redis cannot be reached for the shared rate limit; pacing through the host store"
             );
+            if let Some(observer) = &self.on_fallback {
+                observer(&StoreFallback {
+                    store: self.url.describe(),
+                    instead: FallbackTo::Host,
+                    reason,
+                });
+            }
         }
         None
+    }
+}
+
+/// A ticket from the script's answer (microseconds).
+fn ticket(wait: i64, generation: u64) -> Ticket {
+    Ticket {
+        wait: u64::try_from(wait).unwrap_or(0).saturating_mul(1000),
+        generation,
     }
 }
 
@@ -189,33 +262,54 @@ mod tests {
 
     use super::*;
     use crate::rate_limit::pacing::PaceState;
+    use crate::rate_limit::{RateLimitStore, StoreFallback};
 
     use super::super::redis_server;
 
     const MS: u64 = 1_000_000;
 
-    fn store(url: &str, key: &str) -> RedisStore {
+    fn url(text: &str) -> RedisUrl {
+        match RateLimitStore::redis(text).expect("a Redis URL") {
+            RateLimitStore::Redis(url) => url,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn store(url_text: &str, key: &str) -> RedisStore {
         let dir = std::env::temp_dir().join("api-core-redis-tests");
         RedisStore::new(
-            &Secret::new(url),
+            &url(url_text),
             key,
-            Host::new(super::super::host::HostFile::new(Some(&dir), key)),
+            Host::new(super::super::host::HostFile::new(Some(&dir), key), None),
+            None,
         )
     }
 
-    /// The Lua script and the Rust rule give the same waits for any sequence of reservations and
-    /// 429s at the same times (Redis counts microseconds, Rust nanoseconds: within a microsecond a
-    /// step).
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// One step of a random run against both twins.
+    #[derive(Debug, Clone)]
+    enum Step {
+        Reserve,
+        Confirm(usize),
+        Throttle(u64),
+    }
+
+    /// The Lua script and the Rust rule give the same waits and generations for any sequence of
+    /// reservations, confirmations and 429s at the same times, the clock going back too (Redis
+    /// counts microseconds, Rust nanoseconds: within a microsecond a step).
     #[test]
     fn the_script_follows_the_pacing_rule() {
         let Some(server) = redis_server::RedisServer::start("the_script_follows_the_pacing_rule")
         else {
             return;
         };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let runtime = runtime();
         let pace = Pace {
             interval: 102 * MS,
             window: 2_000 * MS,
@@ -225,48 +319,176 @@ mod tests {
             failure_persistence: None,
             ..ProptestConfig::default()
         };
+        let step = prop_oneof![
+            4 => Just(Step::Reserve),
+            2 => any::<usize>().prop_map(Step::Confirm),
+            1 => (0u64..12_000).prop_map(Step::Throttle),
+        ];
         let case = std::sync::atomic::AtomicU32::new(0);
-        proptest!(config, |(steps in proptest::collection::vec((any::<bool>(), 0u64..3_000, 0u64..5_000), 1..14))| {
+        proptest!(config, |(steps in proptest::collection::vec((step, -1_500i64..3_000), 1..24))| {
             let key = format!("test:{}", case.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
             let redis = store(&server.url, &key);
             let mut state = PaceState::default();
             let mut now_ms = 1_700_000_000_000u64;
-            for (step, (reserve, advance_ms, wait_ms)) in steps.into_iter().enumerate() {
-                now_ms += advance_ms;
+            let mut tickets: Vec<Ticket> = Vec::new();
+            for (i, (step, advance_ms)) in steps.into_iter().enumerate() {
+                now_ms = now_ms.saturating_add_signed(advance_ms);
                 let now_ns = now_ms * MS;
-                if reserve {
-                    let (next, rust_wait) = pace.reserve(state, now_ns);
-                    state = next;
-                    let lua_wait = runtime
-                        .block_on(redis.run("reserve", pace, 0, now_ms * 1000))
-                        .expect("Redis answers");
-                    let difference = (rust_wait / 1000).abs_diff(lua_wait);
-                    prop_assert!(difference <= step as u64 + 1, "step {step}: rust {rust_wait} ns, lua {lua_wait} us");
-                } else {
-                    state = pace.throttled(state, now_ns, wait_ms * MS);
-                    runtime
-                        .block_on(redis.run("throttle", pace, wait_ms * 1000, now_ms * 1000))
-                        .expect("Redis answers");
+                let close = |rust: Ticket, lua: (i64, u64)| {
+                    let difference = (rust.wait / 1000).abs_diff(u64::try_from(lua.0).unwrap_or(u64::MAX));
+                    difference <= i as u64 + 1 && rust.generation == lua.1
+                };
+                match step {
+                    Step::Reserve => {
+                        let (next, rust) = pace.reserve(state, now_ns);
+                        state = next;
+                        let lua = runtime
+                            .block_on(redis.run("reserve", pace, 0, now_ms * 1000))
+                            .expect("Redis answers");
+                        prop_assert!(close(rust, lua), "step {i}: rust {rust:?}, lua {lua:?}");
+                        tickets.push(rust);
+                    }
+                    Step::Confirm(_) if tickets.is_empty() => {}
+                    Step::Confirm(n) => {
+                        let booked = tickets[n % tickets.len()];
+                        let (next, rust) = pace.confirm(state, now_ns, booked);
+                        state = next;
+                        let lua = runtime
+                            .block_on(redis.run("confirm", pace, booked.generation, now_ms * 1000))
+                            .expect("Redis answers");
+                        match rust {
+                            None => prop_assert_eq!(lua.0, -1, "step {}: go", i),
+                            Some(rust) => {
+                                prop_assert!(close(rust, lua), "step {i}: rust {rust:?}, lua {lua:?}");
+                                tickets.push(rust);
+                            }
+                        }
+                    }
+                    Step::Throttle(wait_ms) => {
+                        state = pace.throttled(state, now_ns, wait_ms * MS);
+                        let lua = runtime
+                            .block_on(redis.run("throttle", pace, wait_ms * 1000, now_ms * 1000))
+                            .expect("Redis answers");
+                        prop_assert_eq!(lua.1, state.generation);
+                    }
                 }
             }
         });
     }
 
+    /// A TCP relay to `target` that holds every chunk from the server `delay` before passing it on
+    /// (a Redis that far away), without holding one chunk for another's delay.
+    async fn far_away(target: String, delay: Duration) -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let server = tokio::net::TcpStream::connect(&target).await.unwrap();
+                let (mut client_read, mut client_write) = client.into_split();
+                let (mut server_read, mut server_write) = server.into_split();
+                tokio::spawn(async move {
+                    let _ = tokio::io::copy(&mut client_read, &mut server_write).await;
+                });
+                let (sender, mut receiver) =
+                    tokio::sync::mpsc::unbounded_channel::<(tokio::time::Instant, Vec<u8>)>();
+                tokio::spawn(async move {
+                    use tokio::io::AsyncReadExt;
+                    let mut buffer = vec![0u8; 65_536];
+                    while let Ok(n @ 1..) = server_read.read(&mut buffer).await {
+                        let due = tokio::time::Instant::now() + delay;
+                        if sender.send((due, buffer[..n].to_vec())).is_err() {
+                            break;
+                        }
+                    }
+                });
+                tokio::spawn(async move {
+                    use tokio::io::AsyncWriteExt;
+                    while let Some((due, bytes)) = receiver.recv().await {
+                        tokio::time::sleep_until(due).await;
+                        if client_write.write_all(&bytes).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        format!("redis://{address}")
+    }
+
+    /// Fifty reservations at once through a Redis 40 ms away all get Redis's answer, in about one
+    /// round trip: the connection is shared, not held while a script runs (held, they would queue
+    /// for two seconds, time out, and fall back to the host store).
     #[test]
-    fn keys_expire_and_an_unreachable_redis_falls_back_at_once() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
+    fn a_busy_process_keeps_every_reservation_in_redis() {
+        let Some(server) =
+            redis_server::RedisServer::start("a_busy_process_keeps_every_reservation_in_redis")
+        else {
+            return;
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
             .enable_all()
             .build()
             .unwrap();
+        let target = server.url.trim_start_matches("redis://").to_string();
+        let pace = Pace {
+            interval: 1_000,
+            window: 1_000 * MS,
+        };
+        let (elapsed, warned, generations) = runtime.block_on(async {
+            let relayed = far_away(target, Duration::from_millis(40)).await;
+            let redis = Arc::new(store(&relayed, "busy"));
+            // The connection is opened first, as a running client's is.
+            redis.reserve(pace).await;
+            let started = Instant::now();
+            let calls: Vec<_> = (0..50)
+                .map(|_| {
+                    let redis = Arc::clone(&redis);
+                    tokio::spawn(async move { redis.run("reserve", pace, 0, 0).await })
+                })
+                .collect();
+            let mut answers = Vec::new();
+            for call in calls {
+                answers.push(call.await.unwrap());
+            }
+            (
+                started.elapsed(),
+                redis.warned.load(Ordering::Relaxed),
+                answers,
+            )
+        });
+        assert!(!warned, "no reservation fell back");
+        assert!(generations.iter().all(Option::is_some), "{generations:?}");
+        assert!(elapsed < Duration::from_millis(400), "{elapsed:?}");
+    }
+
+    #[test]
+    fn keys_expire_and_an_unreachable_redis_falls_back_at_once_and_says_so() {
+        let runtime = runtime();
         let pace = Pace {
             interval: 100 * MS,
             window: 1_000 * MS,
         };
         // Nothing listens on port 9: the host store paces, without waiting for Redis.
-        let away = store("redis://127.0.0.1:9", "away");
+        let told = Arc::new(std::sync::Mutex::new(Vec::<StoreFallback>::new()));
+        let away = {
+            let told = Arc::clone(&told);
+            let dir = tempfile::tempdir().unwrap();
+            RedisStore::new(
+                &url("redis://user:pw-secret-9@127.0.0.1:9"),
+                "away",
+                Host::new(
+                    super::super::host::HostFile::new(Some(dir.path()), "away"),
+                    None,
+                ),
+                Some(Arc::new(move |fallback: &StoreFallback| {
+                    told.lock().unwrap().push(fallback.clone())
+                })),
+            )
+        };
         let started = Instant::now();
         let waits: Vec<u64> = (0..3)
-            .map(|_| runtime.block_on(away.reserve(pace)))
+            .map(|_| runtime.block_on(away.reserve(pace)).wait)
             .collect();
         assert!(
             started.elapsed() < Duration::from_secs(2),
@@ -276,6 +498,14 @@ mod tests {
         assert!(
             waits[1] > 0 && waits[2] > waits[1],
             "paced by the host store: {waits:?}"
+        );
+        let told = told.lock().unwrap();
+        assert_eq!(told.len(), 1, "said once: {told:?}");
+        assert_eq!(told[0].instead, FallbackTo::Host);
+        let said = told[0].to_string();
+        assert!(
+            said.contains("redis://user:[REDACTED]@127.0.0.1:9") && !said.contains("pw-secret-9"),
+            "{said}"
         );
 
         // A server that takes the connection and never answers: the first call waits its 500 ms,
@@ -288,7 +518,8 @@ mod tests {
         assert!(first.elapsed() >= TIMEOUT, "{:?}", first.elapsed());
         let rest = Instant::now();
         for _ in 0..3 {
-            runtime.block_on(mute.reserve(pace));
+            let booked = runtime.block_on(mute.reserve(pace));
+            runtime.block_on(mute.confirm(pace, booked));
             runtime.block_on(mute.throttled(pace, 0));
         }
         assert!(rest.elapsed() < TIMEOUT, "resting: {:?}", rest.elapsed());
@@ -307,18 +538,19 @@ mod tests {
         };
         let redis = store(&server.url, "expiring");
         runtime.block_on(redis.reserve(pace));
-        let client = redis::Client::open(server.url.as_str()).unwrap();
-        let ttl: i64 = runtime.block_on(async {
-            let mut connection = client.get_multiplexed_async_connection().await.unwrap();
-            redis::cmd("PTTL")
-                .arg("expiring")
-                .query_async(&mut connection)
-                .await
-                .unwrap()
-        });
+        let recovery_ms = 1_000 * i64::from(RECOVERY_WINDOWS);
+        let ttl = server.pttl("expiring");
         assert!(
-            ttl > 0 && ttl <= 5_000,
+            ttl > 0 && ttl <= recovery_ms + 1_000,
             "the key expires on its own: {ttl} ms"
+        );
+        // After a 429 it lives as long as the learned rate matters (until it is back to the
+        // configured one, then the recovery again), and no longer.
+        runtime.block_on(redis.throttled(pace, 0));
+        let ttl = server.pttl("expiring");
+        assert!(
+            (recovery_ms..=2 * recovery_ms + 1_000).contains(&ttl),
+            "{ttl} ms"
         );
     }
 }

@@ -1,13 +1,20 @@
 //! [`Limiter`]: one API URL and key's limit, bound to the store that keeps its state.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
-use super::host::HostFile;
-use super::pacing::Pace;
+use super::host::{HostFile, LOCK_WAIT};
+use super::pacing::{Pace, Ticket};
 use super::process::ProcessState;
-use super::{REPORTED_WAIT, RateLimit, RateLimitStore, WaitObserver, now_ns, ns};
+use super::{
+    FallbackObserver, FallbackTo, REPORTED_WAIT, RateLimit, RateLimitStore, StoreFallback,
+    WaitObserver, ns,
+};
+
+/// How long the host store's file is left alone after it could not be used (a lock held too long,
+/// a hung mount): the process paces alone meanwhile.
+const HOST_REST: Duration = Duration::from_secs(30);
 
 /// The limit of one API URL and key: where its state lives, and how to wait for a slot.
 #[derive(Clone)]
@@ -30,48 +37,85 @@ pub(crate) struct Host {
     file: HostFile,
     fallback: ProcessState,
     warned: AtomicBool,
+    /// Until when the file is left alone after it did not answer in time.
+    resting: Mutex<Option<Instant>>,
+    on_fallback: Option<FallbackObserver>,
 }
 
 impl Host {
-    pub(crate) fn new(file: HostFile) -> Self {
+    pub(crate) fn new(file: HostFile, on_fallback: Option<FallbackObserver>) -> Self {
         Self {
             file,
             fallback: ProcessState::default(),
             warned: AtomicBool::new(false),
+            resting: Mutex::new(None),
+            on_fallback,
         }
     }
 
-    /// Reserves a slot in the file (off the async threads), or in this process when the file
-    /// cannot be used (said once in `tracing`).
-    pub(crate) async fn reserve(self: &Arc<Self>, pace: Pace) -> u64 {
+    /// Runs `change` on the file's state (off the async threads), or `None` when the file cannot
+    /// be used: an error, a lock held elsewhere past [`LOCK_WAIT`], or no answer within a little
+    /// more (a hung mount). The file is then left alone for [`HOST_REST`]; said once.
+    async fn with_file<T: Send + 'static>(
+        self: &Arc<Self>,
+        change: impl FnOnce(super::pacing::PaceState, u64) -> (super::pacing::PaceState, T)
+        + Send
+        + 'static,
+    ) -> Option<T> {
+        if self
+            .resting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some_and(|until| Instant::now() < until)
+        {
+            return None;
+        }
         let host = Arc::clone(self);
-        let reserved = tokio::task::spawn_blocking(move || {
-            host.file.update(|state| pace.reserve(state, now_ns()))
-        })
-        .await;
-        match reserved {
-            Ok(Ok(wait)) => wait,
-            Ok(Err(e)) => {
-                self.fell_back(&e.to_string());
-                self.fallback.reserve(&pace, now_ns())
-            }
-            Err(e) => {
-                self.fell_back(&e.to_string());
-                self.fallback.reserve(&pace, now_ns())
-            }
+        let work = tokio::task::spawn_blocking(move || host.file.update(change));
+        let failure = match tokio::time::timeout(LOCK_WAIT + Duration::from_millis(500), work).await
+        {
+            Ok(Ok(Ok(result))) => return Some(result),
+            Ok(Ok(Err(e))) => e.to_string(),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "no answer in time".to_string(),
+        };
+        // Left alone for a while: a lock held this long, or a mount that hangs, would cost every
+        // call the wait.
+        *self.resting.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(Instant::now() + HOST_REST);
+        self.fell_back(&failure);
+        None
+    }
+
+    /// Reserves a slot in the file, or in this process when the file cannot be used.
+    pub(crate) async fn reserve(self: &Arc<Self>, pace: Pace) -> Ticket {
+        match self
+            .with_file(move |state, now| pace.reserve(state, now))
+            .await
+        {
+            Some(ticket) => ticket,
+            None => self.fallback.reserve(&pace),
+        }
+    }
+
+    /// Confirms `ticket` at its slot: `None` to go, else a new reservation.
+    pub(crate) async fn confirm(self: &Arc<Self>, pace: Pace, ticket: Ticket) -> Option<Ticket> {
+        match self
+            .with_file(move |state, now| pace.confirm(state, now, ticket))
+            .await
+        {
+            Some(again) => again,
+            None => self.fallback.confirm(&pace, ticket),
         }
     }
 
     /// Records a 429 in the file (or in this process when the file cannot be used).
     pub(crate) async fn throttled(self: &Arc<Self>, pace: Pace, wait: u64) {
-        let host = Arc::clone(self);
-        let written = tokio::task::spawn_blocking(move || {
-            host.file
-                .update(|state| (pace.throttled(state, now_ns(), wait), ()))
-        })
-        .await;
-        if !matches!(written, Ok(Ok(()))) {
-            self.fallback.throttled(&pace, now_ns(), wait);
+        let written = self
+            .with_file(move |state, now| (pace.throttled(state, now, wait), ()))
+            .await;
+        if written.is_none() {
+            self.fallback.throttled(&pace, wait);
         }
     }
 
@@ -82,6 +126,13 @@ impl Host {
                 error = why,
                 "the shared rate limit file cannot be used; pacing within this process only"
             );
+            if let Some(observer) = &self.on_fallback {
+                observer(&StoreFallback {
+                    store: format!("host ({})", self.file.path().display()),
+                    instead: FallbackTo::Process,
+                    reason: why.to_string(),
+                });
+            }
         }
     }
 }
@@ -89,26 +140,22 @@ impl Host {
 impl Limiter {
     pub(crate) fn new(limit: &RateLimit, base_url: &str, key_id: &str) -> Self {
         let name = state_name(base_url, key_id);
+        let on_fallback = limit.on_fallback.clone();
+        let host = |dir: Option<&std::path::Path>| {
+            Host::new(HostFile::new(dir, &name), on_fallback.clone())
+        };
         let backend = match &limit.store {
             RateLimitStore::Process => Backend::Process(Arc::clone(&limit.process)),
-            RateLimitStore::Host { dir } => {
-                Backend::Host(Arc::new(Host::new(HostFile::new(dir.as_deref(), &name))))
-            }
+            RateLimitStore::Host { dir } => Backend::Host(Arc::new(host(dir.as_deref()))),
             #[cfg(feature = "redis")]
             RateLimitStore::Redis(url) => Backend::Redis(Arc::new(super::redis::RedisStore::new(
                 url,
                 &redis_key(base_url, key_id),
-                Host::new(HostFile::new(None, &name)),
+                host(None),
+                on_fallback.clone(),
             ))),
             #[cfg(not(feature = "redis"))]
-            RateLimitStore::Redis(_) => {
-                // Only `RateLimitStore::redis` checks the feature; a variant built by hand paces
-                // as an unreachable Redis would.
-                tracing::warn!(
-                    "a Redis rate limit store needs the `redis` cargo feature; pacing through the host store"
-                );
-                Backend::Host(Arc::new(Host::new(HostFile::new(None, &name))))
-            }
+            RateLimitStore::Redis(url) => match url.0 {},
         };
         Self {
             backend,
@@ -128,32 +175,53 @@ impl Limiter {
         }
     }
 
-    /// Takes the next slot and waits for it; returns how long it waited.
-    pub(crate) async fn acquire(&self) -> Duration {
-        let wait = match &self.backend {
-            Backend::Process(state) => state.reserve(&self.pace, now_ns()),
+    async fn reserve(&self) -> Ticket {
+        match &self.backend {
+            Backend::Process(state) => state.reserve(&self.pace),
             Backend::Host(host) => host.reserve(self.pace).await,
             #[cfg(feature = "redis")]
             Backend::Redis(redis) => redis.reserve(self.pace).await,
-        };
-        let wait = Duration::from_nanos(wait);
-        if wait > REPORTED_WAIT
-            && let Some(observer) = &self.observer
-        {
-            observer(wait);
         }
-        if !wait.is_zero() {
-            tokio::time::sleep(wait).await;
-        }
-        wait
     }
 
-    /// A 429 answered: everyone sharing the state waits `wait` (the server's, else one interval),
-    /// and the pace slows down.
+    async fn confirm(&self, ticket: Ticket) -> Option<Ticket> {
+        match &self.backend {
+            Backend::Process(state) => state.confirm(&self.pace, ticket),
+            Backend::Host(host) => host.confirm(self.pace, ticket).await,
+            #[cfg(feature = "redis")]
+            Backend::Redis(redis) => redis.confirm(self.pace, ticket).await,
+        }
+    }
+
+    /// Takes the next slot and waits for it; just before it goes, checks that no 429 came in the
+    /// meantime anywhere the state is shared (else it books again, after the block). Returns how
+    /// long it waited.
+    pub(crate) async fn acquire(&self) -> Duration {
+        let mut ticket = self.reserve().await;
+        let mut waited = Duration::ZERO;
+        while ticket.wait > 0 {
+            let wait = Duration::from_nanos(ticket.wait);
+            if wait > REPORTED_WAIT
+                && let Some(observer) = &self.observer
+            {
+                observer(wait);
+            }
+            tokio::time::sleep(wait).await;
+            waited += wait;
+            match self.confirm(ticket).await {
+                None => break,
+                Some(again) => ticket = again,
+            }
+        }
+        waited
+    }
+
+    /// A 429 answered: everyone sharing the state waits `wait` (the server's, else one interval;
+    /// at most a few windows), the reservations made before it are stale, and the rate drops.
     pub(crate) async fn throttled(&self, wait: Option<Duration>) {
         let wait = wait.map_or(self.pace.interval, ns);
         match &self.backend {
-            Backend::Process(state) => state.throttled(&self.pace, now_ns(), wait),
+            Backend::Process(state) => state.throttled(&self.pace, wait),
             Backend::Host(host) => host.throttled(self.pace, wait).await,
             #[cfg(feature = "redis")]
             Backend::Redis(redis) => redis.throttled(self.pace, wait).await,
@@ -236,7 +304,10 @@ mod tests {
                 dir: Some(dir.path().to_path_buf()),
             });
         // Two bindings stand for two processes: they share nothing but the file.
-        let (a, b) = (limit.bind("http://h", "k"), limit.bind("http://h", "k"));
+        let (a, b) = (
+            Limiter::new(&limit, "http://h", "k"),
+            Limiter::new(&limit, "http://h", "k"),
+        );
         let started = std::time::Instant::now();
         for _ in 0..3 {
             a.acquire().await;
@@ -248,7 +319,7 @@ mod tests {
             started.elapsed()
         );
         // Another key has a file (and a pace) of its own.
-        let other = limit.bind("http://h", "other");
+        let other = Limiter::new(&limit, "http://h", "other");
         let quick = std::time::Instant::now();
         other.acquire().await;
         assert!(quick.elapsed() < Duration::from_millis(40));
@@ -263,7 +334,7 @@ mod tests {
         let limit = RateLimit::new(1, Duration::from_millis(1200))
             .unwrap()
             .on_wait(move |wait| seen.lock().unwrap().push(wait));
-        let limiter = limit.bind("http://h", "k");
+        let limiter = Limiter::new(&limit, "http://h", "k");
         assert_eq!(limiter.acquire().await, Duration::ZERO);
         // The next slot is 1.224 s away: told, then waited.
         let waited = limiter.acquire().await;
@@ -273,7 +344,7 @@ mod tests {
         let seen = Arc::new(AtomicBool::new(false));
         let noticed = seen.clone();
         let short = short.on_wait(move |_| noticed.store(true, Ordering::Relaxed));
-        let limiter = short.bind("http://h", "k");
+        let limiter = Limiter::new(&short, "http://h", "k");
         limiter.acquire().await;
         limiter.acquire().await;
         assert!(
@@ -293,7 +364,7 @@ mod tests {
             .store(RateLimitStore::Host {
                 dir: Some(blocked.join("inner")),
             });
-        let limiter = limit.bind("http://h", "k");
+        let limiter = Limiter::new(&limit, "http://h", "k");
         let Backend::Host(host) = &limiter.backend else {
             panic!("a host store")
         };
@@ -306,8 +377,117 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn the_process_store_shares_429s_between_clones() {
         let limit = RateLimit::new(100, Duration::from_secs(1)).unwrap();
-        let (a, b) = (limit.bind("", ""), limit.clone().bind("", ""));
+        let (a, b) = (
+            Limiter::new(&limit, "", ""),
+            Limiter::new(&limit.clone(), "", ""),
+        );
         a_429_holds_back(&a, &b).await;
+    }
+
+    /// Three calls of `waiting` book their slots (0, 102 and 204 ms); 20 ms in, `throttled` draws a
+    /// 429 asking for a second. The calls booked before it do not go out into the block: each
+    /// checks just before it sends, and books again after it. The times the three went at.
+    async fn booked_calls_during_a_block(throttled: &Limiter, waiting: &Limiter) -> Vec<Duration> {
+        let started = std::time::Instant::now();
+        let calls: Vec<_> = (0..3)
+            .map(|_| {
+                let waiting = waiting.clone();
+                tokio::spawn(async move {
+                    waiting.acquire().await;
+                    started.elapsed()
+                })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        throttled.throttled(Some(Duration::from_secs(1))).await;
+        let mut went = Vec::new();
+        for call in calls {
+            went.push(call.await.unwrap());
+        }
+        went.sort();
+        went
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_call_booked_before_a_429_does_not_go_out_into_the_block() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit =
+            RateLimit::new(10, Duration::from_secs(1))
+                .unwrap()
+                .store(RateLimitStore::Host {
+                    dir: Some(dir.path().to_path_buf()),
+                });
+        for (store, went) in [
+            (
+                "host",
+                booked_calls_during_a_block(
+                    &Limiter::new(&limit, "http://h", "k"),
+                    &Limiter::new(&limit, "http://h", "k"),
+                )
+                .await,
+            ),
+            (
+                "process",
+                booked_calls_during_a_block(
+                    &Limiter::new(&RateLimit::new(10, Duration::from_secs(1)).unwrap(), "", ""),
+                    &Limiter::new(&RateLimit::new(10, Duration::from_secs(1)).unwrap(), "", ""),
+                )
+                .await,
+            ),
+        ] {
+            if store == "process" {
+                // Two process stores share nothing: the control, where the booked calls go on.
+                assert!(went[2] < Duration::from_millis(500), "{store}: {went:?}");
+                continue;
+            }
+            assert!(
+                went[0] < Duration::from_millis(50),
+                "the first went at once: {went:?}"
+            );
+            // The two booked ones go after the block (1.02 s), at the slower pace the 429 left.
+            assert!(went[1] >= Duration::from_millis(1_000), "{store}: {went:?}");
+            assert!(
+                went[2] >= went[1] + Duration::from_millis(120),
+                "{store}: {went:?}"
+            );
+        }
+        // Clones of one process store share the 429 the same way.
+        let shared = RateLimit::new(10, Duration::from_secs(1)).unwrap();
+        let went = booked_calls_during_a_block(
+            &Limiter::new(&shared, "", ""),
+            &Limiter::new(&shared.clone(), "", ""),
+        )
+        .await;
+        assert!(went[1] >= Duration::from_millis(1_000), "process: {went:?}");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_host_file_locked_elsewhere_paces_in_the_process_and_says_so_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let told = Arc::new(std::sync::Mutex::new(Vec::<StoreFallback>::new()));
+        let seen = Arc::clone(&told);
+        let limit = RateLimit::new(10, Duration::from_millis(500))
+            .unwrap()
+            .store(RateLimitStore::Host {
+                dir: Some(dir.path().to_path_buf()),
+            })
+            .on_fallback(move |fallback| seen.lock().unwrap().push(fallback.clone()));
+        let limiter = Limiter::new(&limit, "http://h", "k");
+        limiter.acquire().await;
+        let Backend::Host(host) = &limiter.backend else {
+            panic!("a host store")
+        };
+        // Another process holds the file's lock and hangs.
+        let holder = std::fs::File::open(host.file.path()).unwrap();
+        holder.lock().unwrap();
+        let started = std::time::Instant::now();
+        limiter.acquire().await;
+        limiter.acquire().await;
+        assert!(started.elapsed() < LOCK_WAIT * 2, "{:?}", started.elapsed());
+        let told = told.lock().unwrap();
+        assert_eq!(told.len(), 1, "{told:?}");
+        assert_eq!(told[0].instead, FallbackTo::Process);
+        assert!(told[0].to_string().contains("stayed locked"), "{}", told[0]);
     }
 
     #[test]
