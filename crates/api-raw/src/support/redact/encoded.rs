@@ -111,7 +111,7 @@ fn encodings(c: char) -> Vec<Vec<Token>> {
         json.extend((0..4).rev().map(|i| Hex(((unit >> (4 * i)) & 0xf) as u8)));
     }
     forms.push(json);
-    // HTML: numeric references, decimal and hexadecimal, and the named ones for markup characters.
+    // HTML: numeric references, decimal and hexadecimal, and the named ones.
     let code = u32::from(c);
     forms.push(vec![
         Char('&'),
@@ -147,45 +147,16 @@ fn encodings(c: char) -> Vec<Vec<Token>> {
     forms
 }
 
-/// The HTML named character references of `c` (HTML5's, for the ASCII punctuation a secret may
-/// hold, white space and the no-break space): an error page may write any of them.
-fn html_names(c: char) -> &'static [&'static str] {
-    match c {
-        '!' => &["excl"],
-        '"' => &["quot", "QUOT"],
-        '#' => &["num"],
-        '$' => &["dollar"],
-        '%' => &["percnt"],
-        '&' => &["amp", "AMP"],
-        '\'' => &["apos"],
-        '(' => &["lpar"],
-        ')' => &["rpar"],
-        '*' => &["ast", "midast"],
-        '+' => &["plus"],
-        ',' => &["comma"],
-        '.' => &["period"],
-        '/' => &["sol"],
-        ':' => &["colon"],
-        ';' => &["semi"],
-        '<' => &["lt", "LT"],
-        '=' => &["equals"],
-        '>' => &["gt", "GT"],
-        '?' => &["quest"],
-        '@' => &["commat"],
-        '[' => &["lsqb", "lbrack"],
-        '\\' => &["bsol"],
-        ']' => &["rsqb", "rbrack"],
-        '^' => &["Hat"],
-        '_' => &["lowbar", "UnderBar"],
-        '`' => &["grave", "DiacriticalGrave"],
-        '{' => &["lcub", "lbrace"],
-        '|' => &["verbar", "vert", "VerticalLine"],
-        '}' => &["rcub", "rbrace"],
-        '\t' => &["Tab"],
-        '\n' => &["NewLine"],
-        '\u{a0}' => &["nbsp", "NonBreakingSpace"],
-        _ => &[],
-    }
+/// The HTML named character references of `c`, without `&` and `;`: every name HTML's table (the
+/// WHATWG's, generated into [`html_entities`](super::html_entities)) gives the one character `c`.
+/// An error page may write any of them.
+fn html_names(c: char) -> impl Iterator<Item = &'static str> {
+    let table = &super::html_entities::NAMES;
+    let start = table.partition_point(|(named, _)| *named < c);
+    table[start..]
+        .iter()
+        .take_while(move |(named, _)| *named == c)
+        .map(|(_, name)| *name)
 }
 
 /// The search for one secret in one text. A failure to match the rest of the secret from a

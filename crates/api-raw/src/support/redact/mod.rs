@@ -11,7 +11,8 @@
 //!   [`REDACTED`]; under an object or array every scalar inside is replaced.
 //! - **A secret value is found in any encoding** ([`Redactor`]): as it is; with any character
 //!   written as a JSON escape (`\u0026`, `\u00E9`, a surrogate pair, `\/`, `\"`, `\n`, upper or lower
-//!   hex); as an HTML character reference (`&amp;`, `&#38;`, `&#x26;`, with or without the `;`); as
+//!   hex); as an HTML character reference (`&amp;`, `&#38;`, `&#x26;`, and every name of HTML's
+//!   table for one character: `&eacute;`, `&Eacute;`, `&euro;`, `&nbsp;`; with or without the `;`); as
 //!   percent-encoded UTF-8 (`%26`, `+` for a space); and such forms escaped once more (a JSON string
 //!   inside a JSON string: `\\u0026`). A secret cut off at the end of a text (a body read up to a
 //!   bound) is found from its first [`PARTIAL_MIN`] characters on. Values shorter than
@@ -34,6 +35,7 @@
 
 mod credentials;
 mod encoded;
+mod html_entities;
 mod members;
 mod uri;
 
