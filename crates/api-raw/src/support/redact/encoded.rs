@@ -72,6 +72,31 @@ impl StartBytes {
     }
 }
 
+/// Which character is written at a position of a text, in any form a [`Search`] knows (to find a
+/// URI's separators however they are escaped).
+pub(super) struct Written<'t>(Search<'t>);
+
+impl<'t> Written<'t> {
+    pub(super) fn new(text: &'t [u8]) -> Self {
+        let mut search = Search::new(text, &[]);
+        search.units = Some(RefCell::default());
+        Self(search)
+    }
+
+    /// Where `c` ends when it is written at `pos`, its longest form first; `None` when it is not.
+    /// Several characters asked for at one position share the work.
+    pub(super) fn char_at(&self, pos: usize, c: char) -> Option<usize> {
+        if let Some(units) = &self.0.units {
+            let mut units = units.borrow_mut();
+            if units.at != pos {
+                units.at = pos;
+                units.ends.clear();
+            }
+        }
+        self.0.unit(pos, c, 0).first().copied()
+    }
+}
+
 /// One piece of an encoding pattern.
 #[derive(Clone, Copy)]
 enum Token {
@@ -169,6 +194,16 @@ struct Search<'t> {
     failed: HashSet<(usize, usize)>,
     /// The encodings of each character met so far.
     forms: RefCell<HashMap<char, Rc<[Vec<Token>]>>>,
+    /// For [`Written`], which asks for many characters at one position: the ends of each
+    /// `(position, character, depth)` met since the question moved to its current position.
+    units: Option<RefCell<Units>>,
+}
+
+/// The ends [`Search::unit`] found since the questions moved to `at`.
+#[derive(Default)]
+struct Units {
+    at: usize,
+    ends: HashMap<(usize, char, u8), Vec<usize>>,
 }
 
 impl<'t> Search<'t> {
@@ -178,6 +213,7 @@ impl<'t> Search<'t> {
             secret,
             failed: HashSet::new(),
             forms: RefCell::default(),
+            units: None,
         }
     }
 
@@ -209,6 +245,21 @@ impl<'t> Search<'t> {
     /// Every position where `c` ends when it begins at `pos`, written at encoding depth `depth`.
     /// The longest first, so that a match takes an optional `;` with it.
     fn unit(&self, pos: usize, c: char, depth: u8) -> Vec<usize> {
+        let Some(units) = &self.units else {
+            return self.unit_anew(pos, c, depth);
+        };
+        if let Some(ends) = units.borrow().ends.get(&(pos, c, depth)) {
+            return ends.clone();
+        }
+        let ends = self.unit_anew(pos, c, depth);
+        units
+            .borrow_mut()
+            .ends
+            .insert((pos, c, depth), ends.clone());
+        ends
+    }
+
+    fn unit_anew(&self, pos: usize, c: char, depth: u8) -> Vec<usize> {
         let mut ends = Vec::new();
         if pos >= self.text.len() {
             return ends;

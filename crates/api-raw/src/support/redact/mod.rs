@@ -18,7 +18,9 @@
 //!   bound) is found from its first [`PARTIAL_MIN`] characters on. Values shorter than
 //!   [`MIN_SECRET_CHARS`] characters are not searched for: they would redact ordinary words.
 //! - **Credentials inside a URI** (`scheme://user:password@host`) lose their password, whether the
-//!   password is known or not.
+//!   password is known or not, and whatever writes the URI's `:`, `//` and `@`: JSON escapes
+//!   (`\u002F`, `\/`), HTML references (`&#x2F;`, `&#64;`, `&colon;`), percent-encoding (`%2F`),
+//!   and these escaped once more (`%252F`).
 //! - **A member with a secret name inside text** (`"password": "..."`, also inside an escaped JSON
 //!   string, and in bodies cut short that no longer parse) loses its value.
 //!
@@ -30,6 +32,7 @@
 //! assert_eq!(redactor.text(body), r#"{"error":"BAD_REQUEST: password [REDACTED] rejected"}"#);
 //! assert_eq!(redactor.text("<p>p&amp;ss&#x2F;word</p>"), "<p>[REDACTED]</p>");
 //! assert_eq!(redactor.text("postgres://app:hunter22@db:5432"), "postgres://app:[REDACTED]@db:5432");
+//! assert_eq!(redactor.text("postgres%3A%2F%2Fapp%3Ahunter22%40db"), "postgres%3A%2F%2Fapp%3A[REDACTED]%40db");
 //! # let _ = REDACTED;
 //! ```
 

@@ -319,6 +319,77 @@ fn uri_passwords_go_whether_known_or_not() {
 }
 
 #[test]
+fn uri_passwords_go_whatever_writes_their_separators() {
+    let none = Redactor::new();
+    for (text, expected) in [
+        (
+            r"postgres:\u002F\u002Fapp:hunter22\u0040db:5432",
+            r"postgres:\u002F\u002Fapp:[REDACTED]\u0040db:5432",
+        ),
+        (
+            r"postgres\u003A\u002f\u002fapp\u003Ahunter22\u0040db",
+            r"postgres\u003A\u002f\u002fapp\u003A[REDACTED]\u0040db",
+        ),
+        (
+            "postgres%3A%2F%2Fapp%3Ahunter22%40db",
+            "postgres%3A%2F%2Fapp%3A[REDACTED]%40db",
+        ),
+        (
+            "next=postgres%3a%2f%2fapp%3ahunter22%40db%2Fx&page=2",
+            "next=postgres%3a%2f%2fapp%3a[REDACTED]%40db%2Fx&page=2",
+        ),
+        (
+            "postgres:&#x2F;&#x2F;app:hunter22&#64;db",
+            "postgres:&#x2F;&#x2F;app:[REDACTED]&#64;db",
+        ),
+        (
+            "postgres&#58;&#47;&#47;app&#58;hunter22&#x40db",
+            "postgres&#58;&#47;&#47;app&#58;[REDACTED]&#x40db",
+        ),
+        (
+            "postgres&colon;&sol;&sol;app&colon;hunter22&commat;db",
+            "postgres&colon;&sol;&sol;app&colon;[REDACTED]&commat;db",
+        ),
+        // Escaped once more (a JSON string inside a JSON string, a query inside a query), and a
+        // scheme after an escaped quote.
+        (
+            r"postgres:\\u002F\\u002Fapp:hunter22\\u0040db",
+            r"postgres:\\u002F\\u002Fapp:[REDACTED]\\u0040db",
+        ),
+        (
+            "u=postgres%253A%252F%252Fapp%253Ahunter22%2540db",
+            "u=postgres%253A%252F%252Fapp%253A[REDACTED]%2540db",
+        ),
+        (
+            "q=%22postgres%3A%2F%2Fapp%3Ahunter22%40db%22",
+            "q=%22postgres%3A%2F%2Fapp%3A[REDACTED]%40db%22",
+        ),
+        // A password that holds a JSON escape of its own.
+        (
+            r#"{"u":"postgres:\/\/app:p\u00e4ss-1@db"}"#,
+            r#"{"u":"postgres:\/\/app:[REDACTED]@db"}"#,
+        ),
+    ] {
+        assert_eq!(none.text(text), expected, "{text}");
+    }
+    for plain in [
+        "a%3Ab%40c",
+        "a\\u003Ab\\u0040c",
+        "at 10%3A30 %2F%2F ok %40x",
+        "x&#58;&#47;&#47;user&#64;host",
+        "https%3A%2F%2Fhost%3A8443%2Fpath",
+        // An escaped quote ends the authority: a later `@` is not its user information's.
+        r"https:\u002F\u002Fhost:1\u0022 then a@b",
+        "https:&#x2F;&#x2F;host:1&quot; then a@b",
+        "https%3A%2F%2Fhost%3A1%20then%20a%40b",
+        r"https:\/\/host:1\\x:y@z",
+        r"https:\/\/host:1&bsol;x:y@z",
+    ] {
+        assert_eq!(none.text(plain), plain);
+    }
+}
+
+#[test]
 fn secret_members_lose_their_values_in_text_and_json() {
     let none = Redactor::new();
     assert_eq!(
@@ -449,6 +520,16 @@ fn a_pathological_secret_ends_within_its_budget() {
     let text = "\\".repeat(2000);
     let started = std::time::Instant::now();
     let _ = Redactor::new().secret(&secret).text(&text);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+#[test]
+fn a_long_escaped_authority_ends_within_its_budget() {
+    // A body read up to its bound (64 KiB) that is one URI whose authority never ends, made of
+    // escapes: every position is asked whether a separator is written there.
+    let text = format!("a://{}", "&amp;%41\\u0041:".repeat(64 * 1024 / 15));
+    let started = std::time::Instant::now();
+    let _ = Redactor::new().secret("hunter22").text(&text);
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
 }
 

@@ -1,67 +1,112 @@
-//! Credentials inside a URI: `scheme://user:password@host` loses its password, known or not.
+//! Credentials inside a URI: `scheme://user:password@host` loses its password, known or not, and
+//! whatever escapes its separators: `\/` or `\u002F` in a JSON string, `&#x2F;` or `&sol;` in HTML,
+//! `%2F` in a query, each of them escaped once more (`%252F`, `\\u002F`), and the same for `:` and
+//! `@`.
+
+use super::encoded::Written;
+
+/// The bytes that may begin an escaped separator: JSON's, HTML's and percent-encoding's.
+fn may_escape(byte: u8) -> bool {
+    matches!(byte, b'\\' | b'&' | b'%')
+}
+
+/// What ends an authority besides a separator: `/`, `?`, `#`, quotes, markup, a backslash, white
+/// space (written as they are, or escaped).
+const ENDS_AUTHORITY: [char; 12] = [
+    '/', '?', '#', '"', '\'', '<', '>', '\\', ' ', '\t', '\n', '\r',
+];
 
 /// `text` with the password of every URI's user information replaced by
-/// [`REDACTED`](super::REDACTED) (also in a
-/// JSON string that writes `/` as `\/`); `None` when there is none.
+/// [`REDACTED`](super::REDACTED); `None` when there is none.
 pub(super) fn redact_passwords(text: &str) -> Option<String> {
     let bytes = text.as_bytes();
+    let written = Written::new(bytes);
     let mut spans = Vec::new();
-    let mut search = 0;
-    while let Some(offset) = text[search..].find(':') {
-        let colon = search + offset;
-        search = colon + 1;
-        let Some(authority) = after_slashes(bytes, colon + 1) else {
-            continue;
-        };
-        if !has_scheme(bytes, colon) {
-            continue;
+    let mut pos = 0;
+    while pos < bytes.len() {
+        if (bytes[pos] == b':' || may_escape(bytes[pos]))
+            && has_scheme(bytes, pos)
+            && let Some(after_colon) = separator(&written, bytes, pos, ':')
+            && let Some(authority) = after_slashes(&written, bytes, after_colon)
+            && let Some((password_start, at_sign)) = user_information(&written, bytes, authority)
+        {
+            if at_sign > password_start {
+                spans.push((password_start, at_sign));
+            }
+            pos = at_sign;
+        } else {
+            pos += 1;
         }
-        let Some((password_start, at_sign)) = user_information(bytes, authority) else {
-            continue;
-        };
-        if at_sign > password_start {
-            spans.push((password_start, at_sign));
-        }
-        search = at_sign;
     }
     (!spans.is_empty()).then(|| super::splice(text, &spans))
 }
 
-/// Where the authority begins after `//` (or the JSON-escaped `\/\/`) at `from`.
-fn after_slashes(bytes: &[u8], from: usize) -> Option<usize> {
-    let rest = bytes.get(from..)?;
-    if rest.starts_with(b"//") {
-        Some(from + 2)
-    } else if rest.starts_with(b"\\/\\/") {
-        Some(from + 4)
+/// Where `c` ends when it stands at `pos` as itself or escaped (never `+` for a space: a password
+/// may hold a `+`).
+fn separator(written: &Written<'_>, bytes: &[u8], pos: usize, c: char) -> Option<usize> {
+    let byte = *bytes.get(pos)?;
+    if u32::from(byte) == u32::from(c) {
+        Some(pos + 1)
+    } else if may_escape(byte) {
+        written.char_at(pos, c)
     } else {
         None
     }
 }
 
-/// Whether a URI scheme (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`) ends at `colon`.
+/// Where the authority begins after the two slashes at `from`.
+fn after_slashes(written: &Written<'_>, bytes: &[u8], from: usize) -> Option<usize> {
+    let first = separator(written, bytes, from, '/')?;
+    separator(written, bytes, first, '/')
+}
+
+/// Whether a URI scheme (`ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )`) ends at `colon`: the run of
+/// scheme characters before it holds a letter, where the scheme begins (so that `%22postgres` or
+/// `\u0022postgres`, a quote escaped before it, still has the scheme `postgres`).
 fn has_scheme(bytes: &[u8], colon: usize) -> bool {
-    let start = bytes[..colon]
+    bytes[..colon]
         .iter()
-        .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')))
-        .map_or(0, |at| at + 1);
-    start < colon && bytes[start].is_ascii_alphabetic()
+        .rev()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+        .any(u8::is_ascii_alphabetic)
 }
 
 /// The password's start and the `@` that ends the user information of an authority at `from`:
-/// `user:password@`, the last `@` before any `/`, `?`, `#`, space or quote (a password with an
-/// unencoded `@` is still covered whole).
-fn user_information(bytes: &[u8], from: usize) -> Option<(usize, usize)> {
-    let rest = bytes.get(from..)?;
-    let end = rest
-        .iter()
-        .position(|b| {
-            matches!(b, b'/' | b'?' | b'#' | b'"' | b'\'' | b'<' | b'>' | b'\\')
-                || b.is_ascii_whitespace()
-        })
-        .unwrap_or(rest.len());
-    let authority = &rest[..end];
-    let at_sign = authority.iter().rposition(|b| *b == b'@')?;
-    let colon = authority[..at_sign].iter().position(|b| *b == b':')?;
-    Some((from + colon + 1, from + at_sign))
+/// `user:password@`, the last `@` before the authority ends (at one of [`ENDS_AUTHORITY`]), after
+/// the first `:` (a password with an unencoded `@` is still covered whole).
+fn user_information(written: &Written<'_>, bytes: &[u8], from: usize) -> Option<(usize, usize)> {
+    let mut password_start = None;
+    let mut at_sign = None;
+    let mut pos = from;
+    while pos < bytes.len() {
+        if let Some(end) = separator(written, bytes, pos, '@') {
+            at_sign = Some(pos);
+            pos = end;
+        } else if let Some(end) = separator(written, bytes, pos, ':') {
+            password_start.get_or_insert(end);
+            pos = end;
+        } else if ENDS_AUTHORITY
+            .iter()
+            .any(|c| ends_authority(written, bytes, pos, *c))
+        {
+            break;
+        } else {
+            // Anything else, an escape of another character too (`\u00e4`), is part of it. Every
+            // separator is ASCII, so a step inside a character finds none.
+            pos += 1;
+        }
+    }
+    let (password_start, at_sign) = (password_start?, at_sign?);
+    (password_start <= at_sign).then_some((password_start, at_sign))
+}
+
+/// Whether `c` of [`ENDS_AUTHORITY`] stands at `pos`. A backslash counts only escaped (`\\`):
+/// alone it begins an escape, of a character of the password maybe (`\u00e4`).
+fn ends_authority(written: &Written<'_>, bytes: &[u8], pos: usize, c: char) -> bool {
+    if c == '\\' {
+        bytes.get(pos).copied().is_some_and(may_escape)
+            && written.char_at(pos, c).is_some_and(|end| end > pos + 1)
+    } else {
+        separator(written, bytes, pos, c).is_some()
+    }
 }
