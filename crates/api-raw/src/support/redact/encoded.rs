@@ -218,7 +218,8 @@ impl<'t> Search<'t> {
     }
 
     /// Where the secret ends when it begins at `pos`: the whole of it, or a prefix of at least
-    /// [`PARTIAL_MIN`] characters that runs to the end of the text.
+    /// [`PARTIAL_MIN`] whole characters that runs to the end of the text, maybe ending inside the
+    /// form of the next one (a body cut at a read bound inside an escape: `hunter\u00`).
     fn at(&mut self, pos: usize) -> Option<usize> {
         self.rest(pos, 0)
     }
@@ -238,8 +239,81 @@ impl<'t> Search<'t> {
                 return Some(found);
             }
         }
+        if index >= PARTIAL_MIN && self.cut_short(pos, self.secret[index], 0) {
+            return Some(self.text.len());
+        }
         self.failed.insert((pos, index));
         None
+    }
+
+    /// Whether the text ends inside a form of `c` that begins at `pos`, written at encoding depth
+    /// `depth`: what is left of the text, not empty, begins one of `c`'s forms without completing
+    /// it (`\u00`, `&#x`, `%C3`, `&eac`, `\\u0`, a surrogate pair's first half), or is the
+    /// replacement character that reading cut UTF-8 bytes lossily leaves of a non-ASCII `c`.
+    fn cut_short(&self, pos: usize, c: char, depth: u8) -> bool {
+        let Some(rest) = self.text.get(pos..).filter(|rest| !rest.is_empty()) else {
+            return false;
+        };
+        if !c.is_ascii() && c != char::REPLACEMENT_CHARACTER && rest == "\u{fffd}".as_bytes() {
+            return true;
+        }
+        if depth >= MAX_DEPTH || !matches!(rest[0], b'\\' | b'&' | b'%' | b'+') {
+            return false;
+        }
+        let forms = self.forms_of(c);
+        forms
+            .iter()
+            .any(|form| self.pattern_cut_short(pos, form, depth + 1))
+    }
+
+    /// Whether the text ends inside `tokens` when they begin at `pos`: it runs out while a token
+    /// other than an optional `;` is still to come, or inside one of them.
+    fn pattern_cut_short(&self, pos: usize, tokens: &[Token], depth: u8) -> bool {
+        if pos == self.text.len() {
+            return tokens
+                .iter()
+                .any(|token| !matches!(token, Token::OptionalSemicolon));
+        }
+        let Some((token, rest)) = tokens.split_first() else {
+            return false;
+        };
+        match *token {
+            Token::Char(c) => {
+                self.cut_short(pos, c, depth)
+                    || self
+                        .unit(pos, c, depth)
+                        .into_iter()
+                        .any(|end| self.pattern_cut_short(end, rest, depth))
+            }
+            Token::Hex(value) => self
+                .hex_digit(pos, value)
+                .is_some_and(|end| self.pattern_cut_short(end, rest, depth)),
+            Token::Number(value, radix) => {
+                let zeros = self.text[pos..].iter().take_while(|b| **b == b'0').count();
+                let digits = Self::digits(value, radix);
+                let left = &self.text[pos + zeros..];
+                let inside = left.len() < digits.len()
+                    && left.eq_ignore_ascii_case(&digits.as_bytes()[..left.len()]);
+                inside
+                    || self
+                        .number(pos, value, radix)
+                        .is_some_and(|end| self.pattern_cut_short(end, rest, depth))
+            }
+            Token::OptionalSemicolon => {
+                self.text[pos] == b';' && self.pattern_cut_short(pos + 1, rest, depth)
+                    || self.pattern_cut_short(pos, rest, depth)
+            }
+        }
+    }
+
+    /// The encodings of `c`, worked out once per search.
+    fn forms_of(&self, c: char) -> Rc<[Vec<Token>]> {
+        Rc::clone(
+            self.forms
+                .borrow_mut()
+                .entry(c)
+                .or_insert_with(|| encodings(c).into()),
+        )
     }
 
     /// Every position where `c` ends when it begins at `pos`, written at encoding depth `depth`.
@@ -271,12 +345,7 @@ impl<'t> Search<'t> {
         }
         let first = self.text[pos];
         if depth < MAX_DEPTH && matches!(first, b'\\' | b'&' | b'%' | b'+') {
-            let forms = Rc::clone(
-                self.forms
-                    .borrow_mut()
-                    .entry(c)
-                    .or_insert_with(|| encodings(c).into()),
-            );
+            let forms = self.forms_of(c);
             for form in forms.iter() {
                 for end in self.pattern(pos, form, depth + 1) {
                     if !ends.contains(&end) {
@@ -323,17 +392,22 @@ impl<'t> Search<'t> {
         (digit == u32::from(value)).then_some(pos + 1)
     }
 
+    /// The digits of `value` in `radix` (10 or 16, lower case).
+    fn digits(value: u32, radix: u32) -> String {
+        if radix == 16 {
+            format!("{value:x}")
+        } else {
+            value.to_string()
+        }
+    }
+
     /// `value` in `radix` with any leading zeros; digits in either case.
     fn number(&self, pos: usize, value: u32, radix: u32) -> Option<usize> {
         let mut at = pos;
         while self.text.get(at) == Some(&b'0') {
             at += 1;
         }
-        let digits = if radix == 16 {
-            format!("{value:x}")
-        } else {
-            value.to_string()
-        };
+        let digits = Self::digits(value, radix);
         if value == 0 {
             return (at > pos).then_some(at);
         }

@@ -11,12 +11,16 @@
 //!   [`REDACTED`]; under an object or array every scalar inside is replaced.
 //! - **A secret value is found in any encoding** ([`Redactor`]): as it is; with any character
 //!   written as a JSON escape (`\u0026`, `\u00E9`, a surrogate pair, `\/`, `\"`, `\n`, upper or lower
-//!   hex); as an HTML character reference (`&amp;`, `&#38;`, `&#x26;`, and every name of HTML's
-//!   table for one character: `&eacute;`, `&Eacute;`, `&euro;`, `&nbsp;`; with or without the `;`); as
-//!   percent-encoded UTF-8 (`%26`, `+` for a space); and such forms escaped once more (a JSON string
-//!   inside a JSON string: `\\u0026`). A secret cut off at the end of a text (a body read up to a
-//!   bound) is found from its first [`PARTIAL_MIN`] characters on. Values shorter than
-//!   [`MIN_SECRET_CHARS`] characters are not searched for: they would redact ordinary words.
+//!   hex); as an HTML character reference (`&amp;`, `&#38;`, `&#x26;`, any name HTML's table
+//!   gives one character: `&eacute;`, `&Eacute;`, `&euro;`, `&nbsp;`; with or without the `;`);
+//!   as percent-encoded UTF-8 (`%26`, `+` for a space); and such forms escaped once more (a JSON
+//!   string inside a JSON string: `\\u0026`). A secret cut off at the end of a text (a body read
+//!   up to a bound) is found from its first [`PARTIAL_MIN`] whole characters on, to the end of the
+//!   text, whether the cut falls between two characters or inside the form of the next one
+//!   (`\u00`, `&#x`, `%C3`, `&eac`, or the `\u{FFFD}` that [`Redactor::bytes`] reads of a
+//!   character's cut UTF-8): such a text shows at most `PARTIAL_MIN - 1` characters of it (and the
+//!   start of an escape that does not decode). Values shorter than [`MIN_SECRET_CHARS`] characters
+//!   are not searched for: they would redact ordinary words.
 //! - **Credentials inside a URI** (`scheme://user:password@host`) lose their password, whether the
 //!   password is known or not, and whatever writes the URI's `:`, `//` and `@`: JSON escapes
 //!   (`\u002F`, `\/`), HTML references (`&#x2F;`, `&#64;`, `&colon;`), percent-encoding (`%2F`),
@@ -55,7 +59,9 @@ pub const REDACTED: &str = "[REDACTED]";
 /// The shortest secret value searched for, in characters.
 pub const MIN_SECRET_CHARS: usize = 4;
 
-/// How many leading characters of a secret, cut off at the end of a text, are enough to redact it.
+/// How many leading characters of a secret, cut off at the end of a text, are enough to redact it
+/// (with what follows of the text, the start of the next character's escape too): the end of a
+/// text shows at most `PARTIAL_MIN - 1` characters of a secret.
 pub const PARTIAL_MIN: usize = 6;
 
 /// The secret values to find, and the rule that finds them: see the [module](self) docs.

@@ -262,6 +262,55 @@ fn a_secret_cut_off_at_the_end_is_found_from_six_characters_on() {
 }
 
 #[test]
+fn a_secret_cut_inside_an_escape_is_found_from_six_whole_characters_on() {
+    // Six whole characters, then the start of the seventh's escape: JSON, HTML, percent, a form
+    // escaped once more, a surrogate pair cut between its halves, a name cut short.
+    for text in [
+        r"x hunter\u003",
+        r"x hunter\u00",
+        r"x hunter\u",
+        r"x hunter\",
+        "x hunter&#x3",
+        "x hunter&#5",
+        "x hunter&#",
+        "x hunter&",
+        "x hunter%3",
+        "x hunter%",
+        r"x hunter\\u003",
+        r"x hunter\u0026#5",
+        "x hunter%253",
+        "x hunter&amp;#x",
+    ] {
+        redacts("hunter22", text, "x [REDACTED]");
+    }
+    for text in [
+        "x hunter%C3",
+        "x hunter%c3%a",
+        "x hunter&eac",
+        "x hunter&#xE",
+        r"x hunter\u00e",
+    ] {
+        redacts("hunteré22", text, "x [REDACTED]");
+    }
+    redacts("hunter😀22", r"x hunter\ud83d", "x [REDACTED]");
+    redacts("hunter😀22", r"x hunter\ud83d\ude", "x [REDACTED]");
+    // A body read up to a bound in the middle of a character's UTF-8 bytes, read lossily.
+    let redactor = Redactor::new().secret("hunteré22");
+    assert_eq!(redactor.bytes(b"x hunter\xc3"), "x [REDACTED]");
+    assert_eq!(redactor.bytes(b"x hunt\xc3"), "x hunt\u{fffd}");
+    // Five whole characters and the start of the sixth's escape leave those five.
+    redacts("hunter22", r"x hunte\u007", r"x hunte\u007");
+    redacts("hunter22", "x hunte&#x", "x hunte&#x");
+    // What does not begin an escape of the next character is no cut secret.
+    redacts("hunter22", r"x hunter\u0033", r"x hunter\u0033");
+    redacts("hunter22", "x hunter%4", "x hunter%4");
+    redacts("hunter22", "x hunter&#x4", "x hunter&#x4");
+    redacts("hunteré22", "x hunter%C4", "x hunter%C4");
+    redacts("hunteré22", "x hunter&eg", "x hunter&eg");
+    redacts("hunter22", "x hunter\u{fffd}", "x hunter\u{fffd}");
+}
+
+#[test]
 fn the_redactor_shows_no_value_and_reads_raw_bytes_and_arrays() {
     let redactor = Redactor::new().secret("hunter22");
     assert!(!redactor.is_empty());
@@ -531,6 +580,94 @@ fn a_long_escaped_authority_ends_within_its_budget() {
     let started = std::time::Instant::now();
     let _ = Redactor::new().secret("hunter22").text(&text);
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+/// `c` as one of the encoders of the cut property writes it, `pick` choosing: JSON, HTML (any
+/// name), percent-encoded UTF-8, or JSON inside a JSON string.
+fn cut_form(kind: u8, c: char, pick: u8) -> String {
+    match kind % 4 {
+        0 => json_form(c, pick),
+        1 => html_any_form(c, pick),
+        2 => {
+            let mut buf = [0; 4];
+            if c == ' ' && pick % 2 == 0 {
+                return "+".into();
+            }
+            if c.is_ascii_alphanumeric() && pick % 3 == 0 {
+                return c.into();
+            }
+            c.encode_utf8(&mut buf)
+                .bytes()
+                .map(|b| {
+                    if pick % 2 == 0 {
+                        format!("%{b:02X}")
+                    } else {
+                        format!("%{b:02x}")
+                    }
+                })
+                .collect()
+        }
+        // The outer encoder escapes what a JSON string must (its escapes' hex digits stay).
+        _ => json_form(c, pick)
+            .chars()
+            .map(|inner| match inner {
+                '\\' | '"' => json_form(inner, pick / 4),
+                _ => inner.to_string(),
+            })
+            .collect(),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// A body read up to a bound may end anywhere in an encoded secret, inside an escape too: what
+    /// stays visible before the end is fewer than [`PARTIAL_MIN`] of its characters, as written.
+    #[test]
+    fn a_secret_cut_anywhere_leaves_fewer_than_partial_min_characters(
+        secret in "[a-z0-9 -~éÉü€£😀\n\"\\\\/&<>]{4,14}",
+        picks in proptest::collection::vec(any::<u8>(), 14),
+        kind in 0u8..4,
+    ) {
+        let chars: Vec<char> = secret.chars().collect();
+        let units: Vec<String> = chars
+            .iter()
+            .zip(picks.iter().cycle())
+            .map(|(c, pick)| cut_form(kind, *c, *pick))
+            .collect();
+        let encoded = units.concat();
+        let before = "rejected: ";
+        for piece in pieces(&secret, PARTIAL_MIN) {
+            prop_assume!(!format!("{before}{REDACTED}").contains(&piece));
+        }
+        let redactor = Redactor::new().secret(&secret);
+        for cut in (0..=encoded.len()).filter(|cut| encoded.is_char_boundary(*cut)) {
+            let body = format!("{before}{}", &encoded[..cut]);
+            let out = redactor.text(&body);
+            // The characters whose whole form stands before the cut.
+            let whole = units
+                .iter()
+                .scan(0, |end, unit| {
+                    *end += unit.len();
+                    Some(*end)
+                })
+                .take_while(|end| *end <= cut)
+                .count();
+            for run in units[..whole].windows(PARTIAL_MIN) {
+                let run = run.concat();
+                prop_assert!(
+                    !out.contains(&run),
+                    "{run:?} of {secret:?} in {out:?} (cut at {cut} of {encoded:?})"
+                );
+            }
+            if whole >= PARTIAL_MIN {
+                let shown: String = chars[..whole].iter().collect();
+                for piece in pieces(&shown, PARTIAL_MIN) {
+                    prop_assert!(!out.contains(&piece), "{piece:?} of {secret:?} in {out:?}");
+                }
+            }
+        }
+    }
 }
 
 proptest! {
