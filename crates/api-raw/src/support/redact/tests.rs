@@ -71,7 +71,7 @@ fn names_of(c: char) -> &'static [&'static str] {
 /// some (with its `;`, or without when the name is a legacy one), else the shared encoder's forms.
 fn html_any_form(c: char, pick: u8) -> String {
     let names = names_of(c);
-    if !names.is_empty() && pick % 2 == 0 {
+    if !names.is_empty() && pick.is_multiple_of(2) {
         names[usize::from(pick / 2) % names.len()].to_string()
     } else {
         html_form(c, pick / 2)
@@ -590,16 +590,16 @@ fn cut_form(kind: u8, c: char, pick: u8) -> String {
         1 => html_any_form(c, pick),
         2 => {
             let mut buf = [0; 4];
-            if c == ' ' && pick % 2 == 0 {
+            if c == ' ' && pick.is_multiple_of(2) {
                 return "+".into();
             }
-            if c.is_ascii_alphanumeric() && pick % 3 == 0 {
+            if c.is_ascii_alphanumeric() && pick.is_multiple_of(3) {
                 return c.into();
             }
             c.encode_utf8(&mut buf)
                 .bytes()
                 .map(|b| {
-                    if pick % 2 == 0 {
+                    if pick.is_multiple_of(2) {
                         format!("%{b:02X}")
                     } else {
                         format!("%{b:02x}")
