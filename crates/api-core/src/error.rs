@@ -611,6 +611,7 @@ impl Problems {
     }
 
     /// The problems recorded, in order.
+    #[cfg(feature = "management")]
     pub(crate) fn into_problems(self) -> Vec<Problem> {
         self.0
     }

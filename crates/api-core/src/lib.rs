@@ -57,6 +57,8 @@ pub use error_code::{ErrorCode, UnknownCode};
 pub use ids::{AlertId, DashboardId};
 pub use ids::{IdError, OrganizationId, PipeId, ReversePrivateEndpointId, ServiceId};
 pub use learned::Learned;
+#[cfg(feature = "metrics")]
+pub use metrics::{ATTEMPT_BUCKETS, CALL_BUCKETS};
 pub use operation::{Idempotency, Operation, ResponseBody};
 pub use rate_limit::{
     BLOCK_WINDOWS, DECREASE, FallbackObserver, FallbackTo, MAX_QUEUE, MAX_SLOWDOWN,

@@ -29,12 +29,14 @@ use crate::operation::Operation;
 
 /// The buckets of `http.client.request.duration`, in seconds: the HTTP semantic conventions'
 /// advisory boundaries.
+#[cfg(feature = "metrics")]
 pub const ATTEMPT_BUCKETS: [f64; 14] = [
     0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
 ];
 
 /// The buckets of `cloud_api.call.duration` and `cloud_api.rate_limit.wait`, in seconds: the
 /// advisory ones, then up to ten minutes (retries, and waits on a shared limit, last longer).
+#[cfg(feature = "metrics")]
 pub const CALL_BUCKETS: [f64; 19] = [
     0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 30.0, 60.0,
     120.0, 300.0, 600.0,

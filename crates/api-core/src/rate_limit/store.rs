@@ -155,7 +155,7 @@ impl Limiter {
                 on_fallback.clone(),
             ))),
             #[cfg(not(feature = "redis"))]
-            RateLimitStore::Redis(url) => match url.0 {},
+            RateLimitStore::Redis(url) => match url.never {},
         };
         Self {
             backend,
