@@ -16,7 +16,7 @@ use api_emulator::{
 use api_mgmt::{Credentials, ServiceHandle};
 use proptest::prelude::*;
 use support::emulated::kafka_pipe;
-use support::encodings::{json_form, leaked_piece};
+use support::encodings::{echoing, html_decoded, leaked_piece};
 
 const PASSWORD: &str = "kafka-password";
 
@@ -238,42 +238,83 @@ async fn the_nearest_exchange_names_the_difference() {
     );
 }
 
+/// Every string a cassette file holds, as a reader of it would see it: JSON escapes decoded (the
+/// file's, and those of a JSON text kept inside a string), and HTML references decoded too.
+fn readable_strings(file: &str) -> Vec<String> {
+    fn walk(value: &serde_json::Value, out: &mut Vec<String>, depth: u8) {
+        match value {
+            serde_json::Value::String(text) => {
+                out.push(html_decoded(text));
+                out.push(text.clone());
+                if depth < 2
+                    && let Ok(inner) = serde_json::from_str::<serde_json::Value>(text)
+                {
+                    walk(&inner, out, depth + 1);
+                }
+            }
+            serde_json::Value::Array(items) => items.iter().for_each(|v| walk(v, out, depth)),
+            serde_json::Value::Object(members) => {
+                for (name, v) in members {
+                    out.push(name.clone());
+                    walk(v, out, depth);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for line in file.lines() {
+        let value: serde_json::Value = serde_json::from_str(line).expect("every line reads");
+        walk(&value, &mut out, 0);
+    }
+    out
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, failure_persistence: None, ..ProptestConfig::default() })]
 
+    /// A secret sent in a create and echoed back, by the create's answer, by a later answer of
+    /// another operation, and even by an answer before it was ever sent (each under no secret name,
+    /// each encoded its own way): no piece of it is in the cassette, read as a person would.
     #[test]
     fn no_piece_of_a_secret_reaches_the_cassette(
         secret in "[A-Za-z0-9&<>/\"\\\\é😀#%+!*=:;,.?|~^ ]{8,24}",
         picks in proptest::collection::vec(any::<u8>(), 24),
-        echo_in_json in any::<bool>(),
+        kinds in proptest::collection::vec(any::<u8>(), 3),
     ) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let file = runtime.block_on(async {
             let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
-            // The upstream echoes the password back, escaped one way or another.
-            let echoed: String = secret.chars().zip(picks.iter().cycle()).map(|(c, p)| json_form(c, *p)).collect();
-            let body = if echo_in_json {
-                format!(r#"{{"status":400,"error":"BAD_REQUEST: password {echoed} is weak","requestId":"r"}}"#)
-            } else {
-                format!("rejected {secret} at the gateway")
+            let echo = |operation: OperationId, kind: u8| {
+                let (status, content_type, body) = echoing(&secret, &picks, kind);
+                FaultRule::operation(operation)
+                    .then(Fault::body(status, body).header("content-type", content_type).times(1))
             };
-            emulator.inject(FaultRule::operation(OperationId::CreatePipe).then(Fault::body(400, body))).unwrap();
+            // Before the create sends it, after it, and in the create's own answer.
+            emulator.inject(echo(OperationId::ListReversePrivateEndpoints, kinds[0])).unwrap();
+            emulator.inject(echo(OperationId::CreatePipe, kinds[1])).unwrap();
+            emulator.inject(echo(OperationId::GetPipe, kinds[2])).unwrap();
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("secret.jsonl");
             let recorder = recording(&emulator, &path).await;
+            let service = service_at(&recorder.base_url(), &emulator);
+            let _ = service.reverse_private_endpoints().await;
             let pipe = api_mgmt::NewPipe::builder("p")
                 .source(api_mgmt::KafkaSource::new("b:9092", "t").credentials("reader", secret.as_str()))
                 .destination(api_mgmt::Destination::new("d").table("t").managed_table(true))
                 .mapped_column("id", "id", "UInt64")
                 .build()
                 .unwrap();
-            let _ = service_at(&recorder.base_url(), &emulator).pipes().create(&pipe).await;
+            let _ = service.pipes().create(&pipe).await;
+            let _ = service.pipe("00000000-0000-4000-8000-000000000000".parse().unwrap()).get().await;
             recorder.shutdown().await;
             std::fs::read_to_string(&path).unwrap()
         });
-        let leaked = leaked_piece(&secret, 6, &file);
-        prop_assert!(leaked.is_none(), "{leaked:?} of {secret:?} in {file}");
-        prop_assert!(file.lines().count() == 2, "{file}");
+        for text in std::iter::once(file.clone()).chain(readable_strings(&file)) {
+            let leaked = leaked_piece(&secret, 6, &text);
+            prop_assert!(leaked.is_none(), "{leaked:?} of {secret:?} in {text}\n(the cassette: {file})");
+        }
+        prop_assert!(file.lines().count() >= 4, "{file}");
     }
 }
 
@@ -350,4 +391,132 @@ async fn a_recorded_clean_session_has_no_finding() {
     let findings = api_emulator::check::check(&Cassette::read(&path).unwrap());
     let shown: Vec<String> = findings.iter().map(ToString::to_string).collect();
     assert!(findings.is_empty(), "{shown:#?}");
+}
+
+/// An upstream of its own: `GET /api/v2/dashboards` answers 1 MiB of dashboards, compressed when the
+/// request accepts gzip (the bytes are a stand-in: nothing decodes them); `GET /api/v2/alerts/{id}`
+/// answers compressed whatever it was asked.
+async fn compressing_upstream() -> String {
+    use axum::http::{HeaderMap, header};
+    let gzip = || {
+        (
+            [(header::CONTENT_ENCODING, "gzip")],
+            vec![0x1f_u8, 0x8b, 0x08, 0x00, 0x42, 0x42],
+        )
+    };
+    let dashboards = move |headers: HeaderMap| async move {
+        let accepts_gzip = headers
+            .get(header::ACCEPT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("gzip"));
+        if accepts_gzip {
+            return axum::response::IntoResponse::into_response(gzip());
+        }
+        let dashboard =
+            serde_json::json!({"id": "66a1f0c2d4e5f60718293a42", "name": "d", "tiles": []});
+        let data = vec![dashboard; 20_000];
+        axum::response::IntoResponse::into_response(axum::Json(serde_json::json!({ "data": data })))
+    };
+    let app = axum::Router::new()
+        .route("/api/v2/dashboards", axum::routing::get(dashboards))
+        .route(
+            "/api/v2/alerts/{id}",
+            axum::routing::get(move || async move { gzip() }),
+        );
+    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+#[tokio::test]
+async fn large_bodies_are_kept_plain_and_what_cannot_be_kept_is_said_by_replay_and_check() {
+    let upstream = compressing_upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bodies.jsonl");
+    let recorder = Recorder::start(RecordOptions {
+        upstream,
+        observability_upstream: None,
+        cassette: path.clone(),
+        listen: loopback(),
+    })
+    .await
+    .unwrap();
+    let http = reqwest::Client::new();
+    let get = |url: String| {
+        http.get(url)
+            .header("accept-encoding", "gzip, br")
+            .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
+            .send()
+    };
+    let dashboards = get(format!("{}/api/v2/dashboards", recorder.base_url()))
+        .await
+        .unwrap();
+    assert_eq!(
+        dashboards.headers().get("content-encoding"),
+        None,
+        "asked plain"
+    );
+    assert!(dashboards.bytes().await.unwrap().len() > 1_000_000);
+    let alert = format!(
+        "{}/api/v2/alerts/66a1f0c2d4e5f60718293a40",
+        recorder.base_url()
+    );
+    let compressed = get(alert.clone()).await.unwrap();
+    assert_eq!(
+        compressed.headers()["content-encoding"],
+        "gzip",
+        "forwarded as it came"
+    );
+    recorder.shutdown().await;
+
+    let cassette = Cassette::read(&path).unwrap();
+    let kept = cassette.exchanges[0]
+        .response_body
+        .as_ref()
+        .expect("kept whole");
+    assert_eq!(kept["data"].as_array().map(Vec::len), Some(20_000));
+    let unkept = cassette.exchanges[1]
+        .response_unkept
+        .as_ref()
+        .expect("said unkept");
+    assert_eq!(
+        (unkept.bytes, unkept.why.as_str()),
+        (6, "compressed (gzip)")
+    );
+
+    // check: the body that was not kept is a finding of its own, not a false "not JSON".
+    let findings = api_emulator::check::check(&cassette);
+    let shown: Vec<String> = findings.iter().map(ToString::to_string).collect();
+    assert_eq!(findings.len(), 1, "{shown:#?}");
+    assert_eq!(findings[0].kind, FindingKind::BodyNotKept);
+    assert!(
+        shown[0].starts_with("exchange 2 (getAlert)")
+            && shown[0].contains("6 bytes, not kept: compressed (gzip)"),
+        "{shown:#?}"
+    );
+
+    // replay: said at start, and a request that gets it is told why, not given a body never recorded.
+    let replay = Replay::from_file(&path).await.unwrap();
+    assert_eq!(
+        replay.report().unkept,
+        ["exchange 2 (getAlert): the response body: 6 bytes, not kept: compressed (gzip)"]
+    );
+    let replayed = reqwest::Client::new()
+        .get(format!(
+            "{}/api/v2/alerts/66a1f0c2d4e5f60718293a40",
+            replay.base_url()
+        ))
+        .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replayed.status(), 400);
+    let said = replayed.text().await.unwrap();
+    assert!(
+        said.contains("NOT_KEPT") && said.contains("compressed (gzip)"),
+        "{said}"
+    );
+    assert_eq!(replay.report().unmatched.len(), 1);
+    replay.shutdown().await;
 }

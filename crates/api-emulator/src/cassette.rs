@@ -8,9 +8,12 @@
 //!
 //! The first line is the [`Header`]; every other line is one [`Exchange`], written as soon as it
 //! completes. A body is JSON when it parsed as JSON (`requestBody`, `responseBody`), else text
-//! (`requestText`, `responseText`); a body over [`MAX_BODY`] bytes is kept as a marker. Nothing
-//! secret is in it: no `Authorization` or cookie header is written, and every body, path and query
-//! went through the SDK's one redaction rule (`api_raw::support::redact`) before touching the disk.
+//! (`requestText`, `responseText`). A body the cassette cannot keep (over [`MAX_BODY`] bytes, not
+//! text, or compressed although the recorder asked for it plain) is said so in its place
+//! (`requestUnkept`, `responseUnkept`: its size and why), so that replay and check can say so too.
+//! Nothing secret is in it: no `Authorization` or cookie header is written, and every body, path
+//! and query went through the SDK's one redaction rule (`api_raw::support::redact`), with every
+//! secret the recording has seen so far, before touching the disk.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -26,8 +29,9 @@ use crate::operation::OperationId;
 /// The version of the format this emulator writes and reads.
 pub const CASSETTE_VERSION: u32 = 1;
 
-/// The largest body kept whole, in bytes; a larger one is kept as a marker.
-pub const MAX_BODY: usize = 64 * 1024;
+/// The largest body kept whole, in bytes (8 MiB: four times the API's largest request); a larger one
+/// is [`Unkept`].
+pub const MAX_BODY: usize = 8 * 1024 * 1024;
 
 /// The response headers a cassette keeps (the rest are not needed to answer again).
 pub const KEPT_HEADERS: [&str; 8] = [
@@ -70,9 +74,12 @@ pub struct Exchange {
     /// The request body, when it was JSON (redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_body: Option<Value>,
-    /// The request body, when it was text but not JSON (redacted), or a marker.
+    /// The request body, when it was text but not JSON (redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_text: Option<String>,
+    /// The request body, when the cassette could not keep it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_unkept: Option<Unkept>,
     /// The status answered; 0 when the connection was closed without an answer (a hangup).
     pub status: u16,
     /// The kept response headers ([`KEPT_HEADERS`]), names in lower case.
@@ -81,9 +88,40 @@ pub struct Exchange {
     /// The response body, when it was JSON (redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_body: Option<Value>,
-    /// The response body, when it was text but not JSON (an HTML page, plain text), or a marker.
+    /// The response body, when it was text but not JSON (an HTML page, plain text).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_text: Option<String>,
+    /// The response body, when the cassette could not keep it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_unkept: Option<Unkept>,
+}
+
+/// A body a cassette could not keep, in its place: how large it was, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unkept {
+    /// Its size in bytes, as received.
+    pub bytes: u64,
+    /// Why: `larger than 8 MiB`, `not text`, `compressed (gzip)`.
+    pub why: String,
+}
+
+impl std::fmt::Display for Unkept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} bytes, not kept: {}", self.bytes, self.why)
+    }
+}
+
+/// A body as a cassette keeps it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Kept {
+    /// No body.
+    Empty,
+    /// JSON.
+    Json(Value),
+    /// Text that is not JSON.
+    Text(String),
+    /// What could not be kept.
+    Unkept(Unkept),
 }
 
 impl Exchange {
@@ -91,6 +129,32 @@ impl Exchange {
     pub fn is_hangup(&self) -> bool {
         self.status == 0
     }
+
+    /// Reads the marker text of a cassette written before bodies could be said unkept
+    /// (`<N bytes, not kept: ...>`, `<N bytes, not text>`) as what it is.
+    fn read_markers(&mut self) {
+        for (text, unkept) in [
+            (&mut self.request_text, &mut self.request_unkept),
+            (&mut self.response_text, &mut self.response_unkept),
+        ] {
+            if let Some(marker) = text.as_deref().and_then(old_marker) {
+                *unkept = Some(marker);
+                *text = None;
+            }
+        }
+    }
+}
+
+/// The [`Unkept`] an older recorder's marker stood for.
+fn old_marker(text: &str) -> Option<Unkept> {
+    let inner = text.strip_prefix('<')?.strip_suffix('>')?;
+    let (bytes, why) = inner.split_once(" bytes, ")?;
+    let bytes = bytes.parse().ok()?;
+    let why = why.strip_prefix("not kept: ").unwrap_or(why);
+    Some(Unkept {
+        bytes,
+        why: why.to_string(),
+    })
 }
 
 /// A cassette read from a file.
@@ -144,8 +208,11 @@ impl Cassette {
             if line.trim().is_empty() {
                 continue;
             }
-            match serde_json::from_str(line) {
-                Ok(exchange) => exchanges.push(exchange),
+            match serde_json::from_str::<Exchange>(line) {
+                Ok(mut exchange) => {
+                    exchange.read_markers();
+                    exchanges.push(exchange);
+                }
                 // The last line of a recorder that was killed while writing it.
                 Err(_) if index + 1 == count && !whole => {}
                 Err(e) => return Err(fail(format!("line {} does not read: {e}", index + 1))),
@@ -177,26 +244,33 @@ pub(crate) fn redactor_for(headers: &axum::http::HeaderMap, body: Option<&Value>
     redactor
 }
 
-/// A body as a cassette keeps it: JSON, text, or a marker when it is too large or not text.
-pub(crate) fn kept_body(bytes: &[u8]) -> (Option<Value>, Option<String>) {
+/// A body as a cassette keeps it: JSON, text, or said unkept when it is larger than [`MAX_BODY`],
+/// not text, or compressed (`encoding`, the answer's `Content-Encoding`, other than `identity`).
+pub(crate) fn kept_body(bytes: &[u8], encoding: Option<&str>) -> Kept {
     if bytes.is_empty() {
-        return (None, None);
+        return Kept::Empty;
+    }
+    let unkept = |why: String| {
+        Kept::Unkept(Unkept {
+            bytes: bytes.len() as u64,
+            why,
+        })
+    };
+    if let Some(encoding) = encoding.map(str::trim)
+        && !encoding.is_empty()
+        && !encoding.eq_ignore_ascii_case("identity")
+    {
+        return unkept(format!("compressed ({encoding})"));
     }
     if bytes.len() > MAX_BODY {
-        return (
-            None,
-            Some(format!(
-                "<{} bytes, not kept: larger than {MAX_BODY}>",
-                bytes.len()
-            )),
-        );
+        return unkept(format!("larger than {} MiB", MAX_BODY / (1024 * 1024)));
     }
     if let Ok(json) = serde_json::from_slice::<Value>(bytes) {
-        return (Some(json), None);
+        return Kept::Json(json);
     }
     match std::str::from_utf8(bytes) {
-        Ok(text) => (None, Some(text.to_string())),
-        Err(_) => (None, Some(format!("<{} bytes, not text>", bytes.len()))),
+        Ok(text) => Kept::Text(text.to_string()),
+        Err(_) => unkept("not text".into()),
     }
 }
 
@@ -205,16 +279,57 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bodies_are_kept_as_json_text_or_a_marker() {
-        assert_eq!(kept_body(b""), (None, None));
-        assert_eq!(kept_body(b"{\"a\":1}").0, Some(serde_json::json!({"a": 1})));
-        assert_eq!(kept_body(b"<html>").1.as_deref(), Some("<html>"));
+    fn bodies_are_kept_as_json_or_text_or_said_unkept() {
+        let unkept = |bytes: u64, why: &str| {
+            Kept::Unkept(Unkept {
+                bytes,
+                why: why.into(),
+            })
+        };
+        assert_eq!(kept_body(b"", None), Kept::Empty);
         assert_eq!(
-            kept_body(&[0xff, 0xfe]).1.as_deref(),
-            Some("<2 bytes, not text>")
+            kept_body(b"{\"a\":1}", Some("identity")),
+            Kept::Json(serde_json::json!({"a": 1}))
         );
-        let large = vec![b'a'; MAX_BODY + 1];
-        assert!(kept_body(&large).1.unwrap().contains("not kept"));
+        assert_eq!(kept_body(b"<html>", None), Kept::Text("<html>".into()));
+        assert_eq!(kept_body(&[0xff, 0xfe], None), unkept(2, "not text"));
+        assert_eq!(
+            kept_body(b"\x1f\x8b..", Some("gzip")),
+            unkept(4, "compressed (gzip)")
+        );
+        // A large body up to the bound is kept whole.
+        let large = format!("[{}]", vec!["1"; MAX_BODY / 2 - 2].join(","));
+        assert!(large.len() <= MAX_BODY);
+        assert!(matches!(kept_body(large.as_bytes(), None), Kept::Json(_)));
+        let over = vec![b'a'; MAX_BODY + 1];
+        assert_eq!(
+            kept_body(&over, None),
+            unkept(MAX_BODY as u64 + 1, "larger than 8 MiB")
+        );
+    }
+
+    #[test]
+    fn an_older_cassettes_markers_read_as_unkept_bodies() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("old.jsonl");
+        let header = r#"{"cassette":1,"recordedAt":"2026-11-23T10:00:00Z","tool":"t"}"#;
+        let exchange = r#"{"operationId":"listDashboards","method":"GET","path":"/api/v2/dashboards","status":200,"responseText":"<70000 bytes, not kept: larger than 65536>","requestText":"<2 bytes, not text>"}"#;
+        std::fs::write(&path, format!("{header}\n{exchange}\n")).unwrap();
+        let read = Cassette::read(&path).unwrap();
+        let exchange = &read.exchanges[0];
+        assert_eq!(exchange.response_text, None);
+        assert_eq!(
+            exchange
+                .response_unkept
+                .as_ref()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("70000 bytes, not kept: larger than 65536")
+        );
+        assert_eq!(
+            exchange.request_unkept.as_ref().map(|u| u.why.as_str()),
+            Some("not text")
+        );
     }
 
     #[test]

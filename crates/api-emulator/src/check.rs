@@ -37,6 +37,9 @@ pub enum FindingKind {
     /// An answer the spec does not describe: a status it does not list for the operation, or a body
     /// of another kind than it lists (text where it says JSON, or the reverse).
     UndocumentedAnswer,
+    /// An answer whose body the recorder could not keep (too large, not text, compressed): it was
+    /// not checked.
+    BodyNotKept,
 }
 
 impl fmt::Display for FindingKind {
@@ -51,6 +54,7 @@ impl fmt::Display for FindingKind {
             FindingKind::OutOfBounds => "out of bounds",
             FindingKind::NotDecodable => "not decodable",
             FindingKind::UndocumentedAnswer => "undocumented answer",
+            FindingKind::BodyNotKept => "body not kept",
         })
     }
 }
@@ -125,6 +129,17 @@ pub fn check(cassette: &Cassette) -> Vec<Finding> {
             continue;
         };
         match &exchange.response_body {
+            _ if exchange.response_unkept.is_some() => {
+                let unkept = exchange.response_unkept.as_ref().map(ToString::to_string);
+                found(
+                    ".".into(),
+                    FindingKind::BodyNotKept,
+                    format!(
+                        "the recorder could not keep the answer's body ({}): it was not checked",
+                        unkept.unwrap_or_default()
+                    ),
+                );
+            }
             Some(body) => {
                 match content.get("application/json") {
                     Some(media) => {
@@ -362,10 +377,12 @@ mod tests {
             query: None,
             request_body: None,
             request_text: None,
+            request_unkept: None,
             status,
             response_headers: Default::default(),
             response_body,
             response_text,
+            response_unkept: None,
         }
     }
 

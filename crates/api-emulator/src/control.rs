@@ -113,7 +113,7 @@ async fn list_requests(State(app): State<Shared>, headers: HeaderMap) -> Respons
     if let Err(response) = authorized(&app, &headers) {
         return response;
     }
-    let log: Vec<_> = app.log().entries().cloned().collect();
+    let log: Vec<_> = app.log().entries().collect();
     axum::Json(log).into_response()
 }
 

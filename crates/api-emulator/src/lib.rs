@@ -77,7 +77,7 @@ pub use axum::http::Method;
 pub use cassette::{Cassette, CassetteError, Exchange};
 pub use clock::DETERMINISTIC_STEP;
 pub use faults::{Fault, FaultRule, Then, Times};
-pub use log_buffer::{LOG_BODY_LIMIT, LOG_BUDGET, LOG_MAX_ENTRIES};
+pub use log_buffer::{ENTRY_OVERHEAD, LOG_BODY_LIMIT, LOG_BUDGET, LOG_MAX_ENTRIES};
 pub use operation::{OperationId, UnknownOperation};
 pub use record::{RecordOptions, Recorder};
 pub use replay::{CassetteReport, ExchangeUse, NOT_RECORDED, Replay};
@@ -438,7 +438,7 @@ impl Emulator {
     /// shows): operation, redacted body and headers, status and request id of each; the newest
     /// that fit in the log's budget ([`LOG_BUDGET`] bytes unless the options say otherwise).
     pub fn requests(&self) -> RequestLog {
-        RequestLog::new(self.app.log().entries().cloned().collect())
+        RequestLog::new(self.app.log().entries().collect())
     }
 
     /// Empties the request log.

@@ -1,4 +1,6 @@
-//! The request log as a running emulator keeps it: the newest entries, within a byte budget.
+//! The request log as a running emulator keeps it: the newest entries, within a byte budget. A body
+//! is held as its (redacted) JSON text and read back when the log is read: held as a JSON value, a
+//! body of many tiny values (`[[0],[0],...]`, `[{},{},...]`) would take twenty times its text.
 
 use std::collections::VecDeque;
 
@@ -8,7 +10,8 @@ use crate::request_log::LogEntry;
 
 /// The most bytes the request log keeps unless [`EmulatorOptions::log_budget`] says otherwise:
 /// 16 MiB, counted as the size of each entry serialized as JSON (as `GET /_emulator/requests` shows
-/// it). The oldest entries are evicted first; an entry larger than the whole budget is not kept.
+/// it), which is what it holds: its body as text, with [`ENTRY_OVERHEAD`] bytes more for the rest.
+/// The oldest entries are evicted first; an entry larger than the whole budget is not kept.
 ///
 /// [`EmulatorOptions::log_budget`]: crate::EmulatorOptions::log_budget
 pub const LOG_BUDGET: usize = 16 * 1024 * 1024;
@@ -21,6 +24,10 @@ pub const LOG_BODY_LIMIT: usize = 64 * 1024;
 /// The most entries the log keeps, however small they are.
 pub const LOG_MAX_ENTRIES: usize = 10_000;
 
+/// What an entry holds besides its text, counted against the budget: the entry itself, its
+/// headers' and body's allocations.
+pub const ENTRY_OVERHEAD: usize = 512;
+
 /// What the log shows instead of a body of `length` bytes, larger than [`LOG_BODY_LIMIT`].
 pub(crate) fn body_not_kept(length: usize) -> Value {
     Value::String(format!(
@@ -28,12 +35,35 @@ pub(crate) fn body_not_kept(length: usize) -> Value {
     ))
 }
 
-/// The entries kept, oldest first, with their sizes.
+/// The entries kept, oldest first, each with its body as text and its size.
 #[derive(Debug)]
 pub(crate) struct LogBuffer {
-    entries: VecDeque<(LogEntry, usize)>,
+    entries: VecDeque<Stored>,
     bytes: usize,
     budget: usize,
+}
+
+/// One entry as the log holds it.
+#[derive(Debug)]
+struct Stored {
+    /// The entry without its body.
+    entry: LogEntry,
+    /// The body as compact JSON text.
+    body: Option<Box<str>>,
+    /// What it counts against the budget.
+    size: usize,
+}
+
+impl Stored {
+    /// The entry as it was logged, its body read back from its text.
+    fn entry(&self) -> LogEntry {
+        let mut entry = self.entry.clone();
+        entry.body = self.body.as_deref().map(|text| {
+            // The text was written from a JSON value: it reads back (a string else).
+            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.into()))
+        });
+        entry
+    }
 }
 
 impl LogBuffer {
@@ -47,8 +77,8 @@ impl LogBuffer {
     }
 
     /// Keeps `entry`, evicting the oldest entries until it fits.
-    pub(crate) fn push(&mut self, entry: LogEntry) {
-        let size = entry.json_len();
+    pub(crate) fn push(&mut self, mut entry: LogEntry) {
+        let size = entry.json_len() + ENTRY_OVERHEAD;
         if size > self.budget {
             tracing::warn!(
                 size,
@@ -60,12 +90,16 @@ impl LogBuffer {
         while self.entries.len() >= LOG_MAX_ENTRIES || self.bytes.saturating_add(size) > self.budget
         {
             match self.entries.pop_front() {
-                Some((_, evicted)) => self.bytes -= evicted,
+                Some(evicted) => self.bytes -= evicted.size,
                 None => break,
             }
         }
+        let body = entry
+            .body
+            .take()
+            .map(|body| body.to_string().into_boxed_str());
         self.bytes += size;
-        self.entries.push_back((entry, size));
+        self.entries.push_back(Stored { entry, body, size });
     }
 
     /// Forgets every entry.
@@ -75,8 +109,8 @@ impl LogBuffer {
     }
 
     /// The entries, oldest first.
-    pub(crate) fn entries(&self) -> impl Iterator<Item = &LogEntry> {
-        self.entries.iter().map(|(entry, _)| entry)
+    pub(crate) fn entries(&self) -> impl Iterator<Item = LogEntry> + '_ {
+        self.entries.iter().map(Stored::entry)
     }
 
     /// How many entries it keeps.
@@ -114,7 +148,7 @@ mod tests {
 
     #[test]
     fn the_oldest_entries_go_first_and_the_bytes_stay_within_the_budget() {
-        let size = entry(&"x".repeat(1000)).json_len();
+        let size = entry(&"x".repeat(1000)).json_len() + ENTRY_OVERHEAD;
         let mut log = LogBuffer::new(size * 3 + size / 2);
         for n in 0..10 {
             log.push(entry(&format!("{n}{}", "x".repeat(999))));
@@ -127,7 +161,7 @@ mod tests {
             .collect();
         assert_eq!(kept, ["7", "8", "9"]);
         assert_eq!(log.bytes(), 3 * size);
-        let counted: usize = log.entries().map(LogEntry::json_len).sum();
+        let counted: usize = log.entries().map(|e| e.json_len() + ENTRY_OVERHEAD).sum();
         assert_eq!(counted, log.bytes());
         log.clear();
         assert_eq!((log.len(), log.bytes()), (0, 0));
@@ -135,7 +169,7 @@ mod tests {
 
     #[test]
     fn an_entry_larger_than_the_whole_budget_is_not_kept() {
-        let mut log = LogBuffer::new(500);
+        let mut log = LogBuffer::new(1_000);
         log.push(entry("small"));
         log.push(entry(&"x".repeat(1000)));
         assert_eq!(
@@ -152,6 +186,21 @@ mod tests {
             log.push(entry(""));
         }
         assert_eq!(log.len(), LOG_MAX_ENTRIES);
+    }
+
+    #[test]
+    fn a_body_reads_back_as_it_was_logged() {
+        let mut log = LogBuffer::new(usize::MAX);
+        let mut logged = entry("");
+        logged.body = Some(serde_json::json!({"a": [1, 2.5, {"b": null}], "c": "\u{e9}"}));
+        log.push(logged.clone());
+        log.push(entry("<12 bytes, not JSON>"));
+        let read: Vec<LogEntry> = log.entries().collect();
+        assert_eq!(read[0], logged);
+        assert_eq!(
+            read[1].body,
+            Some(Value::String("<12 bytes, not JSON>".into()))
+        );
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! `api-emulator record`: a recording proxy in front of a real deployment. Every exchange is
-//! forwarded unchanged and, once answered, appended to a [cassette](crate::cassette) with its
-//! secrets removed by the SDK's one redaction rule: no `Authorization` or cookie header is written,
-//! and the request's secret values are searched for in everything written, in any encoding.
+//! forwarded unchanged (but for `Accept-Encoding`: the proxy asks for plain answers, which it can
+//! keep) and, once answered, appended to a [cassette](crate::cassette) with its secrets removed by
+//! the SDK's one redaction rule: no `Authorization` or cookie header is written, and every secret
+//! value the recording has seen in a request (a secret-named member, a credential) is searched for
+//! in everything written, in any encoding: in this exchange, in every later one, and, when it is
+//! first seen, in every line already written (the cassette is then rewritten without it).
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
@@ -18,7 +21,11 @@ use axum::http::{HeaderMap, HeaderName, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 
 use crate::EmulatorError;
-use crate::cassette::{CASSETTE_VERSION, Exchange, Header, KEPT_HEADERS, kept_body, redactor_for};
+use api_raw::support::redact::Redactor;
+
+use crate::cassette::{
+    CASSETTE_VERSION, Exchange, Header, KEPT_HEADERS, Kept, kept_body, redactor_for,
+};
 use crate::connection::Connection;
 use crate::operation::OperationId;
 use crate::serving::Serving;
@@ -31,8 +38,9 @@ const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the proxy waits for the upstream's whole answer; then it hangs up, as a lost upstream.
 const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Headers that belong to one connection, not to the exchange: never forwarded.
-const HOP_BY_HOP: [&str; 9] = [
+/// Headers that belong to one connection, not to the exchange, or that the proxy sets itself: never
+/// forwarded.
+const HOP_BY_HOP: [&str; 10] = [
     "connection",
     "keep-alive",
     "proxy-authenticate",
@@ -42,6 +50,8 @@ const HOP_BY_HOP: [&str; 9] = [
     "transfer-encoding",
     "upgrade",
     "host",
+    // The proxy asks for `identity`: a compressed answer could not be kept.
+    "accept-encoding",
 ];
 
 /// Where to record.
@@ -68,7 +78,14 @@ struct Shared {
     upstream: String,
     observability_upstream: Option<String>,
     http: reqwest::Client,
-    cassette: Mutex<File>,
+    cassette: Mutex<Written>,
+}
+
+/// The cassette being written, and every secret value the recording has seen.
+struct Written {
+    file: File,
+    path: PathBuf,
+    secrets: Redactor,
 }
 
 impl Recorder {
@@ -90,18 +107,22 @@ impl Recorder {
                 .observability_upstream
                 .map(|url| url.trim_end_matches('/').to_string()),
             http,
-            cassette: Mutex::new(cassette),
+            cassette: Mutex::new(Written {
+                file: cassette,
+                path: options.cassette.clone(),
+                secrets: Redactor::new(),
+            }),
         });
         let router = axum::Router::new()
             .fallback(forward)
             .with_state(shared.clone());
         let closing = shared.clone();
         let serving = Serving::start(router, options.listen, async move {
-            let file = closing
+            let written = closing
                 .cassette
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            if let Err(error) = file.sync_all() {
+            if let Err(error) = written.file.sync_all() {
                 tracing::error!(%error, "the cassette could not be synced");
             }
         })
@@ -231,26 +252,55 @@ async fn forward(
         Some(query) => format!("{base}{path}?{query}"),
         None => format!("{base}{path}"),
     };
-    let mut request = shared.http.request(method.clone(), url).body(body.clone());
+    let mut request = shared
+        .http
+        .request(method.clone(), url)
+        .header("accept-encoding", "identity")
+        .body(body.clone());
     for (name, value) in &headers {
         if !is_hop_by_hop(name) {
             request = request.header(name, value);
         }
     }
-    let (request_body, request_text) = kept_body(&body);
-    let redactor = redactor_for(&headers, request_body.as_ref());
+    let encoding = headers
+        .get(axum::http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok());
+    let kept = kept_body(&body, encoding);
+    let request_secrets = redactor_for(
+        &headers,
+        match &kept {
+            Kept::Json(json) => Some(json),
+            _ => None,
+        },
+    );
+    // This request's secrets, and every one seen before it.
+    let mut redactor = shared
+        .cassette
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .secrets
+        .clone();
+    redactor.absorb(&request_secrets);
     let mut exchange = Exchange {
         operation_id: OperationId::of_request(method.as_str(), path),
         method: method.to_string(),
         path: redactor.text(path).into_owned(),
         query: uri.query().map(|q| redactor.text(q).into_owned()),
-        request_body: request_body.map(|body| redactor.json_copy(&body)),
-        request_text: request_text.map(|text| redactor.text(&text).into_owned()),
+        request_body: None,
+        request_text: None,
+        request_unkept: None,
         status: 0,
         response_headers: Default::default(),
         response_body: None,
         response_text: None,
+        response_unkept: None,
     };
+    match kept {
+        Kept::Empty => {}
+        Kept::Json(json) => exchange.request_body = Some(redactor.json_copy(&json)),
+        Kept::Text(text) => exchange.request_text = Some(redactor.text(&text).into_owned()),
+        Kept::Unkept(unkept) => exchange.request_unkept = Some(unkept),
+    }
     let answered = match request.send().await {
         Ok(answer) => {
             let status = answer.status();
@@ -272,9 +322,24 @@ async fn forward(
                         .insert(name.to_string(), redactor.text(value).into_owned());
                 }
             }
-            let (json, text) = kept_body(&bytes);
-            exchange.response_body = json.map(|body| redactor.json_copy(&body));
-            exchange.response_text = text.map(|text| redactor.text(&text).into_owned());
+            let encoding = answer_headers
+                .get(reqwest::header::CONTENT_ENCODING)
+                .and_then(|v| v.to_str().ok());
+            match kept_body(&bytes, encoding) {
+                Kept::Empty => {}
+                Kept::Json(json) => exchange.response_body = Some(redactor.json_copy(&json)),
+                Kept::Text(text) => {
+                    exchange.response_text = Some(redactor.text(&text).into_owned());
+                }
+                Kept::Unkept(unkept) => {
+                    tracing::warn!(
+                        status = status.as_u16(),
+                        path = %exchange.path,
+                        "the answer's body is not kept in the cassette: {unkept}"
+                    );
+                    exchange.response_unkept = Some(unkept);
+                }
+            }
             let mut response = (status, bytes).into_response();
             for (name, value) in &answer_headers {
                 if !is_hop_by_hop(name) && name != "content-length" {
@@ -290,7 +355,7 @@ async fn forward(
             StatusCode::BAD_GATEWAY.into_response()
         }
     };
-    if let Err(error) = append(&shared, &exchange) {
+    if let Err(error) = append(&shared, exchange, &request_secrets) {
         tracing::error!(%error, "an exchange could not be written to the cassette");
     }
     response
@@ -300,18 +365,76 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
     HOP_BY_HOP.contains(&name.as_str())
 }
 
-/// Appends one exchange and makes it durable, so a SIGKILL loses at most those in flight.
-fn append(shared: &Shared, exchange: &Exchange) -> std::io::Result<()> {
-    let mut line = serde_json::to_string(exchange)?;
-    line.push('\n');
-    let mut file = shared
+/// Appends one exchange and makes it durable, so a SIGKILL loses at most those in flight. Under the
+/// cassette's lock: `request_secrets` join the recording's secrets; one that is new is searched for
+/// in every line already written (the cassette is rewritten without it when found); and the
+/// exchange is redacted with every secret known now (one a concurrent exchange brought is too).
+fn append(shared: &Shared, exchange: Exchange, request_secrets: &Redactor) -> std::io::Result<()> {
+    let mut written = shared
         .cassette
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
+    let new = written.secrets.absorb(request_secrets);
+    if !new.is_empty() {
+        rewrite_without(&mut written, &new)?;
+    }
+    let mut value = serde_json::to_value(exchange)?;
+    written.secrets.json(&mut value);
+    let mut line = serde_json::to_string(&value)?;
+    line.push('\n');
     // One write of the whole line: a kill leaves it whole, missing, or cut short (and a cut line is
     // removed by the next recorder that continues the file).
-    file.write_all(line.as_bytes())?;
-    file.sync_data()
+    written.file.write_all(line.as_bytes())?;
+    written.file.sync_data()
+}
+
+/// Rewrites the cassette with `secrets` removed from every line it holds, when one holds any: a new
+/// file beside it, private, renamed over it (a crash leaves the old file or the new one), then
+/// continued.
+fn rewrite_without(written: &mut Written, secrets: &Redactor) -> std::io::Result<()> {
+    let text = std::fs::read_to_string(&written.path)?;
+    let mut changed = false;
+    let mut lines = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(mut value) if index > 0 => {
+                let before = value.clone();
+                secrets.json(&mut value);
+                if value != before {
+                    changed = true;
+                    lines.push(serde_json::to_string(&value)?);
+                    continue;
+                }
+                lines.push(line.to_string());
+            }
+            _ => lines.push(line.to_string()),
+        }
+    }
+    if !changed {
+        return Ok(());
+    }
+    tracing::warn!(
+        "a secret first sent now was in an earlier exchange's answer: the cassette is rewritten without it"
+    );
+    let beside = written.path.with_extension("rewriting");
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(&beside)?;
+    let mut whole = lines.join("\n");
+    whole.push('\n');
+    file.write_all(whole.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&beside, &written.path)?;
+    written.file = std::fs::OpenOptions::new()
+        .append(true)
+        .read(true)
+        .open(&written.path)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -327,31 +450,41 @@ mod tests {
             query: None,
             request_body: None,
             request_text: None,
+            request_unkept: None,
             status: 200,
             response_headers: Default::default(),
             response_body: None,
             response_text: None,
+            response_unkept: None,
         }
     }
 
-    fn shared(file: File) -> Shared {
+    fn shared(path: &Path) -> Shared {
         Shared {
             upstream: String::new(),
             observability_upstream: None,
             http: api_core::http_client_builder().build().unwrap(),
-            cassette: Mutex::new(file),
+            cassette: Mutex::new(Written {
+                file: open(path).unwrap(),
+                path: path.to_path_buf(),
+                secrets: Redactor::new(),
+            }),
         }
+    }
+
+    fn write(shared: &Shared, exchange: Exchange) {
+        append(shared, exchange, &Redactor::new()).unwrap();
     }
 
     #[test]
     fn a_continued_cassette_loses_only_a_line_cut_short() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");
-        append(&shared(open(&path).unwrap()), &exchange("/first")).unwrap();
+        write(&shared(&path), exchange("/first"));
         // A recorder killed in the middle of its second line.
         let whole = std::fs::read_to_string(&path).unwrap();
         std::fs::write(&path, format!("{whole}{{\"operationId\":null,\"meth")).unwrap();
-        append(&shared(open(&path).unwrap()), &exchange("/third")).unwrap();
+        write(&shared(&path), exchange("/third"));
         let read = Cassette::read(&path).unwrap();
         let paths: Vec<&str> = read.exchanges.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(paths, ["/first", "/third"]);
@@ -359,15 +492,15 @@ mod tests {
 
         // A long cassette whose last line was cut after more than one read's worth of it.
         let long = dir.path().join("long.jsonl");
-        let writer = shared(open(&long).unwrap());
+        let writer = shared(&long);
         for n in 0..40 {
-            append(&writer, &exchange(&format!("/{n}/{}", "p".repeat(300)))).unwrap();
+            write(&writer, exchange(&format!("/{n}/{}", "p".repeat(300))));
         }
         drop(writer);
         let whole = std::fs::read_to_string(&long).unwrap();
         let torn = format!("{{\"path\": \"{}", "q".repeat(9000));
         std::fs::write(&long, format!("{whole}{torn}")).unwrap();
-        append(&shared(open(&long).unwrap()), &exchange("/after")).unwrap();
+        write(&shared(&long), exchange("/after"));
         let read = Cassette::read(&long).unwrap();
         assert_eq!(read.exchanges.len(), 41);
         assert_eq!(read.exchanges[40].path, "/after");
@@ -377,8 +510,40 @@ mod tests {
         open(&bare).unwrap();
         let header = std::fs::read_to_string(&bare).unwrap();
         std::fs::write(&bare, header.trim_end()).unwrap();
-        append(&shared(open(&bare).unwrap()), &exchange("/only")).unwrap();
+        write(&shared(&bare), exchange("/only"));
         assert_eq!(Cassette::read(&bare).unwrap().exchanges.len(), 1);
+    }
+
+    #[test]
+    fn a_secret_first_sent_later_leaves_the_earlier_lines_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        let writer = shared(&path);
+        // An answer that holds a value no request has sent yet, under no secret name.
+        let mut early = exchange("/early");
+        early.response_body = Some(serde_json::json!({"note": "uses s3cr3t-value-9 today"}));
+        write(&writer, early);
+        // Then a request sends it as a password, and a later answer echoes it, escaped.
+        let mut sends = exchange("/sends");
+        sends.request_body = Some(serde_json::json!({"password": "[REDACTED]"}));
+        append(&writer, sends, &Redactor::new().secret("s3cr3t-value-9")).unwrap();
+        let mut later = exchange("/later");
+        later.response_text = Some("echo s3cr3t\\u002Dvalue-9".into());
+        write(&writer, later);
+        let file = std::fs::read_to_string(&path).unwrap();
+        assert!(!file.contains("s3cr3t"), "{file}");
+        let read = Cassette::read(&path).unwrap();
+        assert_eq!(read.exchanges.len(), 3);
+        assert_eq!(
+            read.exchanges[0].response_body,
+            Some(serde_json::json!({"note": "uses [REDACTED] today"}))
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o600, "the rewritten cassette is private");
+        }
     }
 
     #[cfg(unix)]

@@ -6,6 +6,10 @@
 //! value. A request that matches none is answered 400 in the API's error shape (`NOT_RECORDED: ...`)
 //! naming what was asked and the nearest recorded exchange with the difference, and is logged;
 //! `GET /_emulator/cassette` (the control token) reports which exchanges were used and which not.
+//!
+//! An exchange whose answer's body the recorder could not keep (too large, not text, compressed) is
+//! said at start (`tracing`, and in the report), and a request that gets it is answered 400
+//! `NOT_KEPT: ...` naming the exchange and why, not a body that was never recorded.
 
 use std::net::SocketAddr;
 use std::ops::ControlFlow;
@@ -22,7 +26,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::EmulatorError;
-use crate::cassette::{Cassette, Exchange, kept_body, redactor_for};
+use crate::cassette::{Cassette, Exchange, Kept, Unkept, kept_body, redactor_for};
 use crate::connection::Connection;
 use crate::operation::OperationId;
 use crate::serving::Serving;
@@ -53,8 +57,12 @@ struct ReplayState {
 pub struct CassetteReport {
     /// The recorded exchanges, by their place in the cassette (1 for the first).
     pub exchanges: Vec<ExchangeUse>,
-    /// The requests that matched no recorded exchange, as they were answered.
+    /// The requests that matched no recorded exchange, or one whose answer was not kept, as they
+    /// were answered.
     pub unmatched: Vec<String>,
+    /// The exchanges whose bodies the recorder could not keep, said as `exchange N (operation):
+    /// the response body: <size> bytes, not kept: <why>`.
+    pub unkept: Vec<String>,
 }
 
 /// One recorded exchange and whether it was answered.
@@ -84,6 +92,9 @@ impl Replay {
     /// built-in seed's control token.
     pub async fn start(cassette: Cassette, listen: SocketAddr) -> Result<Self, EmulatorError> {
         let used = vec![false; cassette.exchanges.len()];
+        for said in unkept(&cassette) {
+            tracing::warn!("{said}: a request that gets it is answered 400 NOT_KEPT");
+        }
         let state = Arc::new(ReplayState {
             cassette,
             used: Mutex::new(used),
@@ -147,8 +158,31 @@ impl ReplayState {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clone(),
+            unkept: unkept(&self.cassette),
         }
     }
+}
+
+/// Every body of `cassette` the recorder could not keep, said with its exchange.
+pub(crate) fn unkept(cassette: &Cassette) -> Vec<String> {
+    let mut said = Vec::new();
+    for (index, exchange) in cassette.exchanges.iter().enumerate() {
+        let name = exchange
+            .operation_id
+            .map_or_else(|| exchange.path.clone(), |op| op.as_str().to_string());
+        for (which, body) in [
+            ("request", &exchange.request_unkept),
+            ("response", &exchange.response_unkept),
+        ] {
+            if let Some(body) = body {
+                said.push(format!(
+                    "exchange {} ({name}): the {which} body: {body}",
+                    index + 1
+                ));
+            }
+        }
+    }
+    said
 }
 
 async fn report(State(state): State<Arc<ReplayState>>, headers: HeaderMap) -> Response {
@@ -171,6 +205,7 @@ struct Asked {
     query: Option<String>,
     body: Option<Value>,
     text: Option<String>,
+    unkept: Option<Unkept>,
 }
 
 async fn answer(
@@ -181,16 +216,32 @@ async fn answer(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let (json, text) = kept_body(&body);
-    let redactor = redactor_for(&headers, json.as_ref());
-    let asked = Asked {
+    let encoding = headers
+        .get(axum::http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok());
+    let kept = kept_body(&body, encoding);
+    let redactor = redactor_for(
+        &headers,
+        match &kept {
+            Kept::Json(json) => Some(json),
+            _ => None,
+        },
+    );
+    let mut asked = Asked {
         operation: OperationId::of_request(method.as_str(), uri.path()),
         method: method.to_string(),
         path: redactor.text(uri.path()).into_owned(),
         query: uri.query().map(|q| redactor.text(q).into_owned()),
-        body: json.map(|body| redactor.json_copy(&body)),
-        text: text.map(|text| redactor.text(&text).into_owned()),
+        body: None,
+        text: None,
+        unkept: None,
     };
+    match kept {
+        Kept::Empty => {}
+        Kept::Json(json) => asked.body = Some(redactor.json_copy(&json)),
+        Kept::Text(text) => asked.text = Some(redactor.text(&text).into_owned()),
+        Kept::Unkept(unkept) => asked.unkept = Some(unkept),
+    }
     let exchanges = &state.cassette.exchanges;
     let found = {
         let mut used = state.used.lock().unwrap_or_else(PoisonError::into_inner);
@@ -205,6 +256,26 @@ async fn answer(
         found
     };
     match found {
+        Some(i) if exchanges[i].response_unkept.is_some() => {
+            let body = exchanges[i]
+                .response_unkept
+                .as_ref()
+                .map(ToString::to_string);
+            let message = format!(
+                "exchange {} ({} {}) was recorded, but not its answer's body: {}",
+                i + 1,
+                asked.method,
+                asked.path,
+                body.unwrap_or_default()
+            );
+            tracing::warn!("{message}");
+            state
+                .unmatched
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(message.clone());
+            refusal(uri.path(), "NOT_KEPT", &message)
+        }
         Some(i) => recorded_answer(&exchanges[i], &connection),
         None => {
             let used = state
@@ -224,19 +295,24 @@ async fn answer(
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .push(message.clone());
-            let management = crate::operation::is_management_path(uri.path());
-            let body = if management {
-                serde_json::json!({
-                    "status": NOT_RECORDED.as_u16(),
-                    "error": format!("NOT_RECORDED: {message}"),
-                    "requestId": uuid::Uuid::new_v4().to_string(),
-                })
-            } else {
-                serde_json::json!({ "message": message })
-            };
-            (NOT_RECORDED, axum::Json(body)).into_response()
+            refusal(uri.path(), "NOT_RECORDED", &message)
         }
     }
+}
+
+/// A request replay cannot answer as recorded: 400 in the API's error shape (`code: message` in
+/// the management envelope, `{"message"}` on the observability API).
+fn refusal(path: &str, code: &str, message: &str) -> Response {
+    let body = if crate::operation::is_management_path(path) {
+        serde_json::json!({
+            "status": NOT_RECORDED.as_u16(),
+            "error": format!("{code}: {message}"),
+            "requestId": uuid::Uuid::new_v4().to_string(),
+        })
+    } else {
+        serde_json::json!({ "message": format!("{code}: {message}") })
+    };
+    (NOT_RECORDED, axum::Json(body)).into_response()
 }
 
 /// Whether a recorded exchange is of the same operation (or, for paths no operation matches, the
@@ -299,7 +375,9 @@ fn not_recorded(exchanges: &[Exchange], used: &[bool], asked: &Asked, what: &str
 fn distance(exchange: &Exchange, asked: &Asked) -> usize {
     let body = match (&exchange.request_body, &asked.body) {
         (Some(recorded), Some(asked)) => json_distance(recorded, asked),
-        (None, None) => usize::from(exchange.request_text != asked.text),
+        (None, None) => usize::from(
+            exchange.request_text != asked.text || exchange.request_unkept != asked.unkept,
+        ),
         _ => 1,
     };
     usize::from(exchange.path != asked.path) + usize::from(exchange.query != asked.query) + body
@@ -326,7 +404,11 @@ fn difference(exchange: &Exchange, asked: &Asked) -> Option<String> {
                 format!("the body at `{at}`: recorded {recorded}, asked {asked}")
             })
         }
-        (None, None) if exchange.request_text == asked.text => None,
+        (None, None)
+            if exchange.request_text == asked.text && exchange.request_unkept == asked.unkept =>
+        {
+            None
+        }
         (None, None) => Some("the body's text".into()),
         (Some(_), None) => Some("the body: recorded one, asked none".into()),
         (None, Some(_)) => Some("the body: asked one, recorded none".into()),
@@ -441,10 +523,12 @@ mod tests {
             query: None,
             request_body: Some(body),
             request_text: None,
+            request_unkept: None,
             status: 200,
             response_headers: Default::default(),
             response_body: None,
             response_text: None,
+            response_unkept: None,
         }
     }
 
@@ -456,6 +540,7 @@ mod tests {
             query: None,
             body: Some(body),
             text: None,
+            unkept: None,
         }
     }
 

@@ -98,3 +98,61 @@ fn nine_hundred_large_creates_grow_the_binary_by_about_its_log_budget() {
         "RSS grew by {growth} bytes after {sent} bytes of requests (bound {bound})"
     );
 }
+
+/// A body of `size` bytes or a little less, of many tiny JSON values: `[[0],[0],...]` or
+/// `[{},{},...]`.
+fn tiny_values(size: usize, objects: bool) -> String {
+    let item = if objects { "{}" } else { "[0]" };
+    let count = (size - 2) / (item.len() + 1);
+    format!("[{}]", vec![item; count].join(","))
+}
+
+#[test]
+fn bodies_of_many_tiny_values_keep_the_binary_within_its_log_budget() {
+    let (basic, service) = admin();
+    let path = format!("{service}/pipes");
+    let port = port();
+    let emulator = Running(spawn(
+        &[
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+            "--instant",
+            "--no-rate-limit",
+        ],
+        port,
+    ));
+    let pid = emulator.0.id();
+    let Some(_) = resident_bytes(pid) else {
+        eprintln!("no /proc here: the memory of the binary is not measured");
+        return;
+    };
+    let size = LOG_BODY_LIMIT - 1024;
+    for n in 0..20 {
+        // Refused (a create is an object), and logged.
+        assert_eq!(
+            post(port, &path, &basic, &tiny_values(size, n % 2 == 0)),
+            400
+        );
+    }
+    let before = resident_bytes(pid).unwrap();
+    let count = 900;
+    for n in 0..count {
+        let body = tiny_values(size, n % 2 == 0);
+        assert!(body.len() < LOG_BODY_LIMIT, "kept whole by the log");
+        assert_eq!(post(port, &path, &basic, &body), 400, "request {n}");
+    }
+    let after = resident_bytes(pid).unwrap();
+    let sent = count * size;
+    let growth = after.saturating_sub(before);
+    eprintln!(
+        "{count} bodies of tiny values, {size} bytes each ({sent} bytes): RSS {before} -> {after} (+{growth}), budget {LOG_BUDGET}"
+    );
+    assert!(sent >= 3 * LOG_BUDGET, "the log had to evict");
+    // Held as JSON values, these bodies take about twenty times their text: the budget would be
+    // exceeded tenfold.
+    let bound = 2 * LOG_BUDGET as u64;
+    assert!(
+        growth <= bound,
+        "RSS grew by {growth} bytes after {sent} bytes of requests (bound {bound})"
+    );
+}

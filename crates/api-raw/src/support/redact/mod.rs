@@ -109,6 +109,20 @@ impl Redactor {
         members::each_secret_string(json, &mut |value| self.add(value));
     }
 
+    /// Adds every secret value of `other`, and answers a redactor of those it did not hold yet
+    /// (empty when none was new): what to search for again in what was written before.
+    pub fn absorb(&mut self, other: &Redactor) -> Redactor {
+        let mut new = Redactor::new();
+        for secret in &other.secrets {
+            if !self.secrets.contains(secret) {
+                let value: String = secret.iter().collect();
+                self.add(&value);
+                new.add(&value);
+            }
+        }
+        new
+    }
+
     /// Whether it holds no secret value.
     pub fn is_empty(&self) -> bool {
         self.secrets.is_empty()

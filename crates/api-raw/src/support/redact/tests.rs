@@ -720,3 +720,26 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn absorbing_answers_only_the_new_secrets() {
+    let mut known = Redactor::new().secret("first-secret");
+    let new = known.absorb(
+        &Redactor::new()
+            .secret("first-secret")
+            .secret("second-secret"),
+    );
+    assert_eq!(
+        new.text("first-secret second-secret"),
+        "first-secret [REDACTED]"
+    );
+    assert_eq!(
+        known.text("first-secret second-secret"),
+        "[REDACTED] [REDACTED]"
+    );
+    assert!(
+        known
+            .absorb(&Redactor::new().secret("second-secret"))
+            .is_empty()
+    );
+}
