@@ -500,6 +500,32 @@ mod tests {
             .build()
     }
 
+    #[test]
+    fn the_default_connect_timeout_stays_below_the_attempt_timeout() {
+        let config = |attempt: Option<Duration>, connect: Option<Duration>| {
+            let mut builder =
+                Config::builder("http://127.0.0.1:1").credentials(Credentials::basic("id", "s"));
+            if let Some(attempt) = attempt {
+                builder = builder.attempt_timeout(attempt);
+            }
+            if let Some(connect) = connect {
+                builder = builder.connect_timeout(connect);
+            }
+            builder.config().unwrap().connect_timeout
+        };
+        assert_eq!(config(None, None), crate::DEFAULT_CONNECT_TIMEOUT);
+        assert_eq!(
+            config(Some(Duration::from_secs(4)), None),
+            Duration::from_secs(2),
+            "half a short attempt timeout"
+        );
+        assert_eq!(
+            config(Some(Duration::from_secs(4)), Some(Duration::from_secs(9))),
+            Duration::from_secs(9),
+            "one set is kept as set"
+        );
+    }
+
     #[cfg(not(any(
         feature = "rustls-ring",
         feature = "rustls-aws-lc",

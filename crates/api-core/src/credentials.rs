@@ -120,6 +120,23 @@ mod tests {
     }
 
     #[test]
+    fn every_form_of_the_secret_is_known_and_the_limit_key_is_never_it() {
+        let basic = Credentials::basic("key-id-1", "very-secret");
+        let forms = basic.secrets();
+        for form in [
+            "very-secret",
+            "key-id-1:very-secret",
+            "a2V5LWlkLTE6dmVyeS1zZWNyZXQ=",
+        ] {
+            assert!(forms.iter().any(|f| f == form), "{form}: {forms:?}");
+        }
+        assert_eq!(basic.limit_key(), "key-id-1");
+        let bearer = Credentials::bearer("tok-123456");
+        assert_eq!(bearer.secrets(), ["tok-123456"]);
+        assert_eq!(bearer.limit_key(), "bearer");
+    }
+
+    #[test]
     fn bad_credentials_are_refused_without_echoing_them() {
         let err = Credentials::basic("a:b", "s").header_value().unwrap_err();
         assert!(err.to_string().contains("key id"));

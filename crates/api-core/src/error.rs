@@ -210,13 +210,6 @@ impl Error {
         !self.is_outcome_unknown() && self.ending().is_some_and(Ending::is_transient)
     }
 
-    /// Whether a call that is not idempotent (a create: the API has no idempotency key) may have
-    /// been applied without an answer saying so: any ending other than one that proves nothing was
-    /// applied (a 4xx of [`outcome`](crate::outcome)'s table, a 429, a refused connection, a request
-    /// never sent). That covers every 5xx, a connection lost or timed out after sending, and a success
-    /// whose body cannot be read or decoded. The SDK never repeats such a call; the error's `Display`
-    /// says how to reconcile (the operation's `x-reconcile` in the spec).
-    ///
     /// The operation (its `operationId`) the error ended, when it came from one.
     pub fn operation(&self) -> Option<&'static str> {
         match self {
@@ -238,6 +231,13 @@ impl Error {
         api_raw::support::operation(self.operation()?).and_then(|op| op.reconcile)
     }
 
+    /// Whether a call that is not idempotent (a create: the API has no idempotency key) may have
+    /// been applied without an answer saying so: any ending other than one that proves nothing was
+    /// applied (a 4xx of [`outcome`](crate::outcome)'s table, a 429, a refused connection, a request
+    /// never sent). That covers every 5xx, a connection lost or timed out after sending, and a success
+    /// whose body cannot be read or decoded. The SDK never repeats such a call; the error's `Display`
+    /// says how to reconcile (the operation's `x-reconcile` in the spec).
+    ///
     /// Always `false` for idempotent calls, which may simply be made again.
     pub fn is_outcome_unknown(&self) -> bool {
         match self {
@@ -634,6 +634,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_operation_and_how_to_reconcile_an_unknown_outcome() {
+        let mut unknown = ApiError::new("createPipe", 500);
+        unknown.outcome_unknown = true;
+        let unknown = Error::from(unknown);
+        assert_eq!(unknown.operation(), Some("createPipe"));
+        let reconcile = unknown
+            .reconcile()
+            .expect("the spec's x-reconcile of createPipe");
+        assert!(reconcile.contains("name"), "{reconcile}");
+        // Known outcomes need no reconciling; errors of no operation have none.
+        let known = Error::from(ApiError::new("createPipe", 400));
+        assert_eq!(known.operation(), Some("createPipe"));
+        assert_eq!(known.reconcile(), None);
+        let timeout = Error::Timeout {
+            operation: "getPipe",
+            attempts: 1,
+            elapsed: std::time::Duration::from_secs(1),
+            limit: std::time::Duration::from_secs(1),
+            last_error: None,
+            outcome_unknown: false,
+        };
+        assert_eq!(timeout.operation(), Some("getPipe"));
+        let config = Error::from(ConfigError("x".into()));
+        assert_eq!((config.operation(), config.reconcile()), (None, None));
+    }
+
+    #[test]
     fn problems_are_all_reported() {
         let mut p = Problems::new();
         p.check(false, "name", "must not be empty");
@@ -795,6 +822,7 @@ mod tests {
             DecodeError::new("getPipe", "x", "bad").with_request_id(Some("r-2".into())),
         );
         assert_eq!(decode.request_id(), Some("r-2"));
+        assert_eq!(decode.operation(), Some("getPipe"));
         assert!(!decode.is_retryable() && !decode.is_timeout());
         assert_eq!(Error::from(ConfigError("c".into())).request_id(), None);
 
@@ -802,6 +830,7 @@ mod tests {
         // is unknown.
         let connect = transport(TransportKind::Connect, refused().await, false);
         assert!(connect.is_retryable() && !connect.is_timeout() && !connect.is_outcome_unknown());
+        assert_eq!(connect.operation(), Some("getPipe"));
         let timed_out = transport(TransportKind::Timeout, refused().await, false);
         assert!(timed_out.is_timeout() && timed_out.is_retryable());
         let lost_create = transport(TransportKind::Request, refused().await, true);

@@ -305,6 +305,11 @@ mod tests {
                 Some(Duration::ZERO)
             );
         }
+        // The boundary itself is still seconds (capped), not a Unix time in 2001.
+        assert_eq!(
+            wait(429, &[("x-ratelimit-reset", "1000000000")]),
+            Some(MAX_SERVER_WAIT)
+        );
         let soon = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .unwrap()

@@ -297,11 +297,18 @@ mod tests {
         let mut seen = std::collections::BTreeMap::new();
         let mut units = std::collections::BTreeMap::new();
         let mut bounds = std::collections::BTreeMap::new();
+        let mut keyed = std::collections::BTreeMap::new();
         for resource in exporter.get_finished_metrics().unwrap() {
             for scope in resource.scope_metrics() {
                 for metric in scope.metrics() {
                     let total = match metric.data() {
                         AggregatedMetrics::U64(MetricData::Sum(sum)) => {
+                            for point in sum.data_points() {
+                                keyed
+                                    .entry(metric.name().to_string())
+                                    .or_insert_with(std::collections::BTreeSet::new)
+                                    .extend(point.attributes().map(|kv| kv.key.to_string()));
+                            }
                             sum.data_points().map(|p| p.value() as f64).sum::<f64>()
                         }
                         AggregatedMetrics::F64(MetricData::Histogram(h)) => {
@@ -334,6 +341,19 @@ mod tests {
             assert!((total - value).abs() < 1e-9, "{name}: {seen:?}");
             assert_eq!(units.get(name).map(String::as_str), Some(unit), "{name}");
         }
+        let keys: Vec<&String> = keyed["cloud_api.requests"].iter().collect();
+        assert_eq!(
+            keys,
+            [
+                "cloud_api.operation",
+                "error.type",
+                "http.request.method",
+                "http.response.status_code",
+                "server.address",
+                "server.port",
+                "url.template"
+            ]
+        );
         assert_eq!(bounds["http.client.request.duration"], ATTEMPT_BUCKETS);
         assert_eq!(bounds["cloud_api.call.duration"], CALL_BUCKETS);
         assert_eq!(bounds["cloud_api.rate_limit.wait"], CALL_BUCKETS);
@@ -349,12 +369,47 @@ mod tests {
         assert_eq!(final_status(&none, |s| *s), None);
     }
 
-    #[test]
-    fn error_types_tell_a_status_from_each_kind_of_failure() {
+    #[tokio::test(flavor = "current_thread")]
+    async fn error_types_tell_a_status_from_each_kind_of_failure() {
         assert_eq!(
             error_type(&crate::ApiError::new("getPipe", 503).into()),
             "503"
         );
         assert_eq!(error_type(&crate::ConfigError("x".into()).into()), "_OTHER");
+        let decode = crate::DecodeError::new("getPipe", "result", "bad");
+        assert_eq!(error_type(&decode.into()), "decode");
+        let mut problems = crate::Problems::new();
+        problems.check(false, "name", "must not be empty");
+        let invalid = problems.finish("pipe").unwrap_err();
+        assert_eq!(error_type(&invalid.into()), "validation");
+        let timeout = Error::Timeout {
+            operation: "getPipe",
+            attempts: 1,
+            elapsed: Duration::from_secs(1),
+            limit: Duration::from_secs(1),
+            last_error: None,
+            outcome_unknown: false,
+        };
+        assert_eq!(error_type(&timeout), "timeout");
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", closed.local_addr().unwrap());
+        drop(closed);
+        let client = crate::http_client_builder().build().unwrap();
+        for (kind, said) in [
+            (TransportKind::Connect, "connect"),
+            (TransportKind::Timeout, "timeout"),
+            (TransportKind::Request, "request"),
+            (TransportKind::Body, "body"),
+        ] {
+            let refused = client.get(&url).send().await.unwrap_err();
+            let transport = Error::Transport(crate::TransportError {
+                operation: "getPipe",
+                attempt: 1,
+                kind,
+                source: refused,
+                outcome_unknown: false,
+            });
+            assert_eq!(error_type(&transport), said);
+        }
     }
 }

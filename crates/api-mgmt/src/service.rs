@@ -117,7 +117,9 @@ impl ServiceHandle {
         let learned = self.client.parts().0.learned();
         if !learned.refuses_command_less_read() {
             match self.get().await {
-                Err(e) if e.status() == Some(400) => learned.learn_command_less_read_refused(),
+                Err(e) if e.status() == Some(400) => {
+                    learned.learn_command_less_read_refused();
+                }
                 read => return read.map(Some),
             }
         }

@@ -522,6 +522,10 @@ mod tests {
         {
             let redis = RateLimitStore::parse("redis://u:pw-1@h:6379").unwrap();
             assert_eq!(format!("{redis:?}"), "redis://u:[REDACTED]@h:6379");
+            let RateLimitStore::Redis(url) = &redis else {
+                panic!("a Redis store")
+            };
+            assert_eq!(format!("{url:?}"), "redis://u:[REDACTED]@h:6379");
             // A URL that cannot be used is an error when it is given, not a fallback later.
             for bad in [
                 "redis://u:pw-1@h:notaport",
