@@ -92,3 +92,62 @@ async fn with_the_process_store_another_limiter_does_not_see_the_429() {
         "nothing shared: the second client went at once: {alone:?}"
     );
 }
+
+/// Work of one's own goes through the client's limiter (`client.rate_limiter()`): a 429 that work
+/// drew, told to it, holds back the next call of another client sharing the host store; and the
+/// client's own calls and that work take slots of one pace.
+#[tokio::test]
+async fn ones_own_work_paces_through_the_clients_shared_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let emulator = start().await;
+    let (id, secret) = emulator.admin_key();
+    let limited = |max: u32| {
+        Client::builder(emulator.base_url())
+            .credentials(Credentials::basic(id, secret))
+            .retry(support::fast_retries())
+            .rate_limit(
+                RateLimit::new(max, Duration::from_secs(1))
+                    .unwrap()
+                    .store(host_store(dir.path())),
+            )
+            .build()
+            .unwrap()
+    };
+    let (ours, theirs) = (limited(100), limited(100));
+    let limiter = ours
+        .rate_limiter()
+        .expect("a client with a rate limit has its limiter");
+    limiter.throttled(Some(Duration::from_millis(800))).await;
+    let started = std::time::Instant::now();
+    running_service(&emulator, &theirs)
+        .reverse_private_endpoints()
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(700),
+        "the other client waited out our 429: {:?}",
+        started.elapsed()
+    );
+    // Own work and SDK calls share one pace: at 4 a second, three slots of own work then a call.
+    let slow = limited(4);
+    let own = slow.rate_limiter().unwrap();
+    let started = std::time::Instant::now();
+    for _ in 0..3 {
+        own.acquire().await;
+    }
+    running_service(&emulator, &slow)
+        .reverse_private_endpoints()
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(700),
+        "four slots at 4 a second: {:?}",
+        started.elapsed()
+    );
+    let unpaced = Client::builder(emulator.base_url())
+        .credentials(Credentials::basic(id, secret))
+        .rate_limit(None)
+        .build()
+        .unwrap();
+    assert!(unpaced.rate_limiter().is_none());
+}

@@ -662,3 +662,43 @@ fn decode_success<T: ResponseBody>(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{Credentials, RateLimit};
+
+    fn runtime(limit: Option<RateLimit>) -> Runtime {
+        let config = Config::builder("http://127.0.0.1:1")
+            .credentials(Credentials::basic("key-1", "secret-1"))
+            .rate_limit(limit)
+            .config()
+            .unwrap();
+        Runtime::new(config).unwrap()
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn the_rate_limiter_is_the_clients_own_and_shared_by_its_clones() {
+        assert!(runtime(None).rate_limiter().is_none());
+        let limited = runtime(Some(RateLimit::new(10, Duration::from_secs(1)).unwrap()));
+        let clone = limited.with_retry(crate::RetryPolicy::disabled());
+        // A 429 of one's own, told to the clone's limiter, holds the client's next slot back.
+        clone
+            .rate_limiter()
+            .unwrap()
+            .throttled(Some(Duration::from_millis(300)))
+            .await;
+        let waited = limited.rate_limiter().unwrap().acquire().await;
+        assert!(waited >= Duration::from_millis(250), "{waited:?}");
+    }
+
+    #[test]
+    fn what_a_client_learns_its_clones_know() {
+        let first = runtime(None);
+        let clone = first.with_retry(crate::RetryPolicy::disabled());
+        assert!(first.learned().learn_command_less_read_refused());
+        assert!(clone.learned().refuses_command_less_read());
+    }
+}

@@ -49,3 +49,22 @@ impl fmt::Debug for RateLimiter {
         f.write_str("RateLimiter")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::RateLimit;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_429_of_ones_own_holds_the_next_slot_back() {
+        let limiter = RateLimit::new(100, Duration::from_secs(1))
+            .unwrap()
+            .bind("http://h", "k");
+        assert_eq!(format!("{limiter:?}"), "RateLimiter");
+        assert_eq!(limiter.acquire().await, Duration::ZERO);
+        limiter.throttled(Some(Duration::from_millis(300))).await;
+        let waited = limiter.clone().acquire().await;
+        assert!(waited >= Duration::from_millis(250), "{waited:?}");
+    }
+}
