@@ -11,6 +11,9 @@ pub struct Api {
     pub spec: &'static str,
     /// The generated file, relative to the workspace root.
     pub output: &'static str,
+    /// The copy of the spec that `api-raw` ships (`api_raw::spec`), relative to the workspace root:
+    /// a package holds only its own files.
+    pub spec_copy: &'static str,
 }
 
 /// Every API of the workspace, in generation order.
@@ -19,11 +22,13 @@ pub const APIS: [Api; 2] = [
         name: "management",
         spec: "spec/management.yaml",
         output: "crates/api-raw/src/generated/management.rs",
+        spec_copy: "crates/api-raw/src/generated/management.yaml",
     },
     Api {
         name: "observability",
         spec: "spec/observability.yaml",
         output: "crates/api-raw/src/generated/observability.rs",
+        spec_copy: "crates/api-raw/src/generated/observability.yaml",
     },
 ];
 

@@ -18,15 +18,19 @@ pub struct Drift {
     pub diff: String,
 }
 
-/// Generates every API in memory: `(output path relative to root, content)`.
+/// Generates every API in memory: `(output path relative to root, content)`, the client and the
+/// copy of its spec that `api-raw` ships.
 pub fn generate_all(root: &Path) -> Result<Vec<(String, String)>> {
-    APIS.iter()
-        .map(|api| {
-            let spec = spec::load(&root.join(api.spec))?;
-            let source = generate::generate(api, &spec)?;
-            Ok((api.output.to_string(), source))
-        })
-        .collect()
+    let mut files = Vec::new();
+    for api in &APIS {
+        let spec = spec::load(&root.join(api.spec))?;
+        let source = generate::generate(api, &spec)?;
+        files.push((api.output.to_string(), source));
+        let text = std::fs::read_to_string(root.join(api.spec))
+            .with_context(|| format!("cannot read {}", api.spec))?;
+        files.push((api.spec_copy.to_string(), text));
+    }
+    Ok(files)
 }
 
 /// Writes every generated file; returns the ones whose content changed.
@@ -89,7 +93,10 @@ fn stray_files(root: &Path) -> Result<Vec<String>> {
     for entry in entries {
         let entry = entry.with_context(|| format!("cannot list {GENERATED_DIR}"))?;
         let name = format!("{GENERATED_DIR}/{}", entry.file_name().to_string_lossy());
-        if !APIS.iter().any(|api| api.output == name) {
+        if !APIS
+            .iter()
+            .any(|api| api.output == name || api.spec_copy == name)
+        {
             stray.push(name);
         }
     }

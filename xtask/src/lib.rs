@@ -5,12 +5,14 @@
 //! `cargo xtask codegen --check` regenerates in memory and fails with a diff when the committed files
 //! differ. `cargo xtask surface` prints the reviewable surface that the snapshot tests keep.
 //! `cargo xtask compile-time` measures cold builds of throwaway downstream crates against the peer
-//! crate's (see [`compile_time`]).
+//! crate's (see [`compile_time`]). `cargo xtask public-api` checks the public API of each library
+//! crate against its snapshot (see [`public_api`]).
 
 pub mod apis;
 pub mod codegen;
 pub mod compile_time;
 pub mod downstream;
 pub mod generate;
+pub mod public_api;
 pub mod spec;
 pub mod surface;

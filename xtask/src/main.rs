@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use xtask::apis::{APIS, workspace_root};
-use xtask::{codegen, compile_time, spec, surface};
+use xtask::{codegen, compile_time, public_api, spec, surface};
 
 const USAGE: &str = "\
 usage: cargo xtask <task>
@@ -12,6 +12,9 @@ tasks:
   codegen           regenerate crates/api-raw/src/generated/ from spec/
   codegen --check   fail (exit 1) with a diff when the committed generated files are stale
   surface           print the public surface of the generated clients
+  public-api        check the public API of each library crate against its snapshot in
+                    xtask/snapshots/ (outside CI a change writes a .snap.new to review; with
+                    INSTA_UPDATE=always it is accepted)
   compile-time [--dry-run] [--only CRATE]... [--rounds N] [--dir DIR] [--keep]
                     cold debug builds of throwaway downstream crates (one operation each) in fresh
                     target dirs, dependencies fetched first, timed against the peer crate
@@ -28,6 +31,7 @@ fn main() -> ExitCode {
         ["codegen"] => run_codegen(),
         ["codegen", "--check"] => run_check(),
         ["surface"] => run_surface(),
+        ["public-api"] => run_public_api(),
         ["compile-time", rest @ ..] => match compile_time_options(rest) {
             Ok(options) => run_compile_time(&options),
             Err(e) => {
@@ -51,6 +55,20 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn run_public_api() -> anyhow::Result<ExitCode> {
+    let changed = public_api::snapshot_all(&workspace_root())?;
+    if changed.is_empty() {
+        println!("the public API of every library crate matches its snapshot");
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "the public API of {} changed: review the diff above; a breaking change needs a major \
+         version (see the README's versioning policy)",
+        changed.join(", ")
+    );
+    Ok(ExitCode::FAILURE)
 }
 
 fn run_codegen() -> anyhow::Result<ExitCode> {

@@ -11,6 +11,14 @@
 //!   read without unwrapping), behind the cargo features of the same names (forwarded to `api-raw`),
 //!   so a facade compiles only the API it serves.
 
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod config;
 mod connection;
 mod credentials;

@@ -32,8 +32,15 @@
 //! finished, read again or not; with a data directory, the directory and its database are private
 //! to their owner; and `Debug` shows no key secret or token.
 
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 // Handlers return early with `Err(Response)`, axum's idiom; boxing every answer would only add noise.
 #![allow(clippy::result_large_err)]
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 mod app;
 pub mod cassette;

@@ -6,10 +6,10 @@ use serde_json::Value;
 use crate::json_schema::SchemaSet;
 
 /// The management spec, compiled into the emulator.
-pub const MANAGEMENT_SPEC: &str = include_str!("../../../spec/management.yaml");
+pub const MANAGEMENT_SPEC: &str = api_raw::spec::MANAGEMENT;
 
 /// The observability spec.
-pub const OBSERVABILITY_SPEC: &str = include_str!("../../../spec/observability.yaml");
+pub const OBSERVABILITY_SPEC: &str = api_raw::spec::OBSERVABILITY;
 
 /// The spec's schemas, to validate request bodies.
 pub struct Schemas {

@@ -45,6 +45,14 @@
 //!
 //! This crate compiles only the management half of the SDK; `api_mgmt::raw` is the generated client.
 
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod client;
 #[cfg(feature = "declared")]
 pub mod declared;

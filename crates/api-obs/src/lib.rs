@@ -23,6 +23,14 @@
 //!
 //! This crate compiles only the observability half of the SDK; `api_obs::raw` is the generated client.
 
+#![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 mod client;
 
 pub use api_core::observability::{

@@ -1,0 +1,94 @@
+//! `cargo xtask public-api`: the public API of each library crate as text, one item per line with
+//! its signature, kept as insta snapshots (`xtask/snapshots/`), so that a change to what users can
+//! name shows in review.
+//!
+//! The text comes from rustdoc's JSON, read by the `public-api` crate (the library behind
+//! `cargo public-api`). The JSON is built by the toolchain that builds the workspace, with
+//! `RUSTC_BOOTSTRAP=1` (as `cargo-semver-checks` builds it on a stable toolchain), into a target
+//! directory of its own; the `public-api` version reads that toolchain's format (57: Rust 1.95), and
+//! another format is an error that says so.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+/// The library crates users depend on, with every feature that adds public items (docs.rs builds
+/// with all of them; the TLS backends add none, and `rustls-aws-lc` would cost a C build here).
+pub const CRATES: [(&str, &[&str]); 5] = [
+    ("api-raw", &["management", "observability"]),
+    (
+        "api-core",
+        &[
+            "management",
+            "observability",
+            "rustls-ring",
+            "redis",
+            "metrics",
+        ],
+    ),
+    ("api-mgmt", &["redis", "metrics", "declared"]),
+    ("api-obs", &["redis", "metrics"]),
+    ("api-emulator", &[]),
+];
+
+/// The public API of `krate` with `features`, one item per line, sorted.
+pub fn public_api(root: &Path, krate: &str, features: &[&str]) -> Result<String> {
+    let target = root.join("target").join("public-api");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(root)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["rustdoc", "--quiet", "--locked", "--lib", "-p", krate])
+        .arg("--target-dir")
+        .arg(&target);
+    if !features.is_empty() {
+        command.args(["--features", &features.join(",")]);
+    }
+    command.args(["--", "-Z", "unstable-options", "--output-format", "json"]);
+    let status = command
+        .status()
+        .with_context(|| format!("cannot run cargo rustdoc for {krate}"))?;
+    if !status.success() {
+        bail!("cargo rustdoc for {krate} failed ({status})");
+    }
+    let json = target
+        .join("doc")
+        .join(format!("{}.json", krate.replace('-', "_")));
+    // Blanket impls (`impl<T> Instrument for T`) say nothing of ours; auto traits (`Send`, `Sync`)
+    // do, and stay.
+    let api = public_api::Builder::from_rustdoc_json(&json)
+        .omit_blanket_impls(true)
+        .build()
+        .with_context(|| {
+            format!(
+                "cannot read {} (rustdoc JSON of another format than public-api {} reads?)",
+                json.display(),
+                "0.52.1"
+            )
+        })?;
+    Ok(api.to_string())
+}
+
+/// Checks (or, outside CI, records) the snapshot of every crate; the crates whose API changed.
+pub fn snapshot_all(root: &Path) -> Result<Vec<String>> {
+    let mut changed = Vec::new();
+    for (krate, features) in CRATES {
+        let text = public_api(root, krate, features)?;
+        let mut settings = insta::Settings::clone_current();
+        settings.set_snapshot_path(root.join("xtask").join("snapshots"));
+        settings.set_prepend_module_to_snapshot(false);
+        settings.set_description(format!(
+            "the public API of {krate} with the features {features:?}"
+        ));
+        settings.set_omit_expression(true);
+        let matched = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            settings.bind(|| insta::assert_snapshot!(format!("public_api__{krate}"), text));
+        }));
+        if matched.is_err() {
+            changed.push(krate.to_string());
+        }
+    }
+    Ok(changed)
+}
