@@ -6,7 +6,8 @@
 //! differ. `cargo xtask surface` prints the reviewable surface that the snapshot tests keep.
 //! `cargo xtask compile-time` measures cold builds of throwaway downstream crates against the peer
 //! crate's (see [`compile_time`]). `cargo xtask public-api` checks the public API of each library
-//! crate against its snapshot (see [`public_api`]).
+//! crate against its snapshot (see [`public_api`]); `cargo xtask semver <rev>` runs cargo-semver-checks
+//! on each against a release (see [`semver`]).
 
 pub mod apis;
 pub mod codegen;
@@ -14,5 +15,6 @@ pub mod compile_time;
 pub mod downstream;
 pub mod generate;
 pub mod public_api;
+pub mod semver;
 pub mod spec;
 pub mod surface;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use xtask::apis::{APIS, workspace_root};
-use xtask::{codegen, compile_time, public_api, spec, surface};
+use xtask::{codegen, compile_time, public_api, semver, spec, surface};
 
 const USAGE: &str = "\
 usage: cargo xtask <task>
@@ -15,6 +15,8 @@ tasks:
   public-api        check the public API of each library crate against its snapshot in
                     xtask/snapshots/ (outside CI a change writes a .snap.new to review; with
                     INSTA_UPDATE=always it is accepted)
+  semver REV        cargo-semver-checks on each library crate against the release at the git
+                    revision REV (v0.1.0), from rustdoc JSON built once per side
   compile-time [--dry-run] [--only CRATE]... [--rounds N] [--dir DIR] [--keep]
                     cold debug builds of throwaway downstream crates (one operation each) in fresh
                     target dirs, dependencies fetched first, timed against the peer crate
@@ -32,6 +34,7 @@ fn main() -> ExitCode {
         ["codegen", "--check"] => run_check(),
         ["surface"] => run_surface(),
         ["public-api"] => run_public_api(),
+        ["semver", baseline] => run_semver(baseline),
         ["compile-time", rest @ ..] => match compile_time_options(rest) {
             Ok(options) => run_compile_time(&options),
             Err(e) => {
@@ -67,6 +70,20 @@ fn run_public_api() -> anyhow::Result<ExitCode> {
         "the public API of {} changed: review the diff above; a breaking change needs a major \
          version (see the README's versioning policy)",
         changed.join(", ")
+    );
+    Ok(ExitCode::FAILURE)
+}
+
+fn run_semver(baseline: &str) -> anyhow::Result<ExitCode> {
+    let broken = semver::check_all(&workspace_root(), baseline)?;
+    if broken.is_empty() {
+        println!("no library crate breaks semver against {baseline}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    eprintln!(
+        "{} break semver against {baseline}: see above; such a change needs the next major (before \
+         1.0, minor) version",
+        broken.join(", ")
     );
     Ok(ExitCode::FAILURE)
 }

@@ -8,7 +8,7 @@
 //! directory of its own; the `public-api` version reads that toolchain's format (57: Rust 1.95), and
 //! another format is an error that says so.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
@@ -34,28 +34,12 @@ pub const CRATES: [(&str, &[&str]); 5] = [
 
 /// The public API of `krate` with `features`, one item per line, sorted.
 pub fn public_api(root: &Path, krate: &str, features: &[&str]) -> Result<String> {
-    let target = root.join("target").join("public-api");
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut command = Command::new(cargo);
-    command
-        .current_dir(root)
-        .env("RUSTC_BOOTSTRAP", "1")
-        .args(["rustdoc", "--quiet", "--locked", "--lib", "-p", krate])
-        .arg("--target-dir")
-        .arg(&target);
-    if !features.is_empty() {
-        command.args(["--features", &features.join(",")]);
-    }
-    command.args(["--", "-Z", "unstable-options", "--output-format", "json"]);
-    let status = command
-        .status()
-        .with_context(|| format!("cannot run cargo rustdoc for {krate}"))?;
-    if !status.success() {
-        bail!("cargo rustdoc for {krate} failed ({status})");
-    }
-    let json = target
-        .join("doc")
-        .join(format!("{}.json", krate.replace('-', "_")));
+    let json = rustdoc_json(
+        root,
+        &root.join("target").join("public-api"),
+        krate,
+        features,
+    )?;
     // Blanket impls (`impl<T> Instrument for T`) say nothing of ours; auto traits (`Send`, `Sync`)
     // do, and stay.
     let api = public_api::Builder::from_rustdoc_json(&json)
@@ -91,4 +75,33 @@ pub fn snapshot_all(root: &Path) -> Result<Vec<String>> {
         }
     }
     Ok(changed)
+}
+
+/// Builds the rustdoc JSON of `krate` (in the workspace at `root`) with `features` into `target`,
+/// and returns its path (`target/doc/<crate>.json`, overwritten by the next build of that crate).
+pub fn rustdoc_json(root: &Path, target: &Path, krate: &str, features: &[&str]) -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(root)
+        .env("RUSTC_BOOTSTRAP", "1")
+        .args(["rustdoc", "--quiet", "--locked", "--lib", "-p", krate])
+        .arg("--target-dir")
+        .arg(target);
+    if !features.is_empty() {
+        command.args(["--features", &features.join(",")]);
+    }
+    command.args(["--", "-Z", "unstable-options", "--output-format", "json"]);
+    let status = command
+        .status()
+        .with_context(|| format!("cannot run cargo rustdoc for {krate}"))?;
+    if !status.success() {
+        bail!(
+            "cargo rustdoc for {krate} in {} failed ({status})",
+            root.display()
+        );
+    }
+    Ok(target
+        .join("doc")
+        .join(format!("{}.json", krate.replace('-', "_"))))
 }
