@@ -360,6 +360,37 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_longer_than_max_queue_intervals_at_the_configured_rate_is_kept_at_a_slow_pace() {
+        // 70,000 intervals at the configured rate is more than MAX_QUEUE of them, but only about
+        // 1,100 reservations at the slowest pace: a state the rule builds, so it stays.
+        let pace = pace();
+        let now = 10_000 * MS;
+        let queue = 70_000 * pace.interval;
+        let state = PaceState {
+            rate: 1.0 / MAX_SLOWDOWN,
+            throttled_at: now,
+            next_slot: now + queue,
+            ..PaceState::default()
+        };
+        assert_eq!(pace.reserve(state, now).1.wait, queue);
+    }
+
+    #[test]
+    fn a_state_forgotten_is_seen_now_so_a_clock_that_then_goes_back_takes_it_along() {
+        let pace = pace();
+        let now = 10_000_000 * MS;
+        let corrupt = PaceState {
+            rate: f64::NAN,
+            next_slot: now + 1_000 * MS,
+            ..PaceState::default()
+        };
+        let (state, ticket) = pace.reserve(corrupt, now);
+        assert_eq!(ticket.wait, 0, "forgotten");
+        let back = now - 3_600_000 * MS;
+        assert_eq!(pace.reserve(state, back).1.wait, pace.interval);
+    }
+
+    #[test]
     fn a_rate_that_is_no_share_is_the_configured_rate() {
         let pace = pace();
         for rate in [f64::NAN, 1.5, 0.0, -3.0, f64::INFINITY] {

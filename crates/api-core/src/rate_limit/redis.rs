@@ -376,6 +376,37 @@ mod tests {
         });
     }
 
+    /// A ticket booked before another process's 429 is replaced at its slot, and one booked after
+    /// it goes: the store itself, on Redis's clock, as the client uses it.
+    #[test]
+    fn a_ticket_booked_before_another_process_429_is_replaced() {
+        let Some(server) = redis_server::RedisServer::start(
+            "a_ticket_booked_before_another_process_429_is_replaced",
+        ) else {
+            return;
+        };
+        let runtime = runtime();
+        let pace = Pace {
+            interval: 10 * MS,
+            window: 1_000 * MS,
+        };
+        let ours = store(&server.url, "stale");
+        let theirs = store(&server.url, "stale");
+        runtime.block_on(async {
+            let booked = ours.reserve(pace).await;
+            assert_eq!(ours.confirm(pace, booked).await, None, "no 429 since: go");
+            theirs.throttled(pace, 300 * MS).await;
+            let again = ours
+                .confirm(pace, booked)
+                .await
+                .expect("a 429 came since the slot was booked: a new one");
+            assert_eq!(again.generation, booked.generation + 1);
+            assert!(again.wait > 200 * MS, "behind the block: {again:?}");
+            assert_eq!(ours.confirm(pace, again).await, None, "the new ticket goes");
+            assert!(!ours.warned.load(Ordering::Relaxed), "all in Redis");
+        });
+    }
+
     /// A TCP relay to `target` that holds every chunk from the server `delay` before passing it on
     /// (a Redis that far away), without holding one chunk for another's delay.
     async fn far_away(target: String, delay: Duration) -> String {
