@@ -6,7 +6,7 @@ use std::thread::JoinHandle;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::routing::get;
+use axum::routing::{get, patch};
 use tokio::sync::oneshot;
 
 use crate::fixtures::{self, ORGANIZATION, PIPE, SERVICE};
@@ -14,6 +14,11 @@ use crate::fixtures::{self, ORGANIZATION, PIPE, SERVICE};
 /// The path of `getPipe` on the canned server.
 pub fn pipe_path() -> String {
     format!("/v1/organizations/{ORGANIZATION}/services/{SERVICE}/pipes/{PIPE}")
+}
+
+/// The path of `updateServiceState` on the canned server.
+pub fn service_state_path() -> String {
+    format!("/v1/organizations/{ORGANIZATION}/services/{SERVICE}/state")
 }
 
 /// The path of `listReversePrivateEndpoints` on the canned server.
@@ -107,9 +112,14 @@ async fn answer<const N: usize>(
 
 fn router() -> Router {
     let pipe = Bytes::from(fixtures::pipe());
+    let service = Bytes::from(fixtures::service_state());
     let endpoints = Bytes::from(fixtures::reverse_private_endpoints());
     let dashboards = Bytes::from(fixtures::dashboards());
     Router::new()
+        .route(
+            &service_state_path(),
+            patch(move || answer(MANAGEMENT_HEADERS, service.clone())),
+        )
         .route(
             &pipe_path(),
             get(move || answer(MANAGEMENT_HEADERS, pipe.clone())),

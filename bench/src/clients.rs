@@ -1,4 +1,6 @@
-//! [`Clients`]: the three clients compared, each making the same call against the canned server.
+//! [`Clients`]: the clients compared, each making the same call against the canned server: ours (the
+//! facade and the generated client alone), a floor written by hand, and, with the `peer` feature,
+//! the vendor's crate `clickhouse-cloud-api` on the one operation both have at the same path.
 
 use std::hint::black_box;
 
@@ -20,13 +22,24 @@ pub enum Variant {
     Generated,
     /// Hand-written reqwest + serde.
     Floor,
+    /// The vendor's crate `clickhouse-cloud-api` (feature `peer`): reqwest and serde, no retries,
+    /// timeouts, rate limit, typed values or redaction.
+    Peer,
 }
 
-impl Variant {
-    /// Every variant, the floor last.
-    pub const ALL: [Variant; 3] = [Variant::Facade, Variant::Generated, Variant::Floor];
+/// How many variants there are (the columns of the samples).
+pub const VARIANTS: usize = 4;
 
-    /// Its column in the tables.
+impl Variant {
+    /// Every variant, in the tables' order.
+    pub const ALL: [Variant; VARIANTS] = [
+        Variant::Facade,
+        Variant::Generated,
+        Variant::Floor,
+        Variant::Peer,
+    ];
+
+    /// Its column in the samples.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -35,6 +48,8 @@ impl Variant {
 /// A call measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Call {
+    /// `updateServiceState` with `start`: the service as it is then.
+    StartService,
     /// `getPipe`: one Kafka pipe.
     GetPipe,
     /// `listReversePrivateEndpoints`: 1000 endpoints.
@@ -43,7 +58,19 @@ pub enum Call {
     ListDashboards,
 }
 
-/// The three clients of both APIs, pointed at one server.
+impl Call {
+    /// The variants that make this call: the peer only where it has the operation at the same
+    /// path, and only when built with the `peer` feature (its pipe read is another path and shape).
+    pub fn variants(self) -> &'static [Variant] {
+        const OURS: &[Variant] = &[Variant::Facade, Variant::Generated, Variant::Floor];
+        match self {
+            Call::StartService if cfg!(feature = "peer") => &Variant::ALL,
+            _ => OURS,
+        }
+    }
+}
+
+/// The clients of both APIs, pointed at one server.
 pub struct Clients {
     management: api_mgmt::Client,
     service: ServiceHandle,
@@ -51,6 +78,8 @@ pub struct Clients {
     observability: api_obs::Client,
     floor_management: Floor,
     floor_observability: Floor,
+    #[cfg(feature = "peer")]
+    peer: clickhouse_cloud_api::Client,
     organization: Uuid,
     service_id: Uuid,
     pipe_id: Uuid,
@@ -83,6 +112,8 @@ impl Clients {
         Ok(Self {
             floor_management: Floor::new(base_url, Auth::Basic(KEY.0, KEY.1))?,
             floor_observability: Floor::new(base_url, Auth::Bearer(TOKEN))?,
+            #[cfg(feature = "peer")]
+            peer: clickhouse_cloud_api::Client::with_base_url(base_url, KEY.0, KEY.1),
             management,
             service,
             pipe,
@@ -96,6 +127,40 @@ impl Clients {
     /// Makes `call` with `variant`; answers how many items came back.
     pub async fn call(&self, call: Call, variant: Variant) -> Result<usize, Failure> {
         let count = match (call, variant) {
+            (Call::StartService, Variant::Facade) => {
+                usize::from(!black_box(self.service.start().await?).name.is_empty())
+            }
+            (Call::StartService, Variant::Generated) => {
+                let body = api_mgmt::raw_types::ServiceStateChangeRequest {
+                    command: Some(api_mgmt::raw_types::ServiceStateCommand::Start),
+                };
+                let envelope = self
+                    .management
+                    .raw()
+                    .update_service_state(&self.organization, &self.service_id, &body)
+                    .await?
+                    .into_inner();
+                usize::from(black_box(envelope).result.is_some())
+            }
+            (Call::StartService, Variant::Floor) => usize::from(
+                !black_box(self.floor_management.start_service().await?)
+                    .name
+                    .is_empty(),
+            ),
+            #[cfg(feature = "peer")]
+            (Call::StartService, Variant::Peer) => {
+                use clickhouse_cloud_api::{
+                    ServiceStatePatchRequest, ServiceStatePatchRequestCommand,
+                };
+                let body = ServiceStatePatchRequest {
+                    command: Some(ServiceStatePatchRequestCommand::Start),
+                };
+                let envelope = self
+                    .peer
+                    .instance_state_update(ORGANIZATION, SERVICE, &body)
+                    .await?;
+                usize::from(black_box(envelope).result.and_then(|s| s.name).is_some())
+            }
             (Call::GetPipe, Variant::Facade) => {
                 usize::from(!black_box(self.pipe.get().await?).name.is_empty())
             }
@@ -140,6 +205,11 @@ impl Clients {
             }
             (Call::ListDashboards, Variant::Floor) => {
                 black_box(self.floor_observability.dashboards().await?).len()
+            }
+            (call, variant) => {
+                return Err(
+                    format!("{variant:?} does not make {call:?} (see Call::variants)").into(),
+                );
             }
         };
         Ok(count)

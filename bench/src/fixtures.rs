@@ -1,4 +1,4 @@
-//! The answers of the canned server: a Kafka pipe, 1000 reverse private endpoints and 500 dashboards
+//! The answers of the canned server: a service after a state command, a Kafka pipe, 1000 reverse private endpoints and 500 dashboards
 //! (about 1 MB), each valid per `spec/` (the unit tests check them against the spec's schemas).
 
 use serde_json::{Value, json};
@@ -17,6 +17,11 @@ pub const DASHBOARDS: usize = 500;
 /// `getPipe`: a running Kafka pipe with its destination, mappings and settings (about 2.6 KB).
 pub fn pipe() -> Vec<u8> {
     include_bytes!("../fixtures/get_pipe.json").to_vec()
+}
+
+/// `updateServiceState` (`start`): the service as it is right after the command (about 1.3 KB).
+pub fn service_state() -> Vec<u8> {
+    include_bytes!("../fixtures/update_service_state.json").to_vec()
 }
 
 /// `listReversePrivateEndpoints`: [`ENDPOINTS`] endpoints of the three kinds, in the envelope.

@@ -10,7 +10,7 @@
 use reqwest::header::{AUTHORIZATION, HeaderMap, HeaderValue, USER_AGENT};
 use serde::Deserialize;
 
-use crate::canned::{DASHBOARDS_PATH, endpoints_path, pipe_path};
+use crate::canned::{DASHBOARDS_PATH, endpoints_path, pipe_path, service_state_path};
 
 /// A hand-written client of one API.
 #[derive(Clone)]
@@ -53,6 +53,20 @@ impl Floor {
         })
     }
 
+    /// `updateServiceState` with `start`.
+    pub async fn start_service(&self) -> reqwest::Result<Service> {
+        let envelope: Envelope<Service> = self
+            .http
+            .patch(format!("{}{}", self.base_url, service_state_path()))
+            .json(&serde_json::json!({ "command": "start" }))
+            .send()
+            .await?
+            .error_for_status()?
+            .json()
+            .await?;
+        Ok(envelope.result)
+    }
+
     /// `getPipe`.
     pub async fn get_pipe(&self) -> reqwest::Result<Pipe> {
         let envelope: Envelope<Pipe> = self.get(&pipe_path()).await?;
@@ -89,6 +103,58 @@ pub struct Envelope<T> {
     pub status: Option<f64>,
     pub request_id: Option<String>,
     pub result: T,
+}
+
+/// A service.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Service {
+    pub id: String,
+    pub name: String,
+    pub state: String,
+    pub db_version: Option<String>,
+    #[serde(default)]
+    pub endpoints: Vec<ServiceEndpoint>,
+    pub min_total_memory_gb: Option<f64>,
+    pub max_total_memory_gb: Option<f64>,
+    pub min_replica_memory_gb: Option<f64>,
+    pub max_replica_memory_gb: Option<f64>,
+    pub num_replicas: Option<f64>,
+    pub idle_scaling: Option<bool>,
+    pub idle_timeout_minutes: Option<f64>,
+    #[serde(default)]
+    pub ip_access_list: Vec<IpAccessListEntry>,
+    pub created_at: Option<String>,
+    pub encryption_key: Option<String>,
+    pub encryption_assumed_role_identifier: Option<String>,
+    pub iam_role: Option<String>,
+    #[serde(default)]
+    pub private_endpoint_ids: Vec<String>,
+    #[serde(default)]
+    pub available_private_endpoint_ids: Vec<String>,
+    pub data_warehouse_id: Option<String>,
+    pub is_primary: Option<bool>,
+    pub is_readonly: Option<bool>,
+    pub byoc_id: Option<String>,
+    pub has_transparent_data_encryption: Option<bool>,
+    pub transparent_data_encryption_key_id: Option<String>,
+    pub encryption_role_id: Option<String>,
+}
+
+/// A network endpoint of a service.
+#[derive(Debug, Deserialize)]
+pub struct ServiceEndpoint {
+    pub protocol: Option<String>,
+    pub host: Option<String>,
+    pub port: Option<i64>,
+    pub username: Option<String>,
+}
+
+/// An entry of a service's IP access list.
+#[derive(Debug, Deserialize)]
+pub struct IpAccessListEntry {
+    pub source: Option<String>,
+    pub description: Option<String>,
 }
 
 /// A pipe.

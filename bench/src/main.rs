@@ -1,9 +1,10 @@
 //! `cargo run --release -p api-bench [-- --quick] [-- --only sdk|emulator]`: the SDK's benchmarks.
 //!
 //! In one run, against one canned local server (fixed bytes per path, on a runtime of its own), the
-//! facade (`api_mgmt::Client`, `api_obs::Client`), the generated client alone (`client.raw()`) and a
-//! hand-written reqwest + serde floor make the same calls in interleaved rounds; the table shows each
-//! one's median and its ratio to the floor of the same run. Then the emulator: start-up, reads and
+//! facade (`api_mgmt::Client`, `api_obs::Client`), the generated client alone (`client.raw()`), a
+//! hand-written reqwest + serde floor and, with the `peer` feature, the vendor's crate
+//! `clickhouse-cloud-api` (on the state command) make the same calls in interleaved rounds; the
+//! table shows each one's median and its ratio to the floor of the same run. Then the emulator: start-up, reads and
 //! creates, in memory and with a data directory. Not a test: nothing here runs in CI.
 
 mod canned;
@@ -25,7 +26,7 @@ use emulator::Storage;
 
 const USAGE: &str = "\
 usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|below|declared] [--server-threads N]
-       cargo run --release -p api-bench -- --repeat facade|generated|floor pipe|endpoints|dashboards N [--callers K]
+       cargo run --release -p api-bench -- --repeat facade|generated|floor|peer start|pipe|endpoints|dashboards N [--callers K]
 
   --quick             a few seconds, to check that everything runs (figures not to be trusted)
   --only sdk          only the facade / generated client / floor table
@@ -114,9 +115,11 @@ fn repeat(v: Option<&str>, c: Option<&str>, n: Option<&str>) -> Option<(Variant,
         "facade" => Variant::Facade,
         "generated" => Variant::Generated,
         "floor" => Variant::Floor,
+        "peer" => Variant::Peer,
         _ => return None,
     };
     let call = match c? {
+        "start" => Call::StartService,
         "pipe" => Call::GetPipe,
         "endpoints" => Call::ListEndpoints,
         "dashboards" => Call::ListDashboards,

@@ -1,21 +1,23 @@
-//! Interleaved rounds: each round runs every variant once, in an order that rotates from round to
-//! round, so drift of the machine (other load, frequency, caches) falls on all variants alike. A figure
-//! is the median over rounds; a ratio is the median of the per-round ratios against the floor. Each
-//! round also records the CPU time of the process per call (client and server threads).
+//! Interleaved rounds: each round runs every variant of the call once, in an order that rotates from
+//! round to round, so drift of the machine (other load, frequency, caches) falls on all variants
+//! alike. A figure is the median over rounds; a ratio is the median of the per-round ratios against
+//! another variant (the floor, or the vendor's crate). Each round also records the CPU time of the
+//! process per call (client and server threads).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::clients::{Call, Clients, Failure, Variant};
+use crate::clients::{Call, Clients, Failure, VARIANTS, Variant};
 use crate::cpu::process_cpu;
 
 /// One sample per round and variant.
 #[derive(Debug, Default)]
 pub struct Samples {
-    /// `per_variant[v][round]`: seconds per call (sequential) or calls per second (concurrent).
-    pub per_variant: [Vec<f64>; 3],
+    /// `per_variant[v][round]`: seconds per call (sequential) or calls per second (concurrent);
+    /// empty for a variant that does not make the call.
+    pub per_variant: [Vec<f64>; VARIANTS],
     /// `cpu[v][round]`: CPU seconds of the whole process per call (empty without `/proc`).
-    pub cpu: [Vec<f64>; 3],
+    pub cpu: [Vec<f64>; VARIANTS],
 }
 
 impl Samples {
@@ -24,9 +26,19 @@ impl Samples {
         median(self.per_variant[v.index()].clone())
     }
 
+    /// Whether `v` made the call.
+    pub fn has(&self, v: Variant) -> bool {
+        !self.per_variant[v.index()].is_empty()
+    }
+
     /// The median over rounds of `v`'s sample divided by the floor's in the same round.
     pub fn ratio(&self, v: Variant) -> f64 {
-        ratio_of(&self.per_variant, v)
+        ratio_of(&self.per_variant, v, Variant::Floor)
+    }
+
+    /// The median over rounds of `v`'s sample divided by `base`'s in the same round.
+    pub fn ratio_to(&self, v: Variant, base: Variant) -> f64 {
+        ratio_of(&self.per_variant, v, base)
     }
 
     /// The median CPU time per call of `v`, when measured.
@@ -37,7 +49,7 @@ impl Samples {
 
     /// Like [`ratio`](Self::ratio), of the CPU time per call.
     pub fn cpu_ratio(&self, v: Variant) -> Option<f64> {
-        (!self.cpu[v.index()].is_empty()).then(|| ratio_of(&self.cpu, v))
+        (!self.cpu[v.index()].is_empty()).then(|| ratio_of(&self.cpu, v, Variant::Floor))
     }
 
     fn push(&mut self, v: Variant, sample: f64, cpu: Option<f64>) {
@@ -48,13 +60,13 @@ impl Samples {
     }
 }
 
-/// The median over rounds of `v`'s sample divided by the floor's in the same round.
-fn ratio_of(samples: &[Vec<f64>; 3], v: Variant) -> f64 {
-    let floor = &samples[Variant::Floor.index()];
+/// The median over rounds of `v`'s sample divided by `base`'s in the same round.
+fn ratio_of(samples: &[Vec<f64>; VARIANTS], v: Variant, base: Variant) -> f64 {
+    let base = &samples[base.index()];
     let ratios = samples[v.index()]
         .iter()
-        .zip(floor)
-        .map(|(x, f)| x / f)
+        .zip(base)
+        .map(|(x, b)| x / b)
         .collect();
     median(ratios)
 }
@@ -65,10 +77,11 @@ fn cpu_per_call(before: Option<Duration>, calls: usize) -> Option<f64> {
     Some(spent.as_secs_f64() / calls as f64)
 }
 
-/// The order of the variants in round `round`.
-fn order(round: usize) -> [Variant; 3] {
-    let mut order = Variant::ALL;
-    order.rotate_left(round % 3);
+/// The order of `call`'s variants in round `round`.
+fn order(call: Call, round: usize) -> Vec<Variant> {
+    let mut order = call.variants().to_vec();
+    let n = order.len();
+    order.rotate_left(round % n);
     order
 }
 
@@ -95,7 +108,7 @@ pub async fn sequential(
 ) -> Result<Samples, Failure> {
     let mut samples = Samples::default();
     for round in 0..=rounds {
-        for v in order(round) {
+        for v in order(call, round) {
             let cpu = process_cpu();
             let started = Instant::now();
             for _ in 0..calls {
@@ -122,7 +135,7 @@ pub async fn concurrent(
 ) -> Result<Samples, Failure> {
     let mut samples = Samples::default();
     for round in 0..=rounds {
-        for v in order(round) {
+        for v in order(call, round) {
             let cpu = process_cpu();
             let elapsed = burst(clients, call, v, callers, calls).await?;
             if round > 0 {
@@ -173,8 +186,11 @@ mod tests {
 
     #[test]
     fn every_variant_runs_first_in_turn() {
-        let firsts: Vec<Variant> = (0..3).map(|r| order(r)[0]).collect();
-        assert_eq!(firsts, Variant::ALL);
+        for call in [Call::GetPipe, Call::StartService] {
+            let n = call.variants().len();
+            let firsts: Vec<Variant> = (0..n).map(|r| order(call, r)[0]).collect();
+            assert_eq!(firsts, call.variants());
+        }
     }
 
     #[test]
@@ -184,10 +200,13 @@ mod tests {
                 vec![2.0, 4.0, 6.0],
                 vec![1.0, 2.0, 3.0],
                 vec![1.0, 2.0, 3.0],
+                vec![4.0, 4.0, 4.0],
             ],
-            cpu: [vec![3.0], vec![], vec![2.0]],
+            cpu: [vec![3.0], vec![], vec![2.0], vec![]],
         };
         assert_eq!(samples.ratio(Variant::Facade), 2.0);
+        assert_eq!(samples.ratio_to(Variant::Facade, Variant::Peer), 1.0);
+        assert!(samples.has(Variant::Peer));
         assert_eq!(samples.ratio(Variant::Floor), 1.0);
         assert_eq!(samples.cpu_ratio(Variant::Facade), Some(1.5));
         assert_eq!(samples.cpu_ratio(Variant::Generated), None);
