@@ -12,6 +12,7 @@ mod redis;
 #[cfg(all(test, feature = "redis"))]
 #[path = "../../../../tests/tests/support/redis_server.rs"]
 mod redis_server;
+mod rest;
 mod store;
 
 use std::fmt;

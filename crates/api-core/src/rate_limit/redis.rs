@@ -5,15 +5,16 @@
 //! tried again after [`RETRY_AFTER`]. The connection is multiplexed: every reservation of a busy
 //! process is in flight at once on it, none waits for another's answer.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 
 use super::pacing::{
     BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS, Ticket,
 };
+use super::rest::Rest;
 use super::store::Host;
 use super::{FallbackObserver, FallbackTo, RedisUrl, StoreFallback};
 
@@ -105,7 +106,7 @@ pub(crate) struct RedisStore {
     script: redis::Script,
     connection: tokio::sync::Mutex<Option<MultiplexedConnection>>,
     /// Until when Redis is left alone after a failure.
-    resting: Mutex<Option<Instant>>,
+    resting: Rest,
     fallback: Arc<Host>,
     warned: AtomicBool,
     on_fallback: Option<FallbackObserver>,
@@ -128,7 +129,7 @@ impl RedisStore {
             key: key.to_string(),
             script: redis::Script::new(SCRIPT),
             connection: tokio::sync::Mutex::new(None),
-            resting: Mutex::new(None),
+            resting: Rest::default(),
             fallback: Arc::new(fallback),
             warned: AtomicBool::new(false),
             on_fallback,
@@ -168,12 +169,7 @@ impl RedisStore {
         arg: u64,
         now: u64,
     ) -> Option<(i64, u64)> {
-        if self
-            .resting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some_and(|until| Instant::now() < until)
-        {
+        if self.resting.is_resting() {
             return None;
         }
         let result = tokio::time::timeout(TIMEOUT, self.exchange(operation, pace, arg, now)).await;
@@ -225,8 +221,7 @@ impl RedisStore {
 
     async fn failed(&self, why: &str) -> Option<(i64, u64)> {
         *self.connection.lock().await = None;
-        *self.resting.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(Instant::now() + RETRY_AFTER);
+        self.resting.rest_for(RETRY_AFTER);
         if !self.warned.swap(true, Ordering::Relaxed) {
             let reason = api_raw::support::redact::Redactor::new()
                 .secret(self.url.expose())
@@ -258,6 +253,8 @@ fn ticket(wait: i64, generation: u64) -> Ticket {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Instant;
+
     use proptest::prelude::*;
 
     use super::*;

@@ -1,12 +1,13 @@
 //! [`Limiter`]: one API URL and key's limit, bound to the store that keeps its state.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::host::{HostFile, LOCK_WAIT};
 use super::pacing::{Pace, Ticket};
 use super::process::ProcessState;
+use super::rest::Rest;
 use super::{
     FallbackObserver, FallbackTo, REPORTED_WAIT, RateLimit, RateLimitStore, StoreFallback,
     WaitObserver, ns,
@@ -38,7 +39,7 @@ pub(crate) struct Host {
     fallback: ProcessState,
     warned: AtomicBool,
     /// Until when the file is left alone after it did not answer in time.
-    resting: Mutex<Option<Instant>>,
+    resting: Rest,
     on_fallback: Option<FallbackObserver>,
 }
 
@@ -48,7 +49,7 @@ impl Host {
             file,
             fallback: ProcessState::default(),
             warned: AtomicBool::new(false),
-            resting: Mutex::new(None),
+            resting: Rest::default(),
             on_fallback,
         }
     }
@@ -62,12 +63,7 @@ impl Host {
         + Send
         + 'static,
     ) -> Option<T> {
-        if self
-            .resting
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some_and(|until| Instant::now() < until)
-        {
+        if self.resting.is_resting() {
             return None;
         }
         let host = Arc::clone(self);
@@ -81,8 +77,7 @@ impl Host {
         };
         // Left alone for a while: a lock held this long, or a mount that hangs, would cost every
         // call the wait.
-        *self.resting.lock().unwrap_or_else(PoisonError::into_inner) =
-            Some(Instant::now() + HOST_REST);
+        self.resting.rest_for(HOST_REST);
         self.fell_back(&failure);
         None
     }
