@@ -268,13 +268,7 @@ async fn answer(
                 asked.path,
                 body.unwrap_or_default()
             );
-            tracing::warn!("{message}");
-            state
-                .unmatched
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(message.clone());
-            refusal(uri.path(), "NOT_KEPT", &message)
+            refusal(&state, uri.path(), "NOT_KEPT", message)
         }
         Some(i) => recorded_answer(&exchanges[i], &connection),
         None => {
@@ -289,20 +283,16 @@ async fn answer(
             };
             let why = not_recorded(exchanges, &used, &asked, &what);
             let message = format!("no recorded answer for {what}: {why}");
-            tracing::warn!("{message}");
-            state
-                .unmatched
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(message.clone());
-            refusal(uri.path(), "NOT_RECORDED", &message)
+            refusal(&state, uri.path(), "NOT_RECORDED", message)
         }
     }
 }
 
-/// A request replay cannot answer as recorded: 400 in the API's error shape (`code: message` in
-/// the management envelope, `{"message"}` on the observability API).
-fn refusal(path: &str, code: &str, message: &str) -> Response {
+/// A request replay cannot answer as recorded: said in the log, kept for the report, and answered
+/// 400 in the API's error shape (`code: message` in the management envelope, `{"message"}` on the
+/// observability API).
+fn refusal(state: &ReplayState, path: &str, code: &str, message: String) -> Response {
+    tracing::warn!("{message}");
     let body = if crate::operation::is_management_path(path) {
         serde_json::json!({
             "status": NOT_RECORDED.as_u16(),
@@ -312,6 +302,11 @@ fn refusal(path: &str, code: &str, message: &str) -> Response {
     } else {
         serde_json::json!({ "message": format!("{code}: {message}") })
     };
+    state
+        .unmatched
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(message);
     (NOT_RECORDED, axum::Json(body)).into_response()
 }
 
