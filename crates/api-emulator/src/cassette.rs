@@ -244,6 +244,23 @@ pub(crate) fn redactor_for(headers: &axum::http::HeaderMap, body: Option<&Value>
     redactor
 }
 
+/// A request as a cassette keeps it (its body read per its own `Content-Encoding`), and the
+/// redaction rule with the secrets it carries: what record and replay both take from a request.
+pub(crate) fn kept_request(headers: &axum::http::HeaderMap, body: &[u8]) -> (Kept, Redactor) {
+    let encoding = headers
+        .get(axum::http::header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok());
+    let kept = kept_body(body, encoding);
+    let redactor = redactor_for(
+        headers,
+        match &kept {
+            Kept::Json(json) => Some(json),
+            _ => None,
+        },
+    );
+    (kept, redactor)
+}
+
 /// A body as a cassette keeps it: JSON, text, or said unkept when it is larger than [`MAX_BODY`],
 /// not text, or compressed (`encoding`, the answer's `Content-Encoding`, other than `identity`).
 pub(crate) fn kept_body(bytes: &[u8], encoding: Option<&str>) -> Kept {

@@ -24,7 +24,7 @@ use crate::EmulatorError;
 use api_raw::support::redact::Redactor;
 
 use crate::cassette::{
-    CASSETTE_VERSION, Exchange, Header, KEPT_HEADERS, Kept, kept_body, redactor_for,
+    CASSETTE_VERSION, Exchange, Header, KEPT_HEADERS, Kept, kept_body, kept_request,
 };
 use crate::connection::Connection;
 use crate::operation::OperationId;
@@ -262,17 +262,7 @@ async fn forward(
             request = request.header(name, value);
         }
     }
-    let encoding = headers
-        .get(axum::http::header::CONTENT_ENCODING)
-        .and_then(|v| v.to_str().ok());
-    let kept = kept_body(&body, encoding);
-    let request_secrets = redactor_for(
-        &headers,
-        match &kept {
-            Kept::Json(json) => Some(json),
-            _ => None,
-        },
-    );
+    let (kept, request_secrets) = kept_request(&headers, &body);
     // This request's secrets, and every one seen before it.
     let mut redactor = shared
         .cassette

@@ -26,7 +26,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::EmulatorError;
-use crate::cassette::{Cassette, Exchange, Kept, Unkept, kept_body, redactor_for};
+use crate::cassette::{Cassette, Exchange, Kept, Unkept, kept_request};
 use crate::connection::Connection;
 use crate::operation::OperationId;
 use crate::serving::Serving;
@@ -216,17 +216,7 @@ async fn answer(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    let encoding = headers
-        .get(axum::http::header::CONTENT_ENCODING)
-        .and_then(|v| v.to_str().ok());
-    let kept = kept_body(&body, encoding);
-    let redactor = redactor_for(
-        &headers,
-        match &kept {
-            Kept::Json(json) => Some(json),
-            _ => None,
-        },
-    );
+    let (kept, redactor) = kept_request(&headers, &body);
     let mut asked = Asked {
         operation: OperationId::of_request(method.as_str(), uri.path()),
         method: method.to_string(),
