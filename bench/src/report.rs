@@ -7,7 +7,8 @@ use crate::emulator::Figures;
 use crate::sdk::{Figure, Measure};
 
 /// The SDK table: one line per figure, one column per client (ratios to the floor), the facade's
-/// target last (against the floor, or against the vendor's crate where it has the call).
+/// target last (against the floor, the generated client, or the vendor's crate where it has the
+/// call).
 pub fn sdk(figures: &[Figure]) -> String {
     let mut out = String::new();
     out.push_str("| figure | facade (api-mgmt/api-obs) | generated client alone | hand-written reqwest + serde (floor) | vendor crate (clickhouse-cloud-api) | facade target |\n");
@@ -49,6 +50,7 @@ fn target(figure: &Figure) -> String {
     };
     let against = match figure.against {
         Variant::Peer => "vendor crate",
+        Variant::Generated => "generated",
         _ => "floor",
     };
     match (figure.target_ratio(), figure.met()) {

@@ -24,9 +24,6 @@ pub fn generate(api: &Api, spec: &OpenAPI) -> Result<String> {
         // What every request carries whoever built the reqwest client: credentials, user agent and
         // the attempt timeout, added by the pre hook.
         .with_inner_type(quote::quote!(crate::support::RequestDefaults))
-        // Keeps the answer's status and headers for the runtime: the generated code drops them when
-        // it cannot decode a success body.
-        .with_post_hook(quote::quote!(crate::support::capture_answer))
         .with_pre_hook(quote::quote!(crate::support::prepare_request));
     for (schema, ty) in replacements(spec) {
         settings.with_replacement(
@@ -45,15 +42,49 @@ pub fn generate(api: &Api, spec: &OpenAPI) -> Result<String> {
         #tokens
         #extras
     };
-    let file: syn::File = syn::parse2(tokens).with_context(|| {
+    let mut file: syn::File = syn::parse2(tokens).with_context(|| {
         format!(
             "progenitor produced code that does not parse for {}",
             api.spec
         )
     })?;
+    let rerouted = route_success_decodes(&mut file);
+    if rerouted == 0 {
+        return Err(anyhow!(
+            "progenitor's code for {} has no `ResponseValue::from_response` to route through \
+             {SUPPORT_MODULE}::from_response: its output changed",
+            api.spec
+        ));
+    }
     let body = progenitor_impl::space_out_items(prettyplease::unparse(&file))
         .map_err(|e| anyhow!("{e}"))?;
     Ok(format!("{}{body}", header(api)))
+}
+
+/// Routes every success decode of the generated operations (`ResponseValue::from_response`) through
+/// `crate::support::from_response`: the same decode, which keeps the answer's status and headers for
+/// the runtime by moving them (progenitor's copies them, and drops them when the body does not
+/// decode). Returns how many calls it rerouted.
+pub fn route_success_decodes(file: &mut syn::File) -> usize {
+    struct Reroute(usize);
+    impl syn::visit_mut::VisitMut for Reroute {
+        fn visit_expr_path_mut(&mut self, expr: &mut syn::ExprPath) {
+            let segments: Vec<String> = expr
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            if expr.qself.is_none() && segments == ["ResponseValue", "from_response"] {
+                expr.path = syn::parse_quote!(crate::support::from_response);
+                self.0 += 1;
+            }
+            syn::visit_mut::visit_expr_path_mut(self, expr);
+        }
+    }
+    let mut reroute = Reroute(0);
+    syn::visit_mut::VisitMut::visit_file_mut(&mut reroute, file);
+    reroute.0
 }
 
 /// The banner at the top of every generated file.
@@ -286,4 +317,28 @@ fn quietly<T>(f: impl FnOnce() -> T) -> Result<T> {
             .unwrap_or_else(|| "unknown panic".to_string());
         anyhow!("the generator failed: {message}")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_progenitors_success_decode_is_rerouted() {
+        let mut file: syn::File = syn::parse_quote! {
+            async fn op(response: reqwest::Response) -> Result<ResponseValue<T>, Error<()>> {
+                let other = Other::from_response(1);
+                let value = ResponseValue::from_response(response).await;
+                match 1 {
+                    1 => ResponseValue::from_response(response).await,
+                    _ => ResponseValue::empty(response),
+                }
+            }
+        };
+        assert_eq!(route_success_decodes(&mut file), 2);
+        let text = quote::quote!(#file).to_string();
+        assert_eq!(text.matches("crate :: support :: from_response").count(), 2);
+        assert!(text.contains("Other :: from_response") && text.contains("ResponseValue :: empty"));
+        assert!(!text.contains("ResponseValue :: from_response"));
+    }
 }

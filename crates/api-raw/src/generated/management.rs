@@ -1731,10 +1731,9 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
+            200u16 => crate::support::from_response(response).await,
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
@@ -1789,10 +1788,9 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
+            200u16 => crate::support::from_response(response).await,
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
@@ -1842,10 +1840,9 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
+            200u16 => crate::support::from_response(response).await,
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
@@ -1898,10 +1895,9 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
+            200u16 => crate::support::from_response(response).await,
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
@@ -1951,10 +1947,9 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
+            200u16 => crate::support::from_response(response).await,
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
@@ -2004,10 +1999,9 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
+            200u16 => crate::support::from_response(response).await,
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
@@ -2060,10 +2054,9 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
+            200u16 => crate::support::from_response(response).await,
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }

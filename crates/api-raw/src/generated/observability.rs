@@ -342,10 +342,9 @@ Arguments:
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
+            200u16 => crate::support::from_response(response).await,
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
@@ -386,10 +385,9 @@ Sends a `GET` request to `/api/v2/dashboards`
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
-        (crate::support::capture_answer)(&self.inner, &result);
         let response = result?;
         match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
+            200u16 => crate::support::from_response(response).await,
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }

@@ -20,8 +20,13 @@ mod observability_enums;
 #[cfg(feature = "management")]
 mod quantity;
 
+#[allow(
+    deprecated,
+    reason = "re-exported for callers that wired the old hook themselves"
+)]
+pub use exchange::capture_answer;
 pub use exchange::{
-    Exchanged, RequestDefaults, capture_answer, prepare_request, with_answer_headers,
+    Exchanged, RequestDefaults, from_response, prepare_request, with_answer_headers,
 };
 #[cfg(feature = "management")]
 pub use management_enums::{
