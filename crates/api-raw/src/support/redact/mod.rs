@@ -44,6 +44,7 @@ mod credentials;
 mod encoded;
 mod html_entities;
 mod members;
+mod remainders;
 mod uri;
 
 use std::borrow::Cow;
@@ -141,6 +142,11 @@ impl Redactor {
             out = Cow::Owned(found);
         }
         if let Some(found) = members::redact_member_values(&out) {
+            out = Cow::Owned(found);
+        }
+        if !self.secrets.is_empty()
+            && let Some(found) = remainders::remove_after_markers(&out, &self.secrets)
+        {
             out = Cow::Owned(found);
         }
         out
