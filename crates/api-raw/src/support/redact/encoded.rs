@@ -187,7 +187,7 @@ fn html_names(c: char) -> impl Iterator<Item = &'static str> {
 /// The search for one secret in one text. A failure to match the rest of the secret from a
 /// position does not depend on where the occurrence began, so failures are remembered across start
 /// positions: the whole text costs at most (text length x secret length) steps of each kind.
-struct Search<'t> {
+pub(super) struct Search<'t> {
     text: &'t [u8],
     secret: &'t [char],
     /// `(position, index of the secret's character)` from which the rest cannot match.
@@ -207,7 +207,7 @@ struct Units {
 }
 
 impl<'t> Search<'t> {
-    fn new(text: &'t [u8], secret: &'t [char]) -> Self {
+    pub(super) fn new(text: &'t [u8], secret: &'t [char]) -> Self {
         Self {
             text,
             secret,
@@ -220,7 +220,7 @@ impl<'t> Search<'t> {
     /// Where the secret ends when it begins at `pos`: the whole of it, or a prefix of at least
     /// [`PARTIAL_MIN`] whole characters that runs to the end of the text, maybe ending inside the
     /// form of the next one (a body cut at a read bound inside an escape: `hunter\u00`).
-    fn at(&mut self, pos: usize) -> Option<usize> {
+    pub(super) fn at(&mut self, pos: usize) -> Option<usize> {
         self.rest(pos, 0)
     }
 

@@ -1,49 +1,35 @@
-//! What is left of a secret whose start an earlier redaction already replaced: a recorder redacts an
-//! answer by name (`password =...` up to a `;`, `&` or `\\`) before it knows the value is a secret,
-//! and the rest of the value then follows the marker. Once the secret is known, that rest goes too.
+//! What is left of a secret whose start an earlier redaction already replaced: a recorder redacts
+//! an answer by name (`password =...` up to a `;`, an `&` or a backslash) before it knows the value
+//! is a secret, and the rest of the value then follows the marker. Once the secret is known, that
+//! rest goes too.
 
+use super::encoded::Search;
 use super::{MIN_SECRET_CHARS, REDACTED};
 
 /// `text` with every tail of a known secret (at least [`MIN_SECRET_CHARS`] characters, the secret's
-/// end included) that directly follows a [`REDACTED`] marker removed; `None` when there is none.
+/// end included) that directly follows a [`REDACTED`] marker removed, in any encoding the redactor
+/// knows (the marker then stands for the whole secret); `None` when there is none.
 pub(super) fn remove_after_markers(text: &str, secrets: &[Box<[char]>]) -> Option<String> {
     if !text.contains(REDACTED) {
         return None;
     }
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    let mut changed = false;
-    while let Some(at) = rest.find(REDACTED) {
-        let after = at + REDACTED.len();
-        out.push_str(&rest[..after]);
-        rest = &rest[after..];
-        if let Some(len) = longest_tail(rest, secrets) {
-            rest = &rest[len..];
-            changed = true;
-        }
-    }
-    out.push_str(rest);
-    changed.then_some(out)
-}
-
-/// The byte length of the longest proper tail of a secret that `text` starts with.
-fn longest_tail(text: &str, secrets: &[Box<[char]>]) -> Option<usize> {
-    secrets
+    let tails: Vec<&[char]> = secrets
         .iter()
         .flat_map(|secret| (1..secret.len()).map(move |skip| &secret[skip..]))
         .filter(|tail| tail.len() >= MIN_SECRET_CHARS)
-        .filter_map(|tail| {
-            let mut bytes = 0;
-            let mut chars = text.chars();
-            for expected in tail.iter() {
-                match chars.next() {
-                    Some(c) if c == *expected => bytes += c.len_utf8(),
-                    _ => return None,
-                }
-            }
-            Some(bytes)
-        })
-        .max()
+        .collect();
+    let mut spans = Vec::new();
+    for (marker, _) in text.match_indices(REDACTED) {
+        let after = marker + REDACTED.len();
+        let end = tails
+            .iter()
+            .filter_map(|tail| Search::new(text.as_bytes(), tail).at(after))
+            .max();
+        if let Some(end) = end.filter(|end| *end > after) {
+            spans.push((marker, end));
+        }
+    }
+    (!spans.is_empty()).then(|| super::splice(text, &spans))
 }
 
 #[cfg(test)]
@@ -71,5 +57,15 @@ mod tests {
             "[REDACTED] cdefgh [REDACTED]fgh"
         );
         assert_eq!(known.text("x [REDACTED]cdefgh."), "x [REDACTED].");
+        // Written in another encoding after the marker: an HTML page, a JSON escape.
+        let known = Redactor::new().secret("a&b<cdefg");
+        assert_eq!(
+            known.text("<p>token=[REDACTED]&amp;b&lt;cdefg</p>"),
+            "<p>token=[REDACTED]</p>"
+        );
+        assert_eq!(
+            known.text(r"token=[REDACTED]\u0026b\u003ccdefg rest"),
+            "token=[REDACTED] rest"
+        );
     }
 }
