@@ -15,20 +15,27 @@ pub fn required_member<E, T>(
     response: Response<E>,
     take: impl FnOnce(E) -> Option<T>,
 ) -> Result<Response<T>, Error> {
-    let (envelope, meta) = response.into_parts();
-    match take(envelope) {
-        Some(value) => Ok(Response::new(value, meta)),
-        None => Err(missing(op, member, meta)),
-    }
+    let (value, meta) = take_member(op, member, response, take)?;
+    Ok(Response::new(value, meta))
 }
 
-/// The error of an envelope without its member.
-fn missing(op: &'static Operation, member: &'static str, meta: ResponseMeta) -> Error {
-    Error::Decode(
-        DecodeError::new(op.id, member, format!("the envelope has no `{member}`"))
-            .with_request_id(meta.request_id)
-            .with_status(meta.status),
-    )
+/// The member taken out of the envelope, with the call's metadata apart: a caller that turns the
+/// member into something else boxes only the result (one allocation less per call, profiled).
+fn take_member<E, T>(
+    op: &'static Operation,
+    member: &'static str,
+    response: Response<E>,
+    take: impl FnOnce(E) -> Option<T>,
+) -> Result<(T, ResponseMeta), Error> {
+    let (envelope, meta) = response.into_parts();
+    match take(envelope) {
+        Some(value) => Ok((value, meta)),
+        None => Err(Error::Decode(
+            DecodeError::new(op.id, member, format!("the envelope has no `{member}`"))
+                .with_request_id(meta.request_id)
+                .with_status(meta.status),
+        )),
+    }
 }
 
 /// Takes the member `member` out of an envelope and decodes it, keeping the call's metadata.
@@ -40,12 +47,7 @@ pub(crate) fn decode_member<E, R, T>(
     take: impl FnOnce(E) -> Option<R>,
     decode: impl FnOnce(R, Path<'_>) -> Result<T, Invalid>,
 ) -> Result<Response<T>, Error> {
-    // Taken apart once: the member goes straight into the decoded value's response, without a
-    // response of its own in between (one allocation less per call, profiled).
-    let (envelope, meta) = response.into_parts();
-    let Some(raw) = take(envelope) else {
-        return Err(missing(op, member, meta));
-    };
+    let (raw, meta) = take_member(op, member, response, take)?;
     match decode(raw, Path::Root(member)) {
         Ok(value) => Ok(Response::new(value, meta)),
         Err(e) => Err(Error::Decode(
