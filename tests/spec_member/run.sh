@@ -50,6 +50,9 @@ sed -i '/^\[\[bin\]\]$/{n;s/^name = "cloudctl"$/name = "cloudctl-spec-member"/}'
 sed -i '/^\[\[bin\]\]$/{n;s/^name = "api-emulator"$/name = "api-emulator-spec-member"/}' "$copy/crates/api-emulator/Cargo.toml"
 printf '\n[[bin]]\nname = "xtask-spec-member"\npath = "src/main.rs"\n' >> "$copy/xtask/Cargo.toml"
 
+# The workspace's own cloudctl, for the contrast below (built here: no earlier step is relied on).
+(cd "$root" && CARGO_TARGET_DIR="$target" cargo build --quiet --locked -p api-cli)
+
 echo "== the copy: cargo xtask codegen, then cloudctl and the emulator"
 # --offline: the new version changes only the lock's own crates; nothing is fetched.
 (cd "$copy" && CARGO_TARGET_DIR="$target" XTASK_WORKSPACE_ROOT="$copy" \
