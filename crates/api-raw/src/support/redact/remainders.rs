@@ -13,18 +13,18 @@ pub(super) fn remove_after_markers(text: &str, secrets: &[Box<[char]>]) -> Optio
     if !text.contains(REDACTED) {
         return None;
     }
-    let tails: Vec<&[char]> = secrets
+    // One search per tail for the whole text: what it learns at one marker (the failures, the
+    // encodings met) holds at the next.
+    let mut tails: Vec<Search<'_>> = secrets
         .iter()
         .flat_map(|secret| (1..secret.len()).map(move |skip| &secret[skip..]))
         .filter(|tail| tail.len() >= MIN_SECRET_CHARS)
+        .map(|tail| Search::new(text.as_bytes(), tail))
         .collect();
     let mut spans = Vec::new();
     for (marker, _) in text.match_indices(REDACTED) {
         let after = marker + REDACTED.len();
-        let end = tails
-            .iter()
-            .filter_map(|tail| Search::new(text.as_bytes(), tail).at(after))
-            .max();
+        let end = tails.iter_mut().filter_map(|tail| tail.at(after)).max();
         if let Some(end) = end.filter(|end| *end > after) {
             spans.push((marker, end));
         }
