@@ -90,7 +90,9 @@ pub(crate) async fn run(plan: Plan, parallelism: usize) -> Result<Figures, Failu
         declaration.insert(pipe(&format!("orders-{i:02}"))?);
     }
     let dir = tempfile::tempdir()?;
-    let store = FileStateStore::new(dir.path().join("state.json"));
+    let store =
+        FileStateStore::new(dir.path().join("state.json")).lock_dir(dir.path().join("locks"));
+    let lock = store.lock(&declared::target_of(&service))?;
     let options = ApplyOptions::default()
         .parallelism(parallelism)
         .wait(WaitOptions::default().timeout(Duration::from_secs(120)));
@@ -99,7 +101,7 @@ pub(crate) async fn run(plan: Plan, parallelism: usize) -> Result<Figures, Failu
     let started = Instant::now();
     let recorded = RecordedState::new(declared::target_of(&service));
     let made = declared::plan(&service, &declaration, &recorded).await?;
-    let report = made.apply(&store, &options).await?;
+    let report = made.apply(&lock, &store, &options).await?;
     let apply = started.elapsed();
     if !report.is_complete() {
         return Err(format!("the apply did not finish: {report:?}").into());

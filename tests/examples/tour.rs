@@ -122,8 +122,11 @@ async fn declared_pipes(
             .build()
     };
     let dir = tempfile::tempdir()?;
-    let store = FileStateStore::new(dir.path().join("state.json"));
+    let store =
+        FileStateStore::new(dir.path().join("state.json")).lock_dir(dir.path().join("locks"));
     let options = ApplyOptions::default().wait(wait.clone());
+    // One apply per service at a time: the plan is applied under its service's lock.
+    let lock = store.lock(&declared::target_of(service))?;
     let describe = |plan: &declared::Plan| -> String {
         if plan.is_empty() {
             return format!("no change ({} read)", plan.reads);
@@ -150,6 +153,7 @@ async fn declared_pipes(
     let apply = |declaration: Declaration| {
         let store = &store;
         let options = &options;
+        let lock = &lock;
         async move {
             let recorded = store
                 .load()?
@@ -157,7 +161,7 @@ async fn declared_pipes(
             let plan = declared::plan(service, &declaration, &recorded).await?;
             println!("plan: {}", describe(&plan));
             if !plan.is_empty() {
-                let report = plan.apply(store, options).await?;
+                let report = plan.apply(lock, store, options).await?;
                 let outcome = if report.is_complete() {
                     "the service matches the declaration"
                 } else {
@@ -168,7 +172,6 @@ async fn declared_pipes(
             Ok::<(), Failure>(())
         }
     };
-    let _lock = store.lock()?;
     apply(Declaration::new().pipe(pipe(1)?)).await?;
     apply(Declaration::new().pipe(pipe(1)?)).await?;
     apply(Declaration::new().pipe(pipe(2)?)).await?;

@@ -280,9 +280,13 @@ const DECLARED_HELP: &str = "\
 DIR holds one pipe file per pipe (*.yaml, *.yml, *.json, as for `pipe create`) and optionally
 service.yaml (`state: running` or `state: stopped`); files whose names start with a dot are never
 read as pipe files. The state (DIR/.cloudctl-state.json unless --state says otherwise) records each
-pipe's id and a fingerprint of its declaration (never a secret), and every create whose outcome is
-unknown: such a pending create blocks its name (exit 7) until `cloudctl state resolve`.
-An apply holds the state's lock; a second apply at the same time is refused, not run.";
+pipe's id, its declaration and the form the server answered it in (secrets only as salted
+fingerprints), and every create whose outcome is unknown: such a pending create blocks its name
+(exit 7) until `cloudctl state resolve`. A change in a file is measured against the recorded
+declaration, drift on the server against the recorded answer, so a server's own way of writing a
+value is never a change. A replace deletes, creates and waits, --max-unavailable pipes at a time.
+An apply holds its service's lock; a second apply of the service at the same time, from this
+directory or another, is refused, not run. Exit 8: changes to make; 9: a pipe's answer is unreadable.";
 
 /// The directory of declared pipes, and its state file.
 #[derive(Debug, Args)]
@@ -307,6 +311,9 @@ pub(crate) struct ApplyArgs {
     /// How many pipes are created or deleted at once
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub parallelism: u16,
+    /// How many declared pipes may be down at once while they are replaced (one after another by default)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub max_unavailable: u16,
     /// Give up each wait (service, a pipe to run, a pipe to go) after this long (e.g. 90s, 5m)
     #[arg(long, value_name = "DURATION", default_value = "10m", value_parser = parse_duration)]
     pub timeout: Duration,

@@ -2,14 +2,14 @@
 //! member, an apply's report as one line per action, in words and in JSON.
 
 use api_mgmt::declared::{
-    self, ActionKind, ApplyReport, Cause, Change, Outcome, Plan, PlanAction, RecordedState,
+    self, ActionKind, ApplyReport, Cause, Change, Effect, Outcome, Plan, PlanAction, RecordedState,
 };
 use serde_json::{Value, json};
 
 use crate::render;
 
 /// The plan as JSON: `{"changes": [{"action", "name", "id", "paths", "members", "note"}],
-/// "unchanged": N, "service": {"from", "to"}, "reads": N}`.
+/// "unchanged": N, "drift": [{"name", "id", "members"}], "service": {"from", "to"}, "reads": N}`.
 pub(crate) fn plan_json(plan: &Plan) -> Value {
     let changes: Vec<Value> = plan
         .actions
@@ -29,11 +29,19 @@ pub(crate) fn plan_json(plan: &Plan) -> Value {
             change
         })
         .collect();
+    let drift: Vec<Value> = plan
+        .drift
+        .iter()
+        .map(|d| json!({"name": d.name, "id": d.id, "members": d.changes}))
+        .collect();
     let mut shown = json!({
         "changes": changes,
         "unchanged": plan.unchanged.len(),
         "reads": plan.reads,
     });
+    if !drift.is_empty() {
+        shown["drift"] = json!(drift);
+    }
     if let Some(service) = &plan.service {
         shown["service"] = json!({
             "from": service.from.as_str(),
@@ -61,11 +69,9 @@ pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
             plan.unchanged.len(),
             if plan.unchanged.len() == 1 { "" } else { "s" }
         );
-        return [Some(none), unread]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join("\n");
+        let mut lines: Vec<String> = [Some(none), unread].into_iter().flatten().collect();
+        lines.extend(drift_lines(plan));
+        return lines.join("\n");
     }
     let mut lines = vec![format!("Plan for {dir}: {}.", summary(plan))];
     match &plan.service {
@@ -82,7 +88,21 @@ pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
             lines.push(change_line(change));
         }
     }
+    lines.extend(drift_lines(plan));
     lines.join("\n")
+}
+
+/// The pipes that changed on the server in members their files leave out: shown, not acted on.
+fn drift_lines(plan: &Plan) -> Vec<String> {
+    let mut lines = Vec::new();
+    for drift in &plan.drift {
+        lines.push(format!(
+            "  ~ drift     {}  {}  (changed on the server in members its file leaves out: not acted on)",
+            drift.name, drift.id
+        ));
+        lines.extend(drift.changes.iter().map(change_line));
+    }
+    lines
 }
 
 /// `2 to create, 1 to replace, 1 pending, 3 unchanged`.
@@ -92,8 +112,10 @@ fn summary(plan: &Plan) -> String {
         (ActionKind::Create, "to create"),
         (ActionKind::Recreate, "to recreate"),
         (ActionKind::Replace, "to replace"),
+        (ActionKind::Record, "to record"),
         (ActionKind::Delete, "to delete"),
         (ActionKind::Pending, "pending"),
+        (ActionKind::Unreadable, "unreadable"),
     ]
     .into_iter()
     .filter_map(|(kind, words)| {
@@ -120,6 +142,7 @@ fn action_line(action: &PlanAction) -> String {
     let sign = match action.kind {
         ActionKind::Create | ActionKind::Recreate => '+',
         ActionKind::Replace => '~',
+        ActionKind::Record => '=',
         ActionKind::Delete => '-',
         _ => '!',
     };
@@ -134,8 +157,10 @@ fn action_line(action: &PlanAction) -> String {
 }
 
 fn change_line(change: &Change) -> String {
-    let cause = match change.cause {
-        Cause::Server => "changed on the server",
+    let cause = match (change.cause, change.effect) {
+        (_, Effect::Record) => "the server has it: recorded only",
+        (Cause::Server, Effect::None) => "changed on the server, not declared: not acted on",
+        (Cause::Server, _) => "changed on the server",
         _ => "changed in the file",
     };
     format!(
@@ -205,6 +230,7 @@ pub(crate) fn report_text(report: &ApplyReport) -> String {
                     ActionKind::Delete => "deleted",
                     ActionKind::Replace => "replaced",
                     ActionKind::Recreate => "recreated",
+                    ActionKind::Record => "recorded",
                     _ => "created",
                 };
                 let state = state.as_ref().map(|s| format!(", {s}")).unwrap_or_default();

@@ -29,6 +29,9 @@ pub(crate) enum Exit {
     OutcomeUnknown = 7,
     /// 8: a plan has changes to make (not an error).
     ChangesPending = 8,
+    /// 9: `plan`, `apply`: a recorded pipe's answer cannot be read; nothing was done to it, the
+    /// others were planned (and applied).
+    Unreadable = 9,
 }
 
 impl Exit {
@@ -215,6 +218,14 @@ impl Failure {
                 "STATE_LOCKED",
                 Some("another apply of this directory is running; run again when it has finished"),
             ),
+            StateError::ServiceLocked { .. } => (
+                Exit::Failure,
+                "STATE_LOCKED",
+                Some(
+                    "another apply of this service is running (from this directory or another); run again when it has finished",
+                ),
+            ),
+            StateError::CreatedNotRecorded { .. } => (Exit::Failure, "STATE_ERROR", None),
             StateError::Io { .. } => (Exit::Failure, "STATE_ERROR", None),
             StateError::Corrupt(_) | StateError::Newer { .. } => (
                 Exit::Usage,

@@ -1,8 +1,11 @@
-//! The spinner of a wait: the current state on stderr, only when stderr is a terminal.
+//! What a wait or an apply shows while it runs: on stderr, only when stderr is a terminal, and
+//! cleared when it ends. While one is drawn, every other line for stderr goes through [`say`] (or
+//! into the drawing): a line written past it would move it down the screen, and it would go on
+//! redrawing where it was, leaving a copy of itself above at each such line.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -25,8 +28,7 @@ impl Progress {
             bar.set_style(style);
             bar.set_message(format!("waiting for {what}"));
             bar.enable_steady_tick(Duration::from_millis(120));
-            *SPINNING.lock().unwrap_or_else(PoisonError::into_inner) =
-                Some((bar.clone(), what.clone()));
+            *on_screen() = Some(Drawn::Spinner(bar.clone(), what.clone()));
             bar
         });
         Self { bar, what }
@@ -43,72 +45,192 @@ impl Progress {
 impl Drop for Progress {
     fn drop(&mut self) {
         if let Some(bar) = &self.bar {
-            SPINNING
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take();
+            let mut drawn = on_screen();
+            if matches!(&*drawn, Some(Drawn::Spinner(..))) {
+                drawn.take();
+            }
             bar.finish_and_clear();
         }
     }
 }
 
 /// One line per action of an apply, each with its step and the state last seen, on stderr and only
-/// when stderr is a terminal (as [`Progress`]); cleared when dropped, for the report to follow.
+/// when stderr is a terminal (as [`Progress`]): redrawn in place, each line cut to the terminal's
+/// width, and cleared when dropped, for the report to follow.
 pub(crate) struct Board {
-    bars: Vec<(Option<String>, ProgressBar)>,
+    lines: Option<Arc<Lines>>,
 }
+
+/// The lines of a [`Board`] on screen.
+struct Lines {
+    /// What draws them, together.
+    multi: MultiProgress,
+    /// One per action: the service's (no name) first, when there is one.
+    lines: Vec<Line>,
+}
+
+/// One line of a [`Board`].
+struct Line {
+    /// The pipe's name; `None` for the service.
+    name: Option<String>,
+    /// The line.
+    bar: ProgressBar,
+    /// The step it shows (without a wait on the rate limit said after it), `None` while the action
+    /// waits its turn.
+    step: Mutex<Option<String>>,
+}
+
+/// The widest a name is shown on the board (longer ones are cut with an ellipsis), so that the
+/// step fits beside it.
+const NAME_COLUMN: usize = 32;
+
+/// The steps after which an action does nothing more (its line stops spinning).
+const LAST_STEPS: [&str; 6] = [
+    "done",
+    "failed",
+    "pending",
+    "skipped",
+    "unreadable",
+    "recorded",
+];
 
 impl Board {
     /// A line for the service (when `service`) and for each of `names`.
     pub fn start(service: bool, names: &[&str]) -> Self {
         if !std::io::stderr().is_terminal() {
-            return Self { bars: Vec::new() };
+            return Self { lines: None };
         }
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-        let style = ProgressStyle::with_template("{spinner} {prefix:<24} {msg} ({elapsed})")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner());
-        let mut lines: Vec<Option<String>> = Vec::new();
+        let mut named: Vec<Option<String>> = Vec::new();
         if service {
-            lines.push(None);
+            named.push(None);
         }
-        lines.extend(names.iter().map(|name| Some((*name).to_string())));
-        let bars = lines
+        named.extend(names.iter().map(|name| Some((*name).to_string())));
+        let column = named
+            .iter()
+            .map(|name| name.as_deref().unwrap_or(SERVICE).chars().count())
+            .max()
+            .unwrap_or(0)
+            .min(NAME_COLUMN);
+        // `wide_msg`: the step takes what the terminal's width leaves, and is cut there.
+        let style = ProgressStyle::with_template("{spinner} {prefix} {elapsed:>4} {wide_msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_spinner());
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+        let lines = named
             .into_iter()
             .map(|name| {
-                let bar = multi.add(ProgressBar::new_spinner());
+                // Added to the board before anything is drawn: it draws through the board only.
+                let bar = multi.add(ProgressBar::hidden());
                 bar.set_style(style.clone());
-                bar.set_prefix(name.clone().unwrap_or_else(|| "service".into()));
+                bar.set_prefix(fitted(name.as_deref().unwrap_or(SERVICE), column));
                 bar.set_message("waiting its turn");
                 bar.enable_steady_tick(Duration::from_millis(120));
-                (name, bar)
+                Line {
+                    name,
+                    bar,
+                    step: Mutex::new(None),
+                }
             })
             .collect();
-        Self { bars }
+        let lines = Arc::new(Lines { multi, lines });
+        *on_screen() = Some(Drawn::Board(Arc::clone(&lines)));
+        Self { lines: Some(lines) }
     }
 
     /// Shows a step of the apply on its line.
     pub fn show(&self, progress: &api_mgmt::declared::Progress) {
-        let Some((_, bar)) = self.bars.iter().find(|(name, _)| name == &progress.name) else {
+        let Some(lines) = &self.lines else {
+            return;
+        };
+        let Some(line) = lines.lines.iter().find(|line| line.name == progress.name) else {
             return;
         };
         let message = match &progress.state {
             Some(state) => format!("{}: {}", progress.step, crate::output::redacted(state)),
             None => progress.step.clone(),
         };
-        bar.set_message(message);
+        // One line, whatever the state's text holds.
+        let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut step = line.step.lock().unwrap_or_else(PoisonError::into_inner);
+        *step = Some(message.clone());
+        if LAST_STEPS.contains(&progress.step.as_str()) {
+            line.bar.finish_with_message(message);
+        } else {
+            line.bar.set_message(message);
+        }
+    }
+}
+
+impl Lines {
+    /// Says a wait on the rate limit on the lines of the actions under way (any of them may be
+    /// the one waiting, and all share the limit), until their next step.
+    fn waiting(&self, said: &str) {
+        for line in &self.lines {
+            let step = line.step.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Some(step) = &*step
+                && !line.bar.is_finished()
+            {
+                line.bar.set_message(format!("{step}; {said}"));
+            }
+        }
     }
 }
 
 impl Drop for Board {
     fn drop(&mut self) {
-        for (_, bar) in &self.bars {
-            bar.finish_and_clear();
+        let Some(lines) = self.lines.take() else {
+            return;
+        };
+        {
+            let mut drawn = on_screen();
+            if matches!(&*drawn, Some(Drawn::Board(..))) {
+                drawn.take();
+            }
         }
+        for line in &lines.lines {
+            line.bar.finish_and_clear();
+        }
+        let _ = lines.multi.clear();
     }
 }
 
-/// The spinner on screen, if any, and what it waits for: a wait on the rate limit is said in it.
-static SPINNING: Mutex<Option<(ProgressBar, String)>> = Mutex::new(None);
+/// The service's line on the board.
+const SERVICE: &str = "service";
+
+/// `name` in a column of `width` characters: padded, or cut with an ellipsis.
+fn fitted(name: &str, width: usize) -> String {
+    let count = name.chars().count();
+    if count <= width {
+        return format!("{name}{}", " ".repeat(width - count));
+    }
+    let kept: String = name.chars().take(width.saturating_sub(1)).collect();
+    format!("{kept}\u{2026}")
+}
+
+/// What is drawn on stderr now.
+enum Drawn {
+    /// A wait's spinner, and what it waits for.
+    Spinner(ProgressBar, String),
+    /// An apply's board.
+    Board(Arc<Lines>),
+}
+
+/// What is drawn on stderr now, if anything: a line for stderr goes above it, or into it.
+static ON_SCREEN: Mutex<Option<Drawn>> = Mutex::new(None);
+
+/// [`ON_SCREEN`], locked.
+fn on_screen() -> std::sync::MutexGuard<'static, Option<Drawn>> {
+    ON_SCREEN.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Writes `text` as a line on stderr (redacted, as [`write_stderr`](crate::output::write_stderr)),
+/// above the spinner or the board when one is drawn, which is redrawn under it.
+pub(crate) fn say(text: &str) {
+    match &*on_screen() {
+        Some(Drawn::Spinner(bar, _)) => bar.suspend(|| crate::output::write_stderr(text)),
+        Some(Drawn::Board(lines)) => lines.multi.suspend(|| crate::output::write_stderr(text)),
+        None => crate::output::write_stderr(text),
+    }
+}
 
 /// Whether this run writes for people (human output): then waits on the rate limit are said.
 static HUMAN: AtomicBool = AtomicBool::new(false);
@@ -130,13 +252,14 @@ pub(crate) fn store_fell_back(fallback: &api_mgmt::StoreFallback) {
         _ => 2,
     };
     if FELL_BACK_TO.fetch_max(to, Ordering::Relaxed) < to {
-        crate::output::write_stderr(&format!("warning: {fallback}"));
+        say(&format!("warning: {fallback}"));
     }
 }
 
-/// A call is about to wait `wait` (over a second) for a slot of the rate limit: in the spinner
-/// when one is on screen (until the next state it shows), else as a line. `shared` says whether the
-/// limit is shared with other processes (the host or Redis store) or kept by this one.
+/// A call is about to wait `wait` (over a second) for a slot of the rate limit: in the spinner, or
+/// on the board's lines of the actions under way, when one is on screen (until the next state or
+/// step it shows), else as a line. `shared` says whether the limit is shared with other processes
+/// (the host or Redis store) or kept by this one.
 pub(crate) fn waiting_on_the_limit(wait: Duration, shared: bool) {
     if HUMAN.load(Ordering::Relaxed) {
         let whose = match FELL_BACK_TO.load(Ordering::Relaxed) {
@@ -146,8 +269,11 @@ pub(crate) fn waiting_on_the_limit(wait: Duration, shared: bool) {
             _ => Whose::Process,
         };
         let said = limit_wait_text(wait, whose);
-        match &*SPINNING.lock().unwrap_or_else(PoisonError::into_inner) {
-            Some((bar, what)) => bar.set_message(format!("waiting for {what}: {said}")),
+        match &*on_screen() {
+            Some(Drawn::Spinner(bar, what)) => {
+                bar.set_message(format!("waiting for {what}: {said}"));
+            }
+            Some(Drawn::Board(lines)) => lines.waiting(&said),
             None => crate::output::write_stderr(&said),
         }
     }
@@ -177,6 +303,14 @@ fn limit_wait_text(wait: Duration, whose: Whose) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_fills_its_column_or_is_cut_with_an_ellipsis() {
+        assert_eq!(fitted("orders", 8), "orders  ");
+        assert_eq!(fitted("payments", 8), "payments");
+        assert_eq!(fitted("shipments-eu", 8), "shipmen\u{2026}");
+        assert_eq!(fitted("shipments-eu", 8).chars().count(), 8);
+    }
 
     #[test]
     fn a_wait_says_whose_limit_it_is() {

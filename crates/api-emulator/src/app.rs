@@ -53,6 +53,8 @@ pub struct App {
     pub redactor: Redactor,
     /// Time and generated ids.
     pub clock: Clock,
+    /// The raw overlays of `getPipe` answers by pipe id (see `overlay`), in memory only.
+    overlays: Mutex<HashMap<uuid::Uuid, Value>>,
 }
 
 /// Shared handle of the app.
@@ -102,6 +104,7 @@ impl App {
             schemas,
             redactor,
             clock,
+            overlays: Mutex::new(HashMap::new()),
         })
     }
 
@@ -116,9 +119,13 @@ impl App {
         let gone = world.gone_pipes(self.clock.now(), &self.seed.timing);
         if !gone.is_empty() {
             match self.persist(Write::RemovePipes(&gone)) {
-                Ok(()) => gone.iter().for_each(|id| {
-                    world.remove_pipe(*id);
-                }),
+                Ok(()) => {
+                    let mut overlays = self.overlays();
+                    for id in &gone {
+                        world.remove_pipe(*id);
+                        overlays.remove(id);
+                    }
+                }
                 // They stay hidden (they are gone) and are purged on a later lock.
                 Err(error) => tracing::warn!(%error, "deleted pipes could not be purged yet"),
             }
@@ -162,6 +169,12 @@ impl App {
         }
     }
 
+    /// Locks the raw overlays of `getPipe` answers, by pipe id. Taken after the world when both
+    /// are needed, never the other way round.
+    pub fn overlays(&self) -> MutexGuard<'_, HashMap<uuid::Uuid, Value>> {
+        self.overlays.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Locks the request log.
     pub fn log(&self) -> MutexGuard<'_, LogBuffer> {
         self.log.lock().unwrap_or_else(|p| p.into_inner())
@@ -183,6 +196,7 @@ impl std::fmt::Debug for App {
             .field("log_entries", &peek(&self.log, LogBuffer::len))
             .field("log_bytes", &peek(&self.log, LogBuffer::bytes))
             .field("rate_limit_windows", &peek(&self.windows, HashMap::len))
+            .field("raw_overlays", &peek(&self.overlays, HashMap::len))
             .field("clock", &self.clock)
             .finish_non_exhaustive()
     }
@@ -453,6 +467,25 @@ mod tests {
         assert!(app.world().pipe(&id).is_some(), "one second in: deleting");
         app.clock.tick();
         assert!(app.world().pipe(&id).is_none(), "two seconds in: purged");
+    }
+
+    #[test]
+    fn a_purged_pipe_takes_its_raw_overlay_with_it() {
+        let app = Arc::new(app(None));
+        let id = delete_a_pipe(&app);
+        assert_eq!(
+            crate::overlay::set(&app, id, serde_json::json!({"name": 1})),
+            Ok(true)
+        );
+        app.clock.tick();
+        app.clock.tick();
+        drop(app.world());
+        assert!(app.overlays().is_empty());
+        assert_eq!(
+            crate::overlay::set(&app, id, serde_json::json!({})),
+            Ok(false),
+            "no overlay for a pipe that is gone"
+        );
     }
 
     #[cfg(feature = "persistence")]

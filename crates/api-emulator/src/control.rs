@@ -1,6 +1,6 @@
 //! Control endpoints under `/_emulator`, for tests: fault injection, the request log, the services
-//! and pipes as they are now, forced states. They need `Authorization: Bearer <control token>`;
-//! `/_emulator/health` needs nothing.
+//! and pipes as they are now, forced states, out-of-band edits and raw answer overlays. They need
+//! `Authorization: Bearer <control token>`; `/_emulator/health` needs nothing.
 
 use api_raw::support::{PipeState, ServiceState};
 use axum::Router;
@@ -29,6 +29,10 @@ pub fn routes() -> Router<Shared> {
         .route("/_emulator/pipes", get(list_pipes))
         .route("/_emulator/pipes/{pipe_id}", patch(patch_pipe))
         .route("/_emulator/pipes/{pipe_id}/state", put(force_pipe_state))
+        .route(
+            "/_emulator/pipes/{pipe_id}/raw",
+            put(set_raw_overlay).delete(clear_raw_overlay),
+        )
         .route(
             "/_emulator/services/{service_id}/state",
             put(set_service_state),
@@ -212,6 +216,44 @@ async fn patch_pipe(
         Err(crate::views::PatchError::Storage(why)) => {
             refuse(StatusCode::INTERNAL_SERVER_ERROR, why)
         }
+    }
+}
+
+/// Sets the raw overlay of a pipe: a JSON object merged into its JSON in every later `getPipe`
+/// answer (objects merged, anything else replaced), never stored; in memory only.
+async fn set_raw_overlay(
+    State(app): State<Shared>,
+    Path(pipe_id): Path<String>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Response {
+    let id = match authorized_pipe(&app, &headers, &pipe_id) {
+        Ok(id) => id,
+        Err(response) => return response,
+    };
+    let overlay: Value = match serde_json::from_slice(&body) {
+        Ok(overlay) => overlay,
+        Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("malformed JSON: {e}")),
+    };
+    match crate::overlay::set(&app, id, overlay) {
+        Ok(true) => StatusCode::NO_CONTENT.into_response(),
+        Ok(false) => refuse(StatusCode::NOT_FOUND, "no such pipe"),
+        Err(why) => refuse(StatusCode::BAD_REQUEST, why),
+    }
+}
+
+/// Removes the raw overlay of a pipe (204 whether it had one or not).
+async fn clear_raw_overlay(
+    State(app): State<Shared>,
+    Path(pipe_id): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    match authorized_pipe(&app, &headers, &pipe_id) {
+        Ok(id) => {
+            crate::overlay::clear(&app, id);
+            StatusCode::NO_CONTENT.into_response()
+        }
+        Err(response) => response,
     }
 }
 

@@ -57,6 +57,7 @@ mod log_buffer;
 mod management;
 mod observability;
 mod operation;
+mod overlay;
 mod record;
 mod replay;
 mod request_log;
@@ -178,6 +179,38 @@ impl EmulatorOptions {
     /// may (the spec allows the read; clients must cope with a server that refuses it).
     pub fn require_state_command(mut self) -> Self {
         self.seed.server.state_read_without_command = false;
+        self
+    }
+
+    /// Store and answer every created pipe in a production server's canonical forms (column types
+    /// in ClickHouse's canonical text, certificates trimmed, topic lists without spaces, the
+    /// compression and reverse private endpoint ids in upper case), or as sent (the default); see
+    /// [`Server::canonical`].
+    pub fn canonical(mut self, canonical: bool) -> Self {
+        self.seed.server.canonical = canonical;
+        self
+    }
+
+    /// Create a second pipe with the name of a live one on the same service, as a production
+    /// server may, or refuse it with 409 CONFLICT (the default); see [`Server::duplicate_names`].
+    pub fn duplicate_names(mut self, allowed: bool) -> Self {
+        self.seed.server.duplicate_names = allowed;
+        self
+    }
+
+    /// Override the seed's `[server]` table: where the server behaves as production may.
+    ///
+    /// ```
+    /// use api_emulator::{EmulatorOptions, Server};
+    /// let production = EmulatorOptions::for_tests().server(Server {
+    ///     canonical: true,
+    ///     duplicate_names: true,
+    ///     ..Server::default()
+    /// });
+    /// assert!(production.seed.server.canonical);
+    /// ```
+    pub fn server(mut self, server: Server) -> Self {
+        self.seed.server = server;
         self
     }
 
@@ -390,6 +423,33 @@ impl Emulator {
                 views::PatchError::Invalid(why) | views::PatchError::Storage(why) => why,
             })
         })
+    }
+
+    /// Merges `overlay` (a JSON object) into the pipe's JSON in every later `getPipe` answer, for
+    /// tests of answers a client cannot decode (as `PUT /_emulator/pipes/{id}/raw` does): objects
+    /// are merged member by member, any other value (`null` included) replaces what is there, e.g.
+    /// `{"scaling": {"replicas": 3.0}}` or `{"scaling": {"replicas": "three"}}`. The stored pipe
+    /// does not change, nor do the create answer, `Emulator::pipes` and the settings; a second
+    /// overlay replaces the first. Kept in memory only, never in the data directory. False when
+    /// there is no such pipe; an error when `overlay` is not an object.
+    ///
+    /// ```no_run
+    /// # async fn run(emulator: api_emulator::Emulator, id: api_emulator::PipeId) -> Result<(), api_emulator::EmulatorError> {
+    /// emulator.set_raw_overlay(id, serde_json::json!({"scaling": {"replicas": 3.0}}))?;
+    /// # Ok(()) }
+    /// ```
+    pub fn set_raw_overlay(
+        &self,
+        pipe: PipeId,
+        overlay: serde_json::Value,
+    ) -> Result<bool, EmulatorError> {
+        overlay::set(&self.app, *pipe.as_uuid(), overlay).map_err(EmulatorError)
+    }
+
+    /// Removes the overlay of [`Emulator::set_raw_overlay`] (as `DELETE /_emulator/pipes/{id}/raw`
+    /// does): `getPipe` answers the stored pipe again. False when the pipe had none.
+    pub fn clear_raw_overlay(&self, pipe: PipeId) -> bool {
+        overlay::clear(&self.app, *pipe.as_uuid())
     }
 
     /// Puts a service in `state` now (a transitional state such as `stopping` then finishes after

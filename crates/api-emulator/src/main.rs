@@ -39,6 +39,15 @@ struct Args {
     /// Refuse the service state command without a command (400), as the production service may.
     #[arg(long)]
     require_state_command: bool,
+    /// Store and answer created pipes in a production server's canonical forms (column types as
+    /// ClickHouse writes them, certificates trimmed, topics without spaces, the compression and
+    /// reverse private endpoint ids in upper case) rather than as sent.
+    #[arg(long)]
+    canonical: bool,
+    /// Create a second pipe with the name of a live one on the same service, as a production server
+    /// may, rather than refuse it with 409.
+    #[arg(long)]
+    duplicate_names: bool,
     /// Deterministic mode: ids and request ids from this seed, a clock that starts at
     /// 2026-01-01T00:00:00Z and moves one second per API request (byte-identical answers to the
     /// same requests in the same order). With --data-dir a restart continues the ids and the clock
@@ -254,6 +263,12 @@ async fn main() -> ExitCode {
     if args.require_state_command {
         options = options.require_state_command();
     }
+    if args.canonical {
+        options = options.canonical(true);
+    }
+    if args.duplicate_names {
+        options = options.duplicate_names(true);
+    }
     let emulator = match Emulator::start(options).await {
         Ok(emulator) => emulator,
         Err(e) => {
@@ -273,4 +288,24 @@ async fn main() -> ExitCode {
     stopped().await;
     emulator.shutdown().await;
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_production_flags_parse() {
+        let args = Args::try_parse_from(["api-emulator", "--canonical", "--duplicate-names"])
+            .expect("the flags parse");
+        assert!(args.canonical && args.duplicate_names);
+        let args = Args::try_parse_from(["api-emulator"]).expect("no flag parses");
+        assert!(!args.canonical && !args.duplicate_names);
+    }
+
+    #[test]
+    fn the_arguments_are_consistent() {
+        use clap::CommandFactory;
+        Args::command().debug_assert();
+    }
 }

@@ -131,12 +131,24 @@ pub struct Server {
     /// it; `true` by default), or is refused with 400 `command must be start or stop`, as the
     /// production service may.
     pub state_read_without_command: bool,
+    /// Whether a created pipe is stored, and so answered, in a production server's canonical forms
+    /// rather than as sent (`false` by default; `--canonical`): column types in ClickHouse's
+    /// canonical text (`Decimal(18, 2)` for `decimal(18,2)`), every `caCertificate` without its
+    /// trailing whitespace, Kafka topics without spaces (`a,b` for `a, b`), the object storage
+    /// compression in upper case, reverse private endpoint ids as upper-case UUIDs. The same way
+    /// every time; `PATCH /_emulator/pipes/{id}` (a console edit) is stored as written.
+    pub canonical: bool,
+    /// Whether a second pipe with the name of a live one is created on the same service, as a
+    /// production server may (`false` by default: 409 CONFLICT; `--duplicate-names`).
+    pub duplicate_names: bool,
 }
 
 impl Default for Server {
     fn default() -> Self {
         Self {
             state_read_without_command: true,
+            canonical: false,
+            duplicate_names: false,
         }
     }
 }
@@ -440,6 +452,35 @@ mod tests {
         let err =
             Seed::parse_toml("[timing]\npipe_phase_ms = 999999999999", "test.toml").unwrap_err();
         assert!(err.to_string().contains("timing.pipe_phase_ms"), "{err}");
+        let err = Seed::parse_toml("[server]\ncanonicl = true", "test.toml").unwrap_err();
+        assert!(
+            err.to_string().contains("unknown field `canonicl`"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_server_table_says_how_production_answers() {
+        let builtin = Seed::builtin().server;
+        assert_eq!(builtin, Server::default());
+        assert!(
+            builtin.state_read_without_command && !builtin.canonical && !builtin.duplicate_names
+        );
+        let seed = Seed::parse_toml(
+            "[server]\ncanonical = true\nduplicate_names = true",
+            "test.toml",
+        )
+        .unwrap();
+        assert_eq!(
+            seed.server,
+            Server {
+                state_read_without_command: true,
+                canonical: true,
+                duplicate_names: true,
+            }
+        );
+        let json: Seed = serde_json::from_str(r#"{"server": {"duplicate_names": true}}"#).unwrap();
+        assert!(json.server.duplicate_names && !json.server.canonical);
     }
 }
 

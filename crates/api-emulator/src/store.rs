@@ -215,4 +215,30 @@ mod tests {
         store.write(Write::RemovePipes(&[id]), &clock).unwrap();
         assert!(store.load().unwrap().pipe(&id).is_none());
     }
+
+    #[test]
+    fn two_pipes_of_one_name_on_one_service_are_stored_and_loaded() {
+        let dir = tempfile::tempdir().unwrap();
+        let (store, _) = Store::open(dir.path()).unwrap();
+        let clock = Clock::wall();
+        let service = Uuid::from_u128(1);
+        let ids = [Uuid::from_u128(10), Uuid::from_u128(11)];
+        for id in ids {
+            let record: PipeRecord = serde_json::from_value(serde_json::json!({
+                "organization": Uuid::nil(),
+                "pipe": {"id": id, "name": "orders", "serviceId": service},
+                "kind": "Kafka", "one_shot": false, "created": "2026-01-01T00:00:00Z",
+                "forced": null, "deleted_at": null, "validate_samples": null
+            }))
+            .unwrap();
+            store.write(Write::Pipe(id, &record), &clock).unwrap();
+        }
+        drop(store);
+        let (store, _) = Store::open(dir.path()).unwrap();
+        let world = store.load().unwrap();
+        assert_eq!(
+            world.pipes_named(service, "orders").collect::<Vec<_>>(),
+            ids
+        );
+    }
 }

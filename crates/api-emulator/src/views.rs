@@ -29,7 +29,8 @@ pub struct ServiceView {
     pub service: Value,
 }
 
-/// A pipe as it is now.
+/// A pipe as it is now: enough for a test to tell the pipes apart (several can share a name, with
+/// `duplicate_names`) and to see which are being deleted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -44,8 +45,11 @@ pub struct PipeView {
     pub name: String,
     /// Its state now.
     pub state: PipeState,
-    /// Whether a delete was accepted (it is listed until its deletion finishes).
+    /// Whether a delete was accepted: its deletion is under way (it is listed until it finishes).
     pub deleted: bool,
+    /// When the delete was accepted (`None` while the pipe is not being deleted).
+    #[serde(default)]
+    pub deleted_at: Option<chrono::DateTime<chrono::Utc>>,
     /// The Pipe as the API answers it now, with every secret value `"[REDACTED]"`.
     pub pipe: Value,
 }
@@ -103,6 +107,7 @@ pub fn pipes(app: &Shared) -> Vec<PipeView> {
                 name: current.name.clone().unwrap_or_default(),
                 state: record.state_at(now, &timing),
                 deleted: record.deleted_at.is_some(),
+                deleted_at: record.deleted_at,
                 pipe,
             }
         })

@@ -137,16 +137,17 @@ impl PipeRecord {
 }
 
 /// Everything that changes. Pipes are reached through methods that keep two indexes beside them:
-/// the live pipes by service and name (the uniqueness check on create), and the pipes being deleted
-/// by deletion time (the purge of those gone), so that neither scans every pipe.
+/// the live pipes by service and name (the uniqueness check on create; several pipes can share a
+/// name, with `duplicate_names` or a console edit), and the pipes being deleted by deletion time
+/// (the purge of those gone), so that neither scans every pipe.
 #[derive(Debug, Default)]
 pub struct World {
     /// Services by id.
     pub services: HashMap<Uuid, ServiceRecord>,
     /// Pipes by id.
     pipes: HashMap<Uuid, PipeRecord>,
-    /// The live (not deleted) pipes by service and name.
-    names: HashMap<(Uuid, String), Uuid>,
+    /// The live (not deleted) pipes by service and name; never an empty set.
+    names: HashMap<(Uuid, String), BTreeSet<Uuid>>,
     /// The deleted pipes, by deletion time.
     deleting: BTreeSet<(DateTime<Utc>, Uuid)>,
 }
@@ -194,9 +195,18 @@ impl World {
         self.pipes.get(id)
     }
 
-    /// The live pipe of `service` called `name`.
+    /// A live pipe of `service` called `name` (the one with the lowest id, when several are).
     pub fn pipe_named(&self, service: Uuid, name: &str) -> Option<Uuid> {
-        self.names.get(&(service, name.to_string())).copied()
+        self.pipes_named(service, name).next()
+    }
+
+    /// Every live pipe of `service` called `name`, by id.
+    pub fn pipes_named(&self, service: Uuid, name: &str) -> impl Iterator<Item = Uuid> + '_ {
+        self.names
+            .get(&(service, name.to_string()))
+            .into_iter()
+            .flatten()
+            .copied()
     }
 
     /// Adds a pipe, or replaces the one with this id.
@@ -208,7 +218,10 @@ impl World {
             }
             None => {
                 if let (Some(service), Some(name)) = (record.pipe.service_id, &record.pipe.name) {
-                    self.names.insert((service, name.clone()), id);
+                    self.names
+                        .entry((service, name.clone()))
+                        .or_default()
+                        .insert(id);
                 }
             }
         }
@@ -240,8 +253,11 @@ impl World {
         }
         if let (Some(service), Some(name)) = (old.pipe.service_id, &old.pipe.name) {
             let key = (service, name.clone());
-            if self.names.get(&key) == Some(&id) {
-                self.names.remove(&key);
+            if let Some(ids) = self.names.get_mut(&key) {
+                ids.remove(&id);
+                if ids.is_empty() {
+                    self.names.remove(&key);
+                }
             }
         }
     }
@@ -351,6 +367,42 @@ mod tests {
         assert_eq!(world.pipes().count(), 2);
         world.remove_pipe(c);
         assert_eq!(world.pipe_named(service, "orders"), None);
+    }
+
+    #[test]
+    fn two_live_pipes_can_share_a_name_and_each_keeps_it_until_deleted() {
+        let t0 = Utc::now();
+        let service = Uuid::from_u128(1);
+        let (a, b) = (Uuid::from_u128(10), Uuid::from_u128(11));
+        let mut world = World::default();
+        world.put_pipe(b, named(service, "orders", t0));
+        world.put_pipe(a, named(service, "orders", t0));
+        assert_eq!(
+            world.pipes_named(service, "orders").collect::<Vec<_>>(),
+            [a, b]
+        );
+        assert_eq!(world.pipe_named(service, "orders"), Some(a));
+
+        let mut deleted = named(service, "orders", t0);
+        deleted.deleted_at = Some(t0);
+        world.put_pipe(a, deleted);
+        assert_eq!(
+            world.pipe_named(service, "orders"),
+            Some(b),
+            "deleting one leaves the other's name taken"
+        );
+        world.put_pipe(b, named(service, "orders", t0));
+        assert_eq!(
+            world.pipes_named(service, "orders").collect::<Vec<_>>(),
+            [b]
+        );
+        world.remove_pipe(b);
+        assert_eq!(world.pipe_named(service, "orders"), None);
+        assert_eq!(
+            world.pipes().count(),
+            1,
+            "the deleted one is listed until purged"
+        );
     }
 
     #[test]

@@ -34,6 +34,75 @@ async fn service(emulator: &Emulator) -> ServiceHandle {
     )
 }
 
+/// A state file in `dir`, its service locks beside it.
+fn store(dir: &tempfile::TempDir) -> FileStateStore {
+    FileStateStore::new(dir.path().join("state.json")).lock_dir(dir.path().join("locks"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn an_apply_needs_the_lock_of_its_own_service() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let service = service(&emulator).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let mut other = declared::target_of(&service);
+    other.api_url = "https://api.example.com/".into();
+    let wrong = store.lock(&other).unwrap();
+    let recorded = RecordedState::new(declared::target_of(&service));
+    let plan = declared::plan(
+        &service,
+        &Declaration::new().pipe(pipe("orders", 1)),
+        &recorded,
+    )
+    .await
+    .unwrap();
+    let refused = plan.apply(&wrong, &store, &options()).await.unwrap_err();
+    assert!(
+        refused.to_string().contains("not of the plan's service"),
+        "{refused}"
+    );
+    assert!(emulator.pipes().is_empty(), "nothing was created");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_pipe_created_before_the_intent_is_not_adopted() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let service = service(&emulator).await;
+    let created = service.pipes().create(&pipe("orders", 1)).await.unwrap();
+    let mut answer = serde_json::to_value(
+        service
+            .pipe(created.id)
+            .get_wire()
+            .await
+            .unwrap()
+            .into_inner(),
+    )
+    .unwrap();
+    let text = serde_json::json!({
+        "version": 2, "target": declared::target_of(&service),
+        "pending": {"orders": {
+            "fingerprint": {"algorithm": "argon2id", "version": 19, "memoryKib": 19456, "iterations": 2,
+                            "parallelism": 1, "salt": "c2FsdHNhbHRzYWx0c2FsdA", "digest": ""},
+            "declared": {"name": "orders"}, "startedAt": "2030-01-01T00:00:00Z", "intentId": "i"}},
+    });
+    let mut recorded = RecordedState::from_json(&text.to_string()).unwrap();
+    let refused = recorded.adopt("orders", created.id, &answer).unwrap_err();
+    assert!(
+        refused
+            .to_string()
+            .contains("before the create of \"orders\" was sent"),
+        "{refused}"
+    );
+    answer["name"] = serde_json::json!("events");
+    let named = recorded.adopt("orders", created.id, &answer).unwrap_err();
+    assert!(named.to_string().contains("is named \"events\""), "{named}");
+    answer["name"] = serde_json::json!("orders");
+    answer["createdAt"] = serde_json::json!("2030-01-01T00:01:00Z");
+    recorded.adopt("orders", created.id, &answer).unwrap();
+    assert_eq!(recorded.pipes["orders"].id, created.id);
+    assert!(recorded.pending.is_empty());
+}
+
 fn options() -> ApplyOptions {
     ApplyOptions::default().wait(WaitOptions::default().timeout(std::time::Duration::from_secs(10)))
 }
@@ -43,15 +112,27 @@ async fn a_plan_applies_once_and_a_stale_plan_is_refused() {
     let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
     let service = service(&emulator).await;
     let dir = tempfile::tempdir().unwrap();
-    let store = FileStateStore::new(dir.path().join("state.json"));
+    let store = store(&dir);
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
     let declaration = Declaration::new().pipe(pipe("orders", 1));
     let recorded = RecordedState::new(declared::target_of(&service));
     let plan = declared::plan(&service, &declaration, &recorded)
         .await
         .unwrap();
-    assert!(plan.apply(&store, &options()).await.unwrap().is_complete());
+    assert!(
+        plan.apply(&lock, &store, &options())
+            .await
+            .unwrap()
+            .is_complete()
+    );
+    let observed = &store.load().unwrap().unwrap().pipes["orders"].observed;
+    assert_eq!(
+        observed.as_ref().map(|o| o["scaling"]["replicas"].clone()),
+        Some(serde_json::json!(1)),
+        "the server's answer is recorded as the observed form"
+    );
 
-    let again = plan.apply(&store, &options()).await.unwrap_err();
+    let again = plan.apply(&lock, &store, &options()).await.unwrap_err();
     assert!(matches!(again, StateError::Refused(_)), "{again}");
     assert!(again.to_string().contains("make a new plan"), "{again}");
     assert_eq!(emulator.pipes().len(), 1, "nothing was created twice");
@@ -62,11 +143,17 @@ async fn a_service_that_does_not_start_keeps_the_pipes_a_replace_would_delete() 
     let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
     let service = service(&emulator).await;
     let dir = tempfile::tempdir().unwrap();
-    let store = FileStateStore::new(dir.path().join("state.json"));
+    let store = store(&dir);
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
     let first = Declaration::new().pipe(pipe("orders", 1));
     let recorded = RecordedState::new(declared::target_of(&service));
     let plan = declared::plan(&service, &first, &recorded).await.unwrap();
-    assert!(plan.apply(&store, &options()).await.unwrap().is_complete());
+    assert!(
+        plan.apply(&lock, &store, &options())
+            .await
+            .unwrap()
+            .is_complete()
+    );
     let id = store.load().unwrap().unwrap().pipes["orders"].id;
 
     // The service fails; the declaration wants it running and the pipe on 2 replicas.
@@ -80,7 +167,7 @@ async fn a_service_that_does_not_start_keeps_the_pipes_a_replace_would_delete() 
     let plan = declared::plan(&service, &changed, &recorded).await.unwrap();
     assert_eq!(plan.actions[0].kind, ActionKind::Replace);
     assert!(plan.service.is_some());
-    let report = plan.apply(&store, &options()).await.unwrap();
+    let report = plan.apply(&lock, &store, &options()).await.unwrap();
     assert!(matches!(report.service, Some(Err(_))), "{report:?}");
     assert!(
         matches!(report.actions[0].outcome, Outcome::Skipped(_)),
@@ -95,9 +182,23 @@ async fn one_pipe_is_never_recorded_under_two_names() {
     let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
     let service = service(&emulator).await;
     let created = service.pipes().create(&pipe("orders", 1)).await.unwrap();
+    let answer = serde_json::to_value(
+        service
+            .pipe(created.id)
+            .get_wire()
+            .await
+            .unwrap()
+            .into_inner(),
+    )
+    .unwrap();
     let mut recorded = RecordedState::new(declared::target_of(&service));
-    recorded.import(created.id, &pipe("orders", 1)).unwrap();
-    let twice = recorded.import(created.id, &pipe("events", 1)).unwrap_err();
+    let differences = recorded
+        .import(created.id, &pipe("orders", 1), &answer)
+        .unwrap();
+    assert!(differences.is_empty(), "{differences:?}");
+    let twice = recorded
+        .import(created.id, &pipe("events", 1), &answer)
+        .unwrap_err();
     assert!(
         twice
             .to_string()
@@ -105,12 +206,14 @@ async fn one_pipe_is_never_recorded_under_two_names() {
         "{twice}"
     );
     let other = "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c".parse().unwrap();
-    let taken = recorded.import(other, &pipe("orders", 1)).unwrap_err();
+    let taken = recorded
+        .import(other, &pipe("orders", 1), &answer)
+        .unwrap_err();
     assert!(taken.to_string().contains("forget it first"), "{taken}");
     assert!(recorded.forget("orders"));
     assert!(!recorded.forget("orders"));
     assert!(
-        recorded.adopt("orders", created.id).is_err(),
+        recorded.adopt("orders", created.id, &answer).is_err(),
         "no pending create to adopt"
     );
 }

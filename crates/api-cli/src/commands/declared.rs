@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use api_mgmt::ServiceHandle;
 use api_mgmt::declared::{
     self, ActionKind, ApplyOptions, DeclaredError, FileStateStore, Outcome, Plan, RecordedState,
-    StateLock, StateStore,
+    StateError, StateLock, StateStore,
 };
 use serde_json::json;
 
@@ -42,6 +42,9 @@ pub(crate) async fn plan(args: DirArgs, session: &mut Session<'_>) -> Result<Exi
     {
         return Err(pending_failure(&plan, &args));
     }
+    if plan.unreadable().next().is_some() {
+        return Err(unreadable_failure(&plan, &args));
+    }
     Ok(if plan.is_empty() {
         Exit::Success
     } else {
@@ -61,7 +64,7 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     let declared = read(&args.dir, session)?;
     let service = session.settings()?.service()?;
     let store = FileStateStore::new(state_path(&args.dir));
-    let _lock = lock(&store)?;
+    let lock = lock(&store, &service)?;
     let recorded = load(&store, &service)?;
     let plan = make_plan(&service, &declared, &recorded).await?;
     let dir = args.dir.dir.display().to_string();
@@ -69,9 +72,7 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     if human {
         crate::output::write_stdout(&plan_text(&plan, &dir))?;
     }
-    let runnable =
-        plan.service.is_some() || plan.actions.iter().any(|a| a.kind != ActionKind::Pending);
-    if !runnable {
+    if !plan.has_work() {
         if !human {
             session
                 .out
@@ -79,12 +80,15 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
                     String::new()
                 })?;
         }
-        return match plan.pending().next() {
-            Some(_) => Err(pending_failure(&plan, &args.dir)),
-            None => Ok(Exit::Success),
-        };
+        if plan.pending().next().is_some() {
+            return Err(pending_failure(&plan, &args.dir));
+        }
+        if plan.unreadable().next().is_some() {
+            return Err(unreadable_failure(&plan, &args.dir));
+        }
+        return Ok(Exit::Success);
     }
-    if !args.yes {
+    if !args.yes && !plan.actions.is_empty() {
         if !human {
             // The plan's JSON goes to stdout with the results; the person answering reads it here.
             write_stderr(&plan_text(&plan, &dir));
@@ -95,14 +99,15 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     }
     let options = ApplyOptions::default()
         .parallelism(usize::from(args.parallelism))
+        .max_unavailable(usize::from(args.max_unavailable))
         .wait(wait_options(args.timeout));
     let names: Vec<&str> = plan.actions.iter().map(|a| a.name.as_str()).collect();
     let board = Board::start(plan.service.is_some(), &names);
-    let report = plan
-        .apply_with(&store, &options, &|progress| board.show(&progress))
-        .await
-        .map_err(|e| Failure::state(&e))?;
+    let applied = plan
+        .apply_with(&lock, &store, &options, &|progress| board.show(&progress))
+        .await;
     drop(board);
+    let report = applied.map_err(|e| unrecorded_failure(&e, &args.dir))?;
     if human {
         crate::output::write_stdout(&report_text(&report))?;
     } else {
@@ -113,6 +118,14 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     }
     if report.is_complete() {
         return Ok(Exit::Success);
+    }
+    let unreadable_only = report.service.as_ref().is_none_or(Result::is_ok)
+        && report
+            .actions
+            .iter()
+            .all(|a| matches!(a.outcome, Outcome::Done { .. }) || a.kind == ActionKind::Unreadable);
+    if unreadable_only {
+        return Err(unreadable_failure(&plan, &args.dir));
     }
     Err(incomplete(&report, &args.dir))
 }
@@ -135,26 +148,43 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
     };
     let service = session.settings()?.service()?;
     let store = FileStateStore::new(state_path(&args.dir));
-    let _lock = lock(&store)?;
+    let _lock = lock(&store, &service)?;
     let mut recorded = load(&store, &service)?;
     // Refused before any call when the name is taken.
     recorded
         .clone()
-        .import(args.id, pipe)
+        .import(args.id, pipe, &json!({}))
         .map_err(|e| Failure::state(&e))?;
-    super::pipe::read_wire(&service, args.id).await?;
-    recorded
-        .import(args.id, pipe)
+    let answer = super::pipe::read_wire(&service, args.id).await?;
+    let differences = recorded
+        .import(args.id, pipe, &answer)
         .map_err(|e| Failure::state(&e))?;
     store.save(&recorded).map_err(|e| Failure::state(&e))?;
     let dir = args.dir.dir.display().to_string();
+    let paths: Vec<&str> = differences.iter().map(|c| c.path.as_str()).collect();
     session.out.show(
-        &json!({"name": args.name, "id": args.id}),
+        &json!({"name": args.name, "id": args.id, "differences": differences}),
         |_| {
-            format!(
-                "Imported {} as pipe {}; `cloudctl plan -f {dir}` shows how the pipe differs from its file.",
-                args.name, args.id
-            )
+            let mut text = format!("Imported {} as pipe {}.", args.name, args.id);
+            if !paths.is_empty() {
+                text.push_str(&format!(
+                    " The file says what the server does not answer at {}: the pipe differs, or the \
+                     server writes the same value its own way; the state records the pipe as it is, \
+                     so to make the pipe follow the file, change the file after the import (or \
+                     `cloudctl state forget -f {dir} {}` and apply).",
+                    paths.join(", "),
+                    args.name
+                ));
+                for change in &differences {
+                    text.push_str(&format!(
+                        "\n  {}: {} on the server, {} in the file",
+                        change.path,
+                        change.old.as_ref().map_or("(not set)".into(), |v| v.to_string()),
+                        change.new.as_ref().map_or("(not set)".into(), |v| v.to_string()),
+                    ));
+                }
+            }
+            text
         },
     )
 }
@@ -174,7 +204,7 @@ pub(crate) async fn state(command: StateCommand, session: &mut Session<'_>) -> R
         StateCommand::Forget { dir, name } => {
             let service = session.settings()?.service()?;
             let store = FileStateStore::new(state_path(&dir));
-            let _lock = lock(&store)?;
+            let _lock = lock(&store, &service)?;
             let mut recorded = load(&store, &service)?;
             if !recorded.forget(&name) {
                 return Err(not_in_state(&name));
@@ -194,7 +224,7 @@ pub(crate) async fn state(command: StateCommand, session: &mut Session<'_>) -> R
 async fn resolve(args: ResolveArgs, session: &mut Session<'_>) -> Result<(), Failure> {
     let service = session.settings()?.service()?;
     let store = FileStateStore::new(state_path(&args.dir));
-    let _lock = lock(&store)?;
+    let _lock = lock(&store, &service)?;
     let mut recorded = load(&store, &service)?;
     if !recorded.pending.contains_key(&args.name) {
         return Err(
@@ -205,15 +235,8 @@ async fn resolve(args: ResolveArgs, session: &mut Session<'_>) -> Result<(), Fai
     let shown = match args.id {
         Some(id) => {
             let pipe = super::pipe::read_wire(&service, id).await?;
-            let name = pipe["name"].as_str().unwrap_or_default();
-            if name != args.name {
-                return Err(Failure::usage(format!(
-                    "pipe {id} is named {name:?}, not {:?}; nothing was recorded",
-                    args.name
-                )));
-            }
             recorded
-                .adopt(&args.name, id)
+                .adopt(&args.name, id, &pipe)
                 .map_err(|e| Failure::state(&e))?;
             format!("Recorded {} as pipe {id}.", args.name)
         }
@@ -254,8 +277,11 @@ fn state_path(args: &DirArgs) -> PathBuf {
         .unwrap_or_else(|| args.dir.join(STATE_FILE))
 }
 
-fn lock(store: &FileStateStore) -> Result<StateLock, Failure> {
-    store.lock().map_err(|e| Failure::state(&e))
+/// The lock of the service's applies (and of the state file).
+fn lock(store: &FileStateStore, service: &ServiceHandle) -> Result<StateLock, Failure> {
+    store
+        .lock(&declared::target_of(service))
+        .map_err(|e| Failure::state(&e))
 }
 
 /// The recorded state of `service` (empty when there is none yet), refused when it is another's.
@@ -317,6 +343,43 @@ fn pending_failure(plan: &Plan, args: &DirArgs) -> Failure {
     ));
     failure.exit = Exit::OutcomeUnknown;
     failure.outcome_unknown = true;
+    failure
+}
+
+/// Exit 9: a recorded pipe's answer cannot be read; the others were planned.
+fn unreadable_failure(plan: &Plan, args: &DirArgs) -> Failure {
+    let names: Vec<String> = plan
+        .unreadable()
+        .map(|a| match &a.note {
+            Some(note) => format!("{} ({note})", a.name),
+            None => a.name.clone(),
+        })
+        .collect();
+    let mut failure = Failure::other(
+        "UNREADABLE_PIPE",
+        format!(
+            "the server's answer for {} cannot be read; nothing was done to {}, the other pipes were planned",
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" }
+        ),
+    )
+    .with_hint(format!(
+        "`cloudctl pipe get ID -o json` shows what the server sends; `cloudctl state forget -f {} NAME` stops managing a pipe",
+        args.dir.display()
+    ));
+    failure.exit = Exit::Unreadable;
+    failure
+}
+
+/// An apply that ended on the state: a pipe created but not recorded is named with its id.
+fn unrecorded_failure(error: &StateError, args: &DirArgs) -> Failure {
+    let mut failure = Failure::state(error);
+    if let StateError::CreatedNotRecorded { name, id, .. } = error {
+        failure.hint = Some(format!(
+            "record it: `cloudctl state resolve -f {} {name} --id {id}`",
+            args.dir.display()
+        ));
+    }
     failure
 }
 

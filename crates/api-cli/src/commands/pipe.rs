@@ -1,4 +1,4 @@
-//! `cloudctl pipe create|get|settings|delete|wait`.
+//! `cloudctl pipe create|get|settings|delete|wait|export`.
 
 use api_mgmt::{
     Error, Pipe, PipeHandle, PipeId, Response, WaitFor, wait_for_pipe, wait_for_pipe_gone,
@@ -6,8 +6,9 @@ use api_mgmt::{
 use serde::Serialize;
 
 use super::{Session, wait_options};
-use crate::cli::{PipeCommand, PipeCreateArgs, PipeDeleteArgs, PipeWaitArgs};
+use crate::cli::{OutputFormat, PipeCommand, PipeCreateArgs, PipeDeleteArgs, PipeWaitArgs};
 use crate::exit::{Api, Context, Failure, PipeWait};
+use crate::output::Output;
 use crate::pipe_file;
 use crate::progress::Progress;
 use crate::render;
@@ -36,7 +37,11 @@ pub(crate) async fn run(command: PipeCommand, session: &mut Session<'_>) -> Resu
     }
 }
 
-/// `pipe export`: the pipe as its file, YAML (or the same request as JSON with `-o json`).
+/// `pipe export`: the pipe as its file, YAML unless `-o json` asks for the same request as JSON.
+/// Off a terminal cloudctl writes JSON unless told otherwise, but an export is a file to keep
+/// (`cloudctl pipe export ID > orders.yaml`): it stays YAML there too. What the file reads from the
+/// environment and what the API never returns are said on stderr in every mode, since the file
+/// cannot say them.
 async fn export(id: PipeId, session: &mut Session<'_>) -> Result<(), Failure> {
     let pipe = handle(session, id)?;
     let wire = pipe
@@ -51,23 +56,25 @@ async fn export(id: PipeId, session: &mut Session<'_>) -> Result<(), Failure> {
         )
     })?;
     let (file, variables, request_only) = pipe_file::exported_file(&json);
-    if !session.out.is_json() {
-        if !variables.is_empty() {
-            crate::output::write_stderr(&format!(
-                "The file reads {} from the environment (the API does not return {}).",
-                variables.join(", "),
-                if variables.len() == 1 { "it" } else { "them" }
-            ));
-        }
-        if !request_only.is_empty() {
-            crate::output::write_stderr(&format!(
-                "The API never returns {}: add those the pipe was created with before `cloudctl \
-                 import` (an import records the file as it is).",
-                request_only.join(", ")
-            ));
-        }
+    if !variables.is_empty() {
+        crate::output::write_stderr(&format!(
+            "The file reads {} from the environment (the API does not return {}).",
+            variables.join(", "),
+            if variables.len() == 1 { "it" } else { "them" }
+        ));
     }
-    session.out.show(&file, |file| {
+    if !request_only.is_empty() {
+        crate::output::write_stderr(&format!(
+            "The API never returns {}: add those the pipe was created with before `cloudctl \
+             import` (an import records the file as it is).",
+            request_only.join(", ")
+        ));
+    }
+    let format = match session.global.output {
+        Some(OutputFormat::Json) => OutputFormat::Json,
+        _ => OutputFormat::Human,
+    };
+    Output { format }.show(&file, |file| {
         pipe_file::to_yaml(file).trim_end().to_string()
     })
 }

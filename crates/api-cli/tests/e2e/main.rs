@@ -4,6 +4,7 @@
 
 mod cassettes;
 mod declared;
+mod declared_production;
 mod endpoints;
 mod errors;
 mod help;
@@ -14,3 +15,4 @@ mod redaction;
 mod service;
 mod settings;
 mod support;
+mod terminal;

@@ -1,4 +1,4 @@
-//! `cloudctl pipe create|get|settings|delete|wait` against the emulator.
+//! `cloudctl pipe create|get|settings|delete|wait|export` against the emulator.
 
 use api_emulator::{EmulatorOptions, PipeState, Timing};
 
@@ -398,5 +398,159 @@ fn a_failed_pipe_ends_the_wait_at_once_with_exit_1() {
     assert_eq!(
         error["hint"],
         format!("`cloudctl pipe get {id}` shows the pipe")
+    );
+}
+
+/// A Postgres pipe file: its password (and user name) are among what the API does not return.
+const POSTGRES_PIPE: &str = "\
+name: crm
+source:
+  postgres:
+    host: crm-db.internal.example
+    port: 5432
+    database: crm
+    credentials: {username: replicator, password: {env: POSTGRES_PASSWORD}}
+    tableMappings:
+      - {sourceSchemaName: public, sourceTable: customers, targetTable: crm_customers}
+destination: {database: crm}
+";
+
+/// Fails when a secret of the test shows in `text`.
+#[track_caller]
+fn assert_no_secret(cloud: &Cloud, text: &str) {
+    for secret in cloud.secrets() {
+        assert!(!text.contains(&secret), "a secret was written:\n{text}");
+    }
+}
+
+/// `cloudctl pipe export ID > orders.yaml`: stdout is a file, not a terminal, and no `-o` is given;
+/// the file is still the pipe file, YAML, and what the API never returns (the Kafka credentials) is
+/// said on stderr.
+#[test]
+fn export_into_a_file_writes_yaml_and_says_what_the_api_never_returns() {
+    let cloud = Cloud::start();
+    let id = cloud.create_kafka_pipe();
+    let path = cloud.home().join("orders.yaml");
+    let file = std::fs::File::create(&path).expect("the file");
+    let output = cloud
+        .process()
+        .args(["pipe", "export", &id])
+        .stdout(file)
+        .output()
+        .expect("cloudctl runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let written = std::fs::read_to_string(&path).expect("the file is written");
+    assert_no_secret(&cloud, &written);
+    assert_no_secret(&cloud, &stderr);
+    assert!(
+        written.lines().any(|line| line == "name: orders"),
+        "{written}"
+    );
+    assert!(written.contains("\n    topics: orders\n"), "{written}");
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&written).is_err(),
+        "YAML, not JSON: {written}"
+    );
+    assert!(!written.contains("credentials"), "{written}");
+    assert!(
+        stderr.contains("The API never returns ") && stderr.contains("source.kafka.credentials"),
+        "{stderr}"
+    );
+    // cloudctl reads it back as the pipe file it is.
+    let checked = cloud
+        .cloudctl(&[
+            "pipe",
+            "create",
+            "--file",
+            &path.to_string_lossy(),
+            "--dry-run",
+            "-o",
+            "json",
+        ])
+        .expect(0)
+        .json();
+    assert_eq!(checked["name"], "orders");
+    assert_eq!(checked["source"]["kafka"]["topics"], "orders");
+}
+
+/// Export without `-o` into a pipe writes the YAML pipe file, its secrets as `{env: VARIABLE}`,
+/// which an import takes as it is (and a plan then finds no change); with `-o json`, the same file
+/// as JSON. Both say on stderr what the file reads from the environment and what the API never
+/// returns.
+#[test]
+fn export_writes_yaml_unless_json_is_asked_for_and_says_what_it_lacks_in_both() {
+    let cloud = Cloud::start();
+    let file = cloud.file("crm.yaml", POSTGRES_PIPE);
+    let created = cloud
+        .cloudctl(&["pipe", "create", "-f", &file, "-o", "json"])
+        .expect(0)
+        .json();
+    let id = created["id"].as_str().expect("an id").to_string();
+    let notes = |stderr: &str| {
+        assert!(
+            stderr.contains("The file reads CRM_POSTGRES_")
+                && stderr.contains("CRM_POSTGRES_PASSWORD")
+                && stderr.contains("from the environment"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("The API never returns ") && stderr.contains("destination.roles"),
+            "{stderr}"
+        );
+    };
+
+    let yaml = cloud.cloudctl(&["pipe", "export", &id]).expect(0);
+    notes(&yaml.stderr);
+    assert!(
+        yaml.stdout.lines().any(|line| line == "name: crm"),
+        "{}",
+        yaml.stdout
+    );
+    assert!(
+        yaml.stdout
+            .contains("password: {env: CRM_POSTGRES_PASSWORD}"),
+        "{}",
+        yaml.stdout
+    );
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&yaml.stdout).is_err(),
+        "YAML, not JSON: {}",
+        yaml.stdout
+    );
+    // An import takes the file as it is, with what it reads from the environment, and a plan then
+    // finds the pipe as declared.
+    let exported = cloud.file("adopted/crm.yaml", &yaml.stdout);
+    let dir = std::path::Path::new(&exported)
+        .parent()
+        .expect("its directory")
+        .to_string_lossy()
+        .into_owned();
+    let with_variables = |args: &[&str]| {
+        let mut command = cloud.command();
+        command
+            .env("CRM_POSTGRES_USERNAME", "replicator")
+            .env("CRM_POSTGRES_PASSWORD", crate::support::POSTGRES_PASSWORD)
+            .args(args);
+        cloud.run(&mut command)
+    };
+    let imported = with_variables(&["import", "-f", &dir, "crm", &id, "-o", "json"]).expect(0);
+    assert_eq!(imported.json()["id"], id.as_str());
+    let planned = with_variables(&["plan", "-f", &dir, "-o", "json"]).expect(0);
+    assert_eq!(planned.json()["unchanged"], 1, "{}", planned.stdout);
+
+    let json = cloud
+        .cloudctl(&["pipe", "export", &id, "-o", "json"])
+        .expect(0);
+    notes(&json.stderr);
+    let json = json.json();
+    assert_eq!(json["name"], "crm");
+    assert_eq!(
+        json["source"]["postgres"]["credentials"]["password"],
+        serde_json::json!({"env": "CRM_POSTGRES_PASSWORD"})
+    );
+    assert!(
+        json.get("id").is_none() && json.get("state").is_none(),
+        "{json}"
     );
 }

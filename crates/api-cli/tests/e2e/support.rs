@@ -326,3 +326,43 @@ impl Drop for Cloud {
         }
     }
 }
+
+/// Emulators that answer as a production, database-backed server may (see the API decisions, "How
+/// a production server answers what it stores"), and a pipe answer a client cannot decode.
+#[allow(dead_code)] // each test module uses its own part
+impl Cloud {
+    /// An emulator (instant, no rate limits) that stores and answers created pipes in canonical
+    /// forms: column types as ClickHouse writes them, certificates trimmed, topics without spaces,
+    /// the compression and reverse private endpoint ids in upper case.
+    pub fn canonical() -> Self {
+        Self::with(EmulatorOptions::for_tests().canonical(true))
+    }
+
+    /// An emulator (instant, no rate limits) that answers as production may: canonical forms, and a
+    /// second pipe with the name of a live one created rather than refused.
+    pub fn production() -> Self {
+        Self::with(
+            EmulatorOptions::for_tests()
+                .canonical(true)
+                .duplicate_names(true),
+        )
+    }
+
+    /// An emulator (instant, no rate limits) that creates a second pipe with the name of a live one
+    /// rather than refuse it with 409, and answers pipes as sent.
+    pub fn duplicates() -> Self {
+        Self::with(EmulatorOptions::for_tests().duplicate_names(true))
+    }
+
+    /// Merges `overlay` (a JSON object: objects merged, anything else replaced) into the pipe `id`'s
+    /// JSON in every later getPipe answer, e.g. `{"scaling": {"replicas": "three"}}`; the stored
+    /// pipe does not change.
+    pub fn set_raw_overlay(&self, id: &str, overlay: serde_json::Value) {
+        let id: PipeId = id.parse().expect("a pipe id");
+        let set = self
+            .emulator()
+            .set_raw_overlay(id, overlay)
+            .expect("the overlay is a JSON object");
+        assert!(set, "the pipe exists");
+    }
+}

@@ -37,6 +37,17 @@ pub fn ok(request_id: &str, result: impl Serialize) -> Response {
     with_request_id(axum::Json(body).into_response(), request_id)
 }
 
+/// A success envelope with `result` exactly as given: no number rewritten (for a test's raw overlay,
+/// whose `3.0` must reach the client as `3.0`).
+pub fn ok_as_is(request_id: &str, result: serde_json::Value) -> Response {
+    let body = serde_json::json!({
+        "status": 200,
+        "requestId": request_id,
+        "result": result,
+    });
+    with_request_id(axum::Json(body).into_response(), request_id)
+}
+
 /// A success envelope without `result` (a delete).
 pub fn ok_empty(request_id: &str) -> Response {
     let body = serde_json::json!({ "status": 200, "requestId": request_id });

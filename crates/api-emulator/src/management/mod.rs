@@ -1,5 +1,6 @@
 //! The management API: services, pipes, private endpoints.
 
+pub mod canonical;
 pub mod errors;
 mod pipes;
 mod private_endpoints;

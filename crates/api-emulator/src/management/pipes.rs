@@ -1,4 +1,5 @@
-//! Pipes: create, read, read settings, delete.
+//! Pipes: create (as sent, or in a production server's canonical forms), read, read settings,
+//! delete.
 
 use api_raw::management::types as mgmt;
 use api_raw::support::ServiceState;
@@ -127,6 +128,9 @@ pub async fn create(
     if response_body.get("fieldMappings").is_none() {
         response_body["fieldMappings"] = json!([]);
     }
+    if app.seed.server.canonical {
+        super::canonical::pipe(&mut response_body);
+    }
     let pipe: mgmt::Pipe = match serde_json::from_value(response_body) {
         Ok(pipe) => pipe,
         Err(_) => {
@@ -168,7 +172,7 @@ pub async fn create(
             ),
         );
     }
-    if world.pipe_named(admitted.service, &name).is_some() {
+    if !app.seed.server.duplicate_names && world.pipe_named(admitted.service, &name).is_some() {
         return errors::error(
             rid,
             StatusCode::CONFLICT,
@@ -213,13 +217,17 @@ fn with_pipe<T>(
     then(id, record, &mut world)
 }
 
-/// Handles `getPipe`.
+/// Handles `getPipe`: the stored pipe as it is now, with its raw overlay merged in when a test set
+/// one (after the numbers are written as production writes them, so that an overlay's `3.0` stays).
 pub async fn get(State(app): State<Shared>, admitted: Admitted) -> Response {
     let timing = app.seed.timing;
-    match with_pipe(&app, &admitted, |_, record, _| {
-        Ok(record.current(app.clock.now(), &timing))
+    match with_pipe(&app, &admitted, |id, record, _| {
+        Ok((id, record.current(app.clock.now(), &timing)))
     }) {
-        Ok(pipe) => errors::ok(&admitted.request_id, pipe),
+        Ok((id, pipe)) => {
+            let answer = crate::overlay::answer(&app, id, crate::wire::json(pipe));
+            errors::ok_as_is(&admitted.request_id, answer)
+        }
         Err(response) => response,
     }
 }

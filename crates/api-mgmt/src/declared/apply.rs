@@ -5,25 +5,33 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use api_core::management::{Pipe, PipeState, WaitFor, WaitOptions, wait_for_pipe};
-use api_core::{Error, PipeId, Response};
+use api_core::{DecodeError, Error, PipeId, Response};
 use chrono::Utc;
 use futures::StreamExt as _;
+use futures::stream::FuturesUnordered;
+use serde_json::Value;
 
+use super::fingerprint::observed_form;
 use super::plan::{ActionKind, Creation, Plan, PlanAction};
-use super::{PendingCreate, RecordedPipe, RecordedState, ServiceTarget, StateError, StateStore};
+use super::{
+    PendingCreate, RecordedPipe, RecordedState, ServiceTarget, StateError, StateLock, StateStore,
+};
 
 /// How an apply runs.
 #[derive(Debug, Clone)]
 pub struct ApplyOptions {
     parallelism: usize,
+    max_unavailable: usize,
     wait: WaitOptions,
 }
 
 impl Default for ApplyOptions {
-    /// Four actions at a time; waits as [`WaitOptions::default`] (up to 10 minutes each).
+    /// Four actions at a time, one declared pipe down at a time; waits as
+    /// [`WaitOptions::default`] (up to 10 minutes each).
     fn default() -> Self {
         Self {
             parallelism: 4,
+            max_unavailable: 1,
             wait: WaitOptions::default(),
         }
     }
@@ -34,6 +42,15 @@ impl ApplyOptions {
     /// rate limit, shared store included.
     pub fn parallelism(mut self, actions: usize) -> Self {
         self.parallelism = actions.max(1);
+        self
+    }
+
+    /// How many declared pipes may be down at once (at least 1): a replace (delete, create, wait for
+    /// `Running`) starts only while fewer are down, counting pipes down already (gone, failed, a
+    /// replace that did not finish, one whose replace failed). The default is 1: one pipe after
+    /// another, so a change to many files never takes them all down together.
+    pub fn max_unavailable(mut self, pipes: usize) -> Self {
+        self.max_unavailable = pipes.max(1);
         self
     }
 
@@ -51,8 +68,8 @@ impl ApplyOptions {
 pub struct Progress {
     /// The pipe's name; `None` for the service.
     pub name: Option<String>,
-    /// The step: `starting`, `stopping`, `deleting`, `waiting until gone`, `creating`,
-    /// `waiting for Running`, `done`, `failed`, `pending`, `skipped`.
+    /// The step: `starting`, `stopping`, `recorded`, `deleting`, `waiting until gone`, `creating`,
+    /// `waiting for Running`, `done`, `failed`, `pending`, `skipped`, `unreadable`.
     pub step: String,
     /// The state last seen, when one was read.
     pub state: Option<String>,
@@ -62,7 +79,8 @@ pub struct Progress {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Outcome {
-    /// Done: the pipe is as declared (created and `Running`), or gone (deleted).
+    /// Done: the pipe is as declared (created and `Running`, or recorded as it is), or gone
+    /// (deleted).
     Done {
         /// The state the pipe was last seen in (`None` for a delete).
         state: Option<PipeState>,
@@ -74,7 +92,8 @@ pub enum Outcome {
     OutcomeUnknown(Error),
     /// A pending create blocks this name: nothing was sent.
     Blocked,
-    /// Not run, for the reason given (the service did not start, the delete of a replace failed).
+    /// Not run, for the reason given (the service did not start, the delete of a replace failed, no
+    /// room under `max_unavailable`, an answer that cannot be read).
     Skipped(String),
 }
 
@@ -129,32 +148,47 @@ impl Plan {
     /// Carries the plan out, as [`apply_with`](Self::apply_with) does, without progress reports.
     pub async fn apply(
         &self,
+        lock: &StateLock,
         store: &dyn StateStore,
         options: &ApplyOptions,
     ) -> Result<ApplyReport, StateError> {
-        self.apply_with(store, options, &|_| {}).await
+        self.apply_with(lock, store, options, &|_| {}).await
     }
 
-    /// Carries the plan out and records it in `store`, calling `progress` at every step.
+    /// Carries the plan out and records it in `store`, calling `progress` at every step. `lock` is
+    /// the store's lock of the plan's service ([`StateStore::lock`]), held from before the plan to
+    /// the end of the apply: an apply without it, or with another service's, is refused.
     ///
-    /// In order: the service's state (start or stop, and wait), then every delete (and the delete of
-    /// each replace, each waited until gone), then every create, recreate and replace, each waited
-    /// until `Running` (`Completed` for a one-shot object storage pipe), up to
-    /// [`ApplyOptions::parallelism`] at a time. Before each create the store records an intent (name,
-    /// fingerprint, time, intent id); the created pipe's id replaces it, and a known failure clears
-    /// it. An unknown outcome (a 5xx, a timeout, a connection lost after sending, a process killed
-    /// mid-call) leaves it pending, and later plans refuse to create that name again until it is
-    /// resolved. Hold the store's lock ([`FileStateStore::lock`](super::FileStateStore::lock))
-    /// from before the plan to the end of the apply.
+    /// In order: the service's state (start or stop, and wait); what only changes the state (a
+    /// record-only update, the observed form of a pipe recorded by an older version); every delete
+    /// of a pipe no longer declared (each waited until gone); then the pipes that are down already
+    /// (gone, failed, a replace that did not finish) and the new ones, up to
+    /// [`parallelism`](ApplyOptions::parallelism) at a time; then every replace, each a delete, a
+    /// wait until gone, a create and a wait until `Running` (`Completed` for a one-shot object
+    /// storage pipe), with at most [`max_unavailable`](ApplyOptions::max_unavailable) declared pipes
+    /// down at any moment. A rollout stops at its first failure: a replace that did not finish
+    /// leaves its pipe down, and no other starts while that would take more down.
+    ///
+    /// Before a replace deletes, the state records it (`replacing`); before each create it records
+    /// an intent (name, fingerprint, time, intent id) in the same write that drops the deleted
+    /// pipe's record; the created pipe's id replaces the intent, and the pipe's answer once it runs
+    /// is recorded as its observed form. A known failure clears the intent, except a 409 (a pipe of
+    /// that name may exist: the intent stays, with its reason). An unknown outcome (a 5xx, a
+    /// timeout, a connection lost after sending, a process killed mid-call) leaves it pending, and
+    /// later plans refuse to create that name again until it is resolved. A kill at any point
+    /// leaves at most `max_unavailable` pipes down, and the next apply finishes those first.
     ///
     /// An error of the API ends only its own action (see [`ApplyReport`]); a store that cannot save
-    /// ends the apply, since going on could create without a record.
+    /// ends the apply, since going on could create without a record (a pipe created but not
+    /// recorded is named in [`StateError::CreatedNotRecorded`]).
     pub async fn apply_with(
         &self,
+        lock: &StateLock,
         store: &dyn StateStore,
         options: &ApplyOptions,
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<ApplyReport, StateError> {
+        lock.check(&self.recorded.target)?;
         // A plan is made against one recorded state: applied twice, or after another apply changed
         // the state, it would create again what was created since.
         let current = store.load()?;
@@ -200,16 +234,42 @@ impl Plan {
             report.service = Some(result.map(|_| ()));
         }
 
-        // Deletes, and the delete half of each replace (not when the service did not come to its
-        // declared state: the create half could not follow).
+        // What only changes the state: one write.
+        let updates: Vec<&PlanAction> = self
+            .actions
+            .iter()
+            .filter(|a| a.kind == ActionKind::Record)
+            .collect();
+        if !updates.is_empty() || !self.observations.is_empty() {
+            recording.change(|state| {
+                for (name, observed) in &self.observations {
+                    if let Some(pipe) = state.pipes.get_mut(name) {
+                        pipe.observed = Some(observed.clone());
+                    }
+                }
+                for action in &updates {
+                    if let (Some(pipe), Some(record)) =
+                        (state.pipes.get_mut(&action.name), &action.record)
+                    {
+                        pipe.declared = record.form.clone();
+                        pipe.fingerprint = record.fingerprint.clone();
+                        pipe.observed = Some(record.observed.clone());
+                        pipe.recorded_at = Utc::now();
+                    }
+                }
+            })?;
+            for action in &updates {
+                progress(step(action, "recorded", None));
+            }
+        }
+
+        // Deletes of pipes no longer declared.
         let deleting: Vec<&PlanAction> = self
             .actions
             .iter()
-            .filter(|a| {
-                a.kind == ActionKind::Delete || (a.kind == ActionKind::Replace && service_ok)
-            })
+            .filter(|a| a.kind == ActionKind::Delete)
             .collect();
-        let mut deleted: HashMap<String, Result<(), Error>> = futures::stream::iter(deleting)
+        let deleted: HashMap<String, Result<(), Error>> = futures::stream::iter(deleting)
             .map(|action| async {
                 let result = self.delete(action, &options.wait, progress).await;
                 (action.name.clone(), result)
@@ -225,42 +285,58 @@ impl Plan {
             }
         }
 
-        // Creates, recreates, and the create half of each replace whose delete went through.
-        let creating = self.actions.iter().filter(|action| {
-            action.create.is_some() && deleted.get(&action.name).is_none_or(Result::is_ok)
-        });
+        // The pipes down already and the new ones, then the replaces, rolling.
+        let creating = |down: bool| {
+            self.actions
+                .iter()
+                .filter(move |a| a.create.is_some() && (a.down || !a.delete_first) == down)
+                .collect::<Vec<_>>()
+        };
+        let ctx = Context {
+            plan: self,
+            recording: &recording,
+            wait: &options.wait,
+            progress,
+            service_ok,
+        };
+        let first = creating(true);
         let mut created: HashMap<String, ActionReport> = HashMap::new();
-        let mut runs = futures::stream::iter(creating)
-            .map(|action| {
-                let recording = &recording;
-                async move {
-                    match &action.create {
-                        Some(creation) if service_ok => {
-                            self.create(action, creation, recording, &options.wait, progress)
-                                .await
-                        }
-                        _ => {
-                            progress(step(action, "skipped", None));
-                            let why = "the service did not reach its declared state".to_string();
-                            Ok(report_of(action, action.id, Outcome::Skipped(why)))
-                        }
-                    }
-                }
-            })
-            .buffer_unordered(options.parallelism);
-        while let Some(run) = runs.next().await {
-            let run = run?;
+        let mut still_down = 0;
+        for run in rollout(&ctx, &first, options.parallelism, usize::MAX, 0).await? {
+            let down = first.iter().any(|a| a.name == run.name && a.down);
+            if down && !matches!(run.outcome, Outcome::Done { .. }) {
+                still_down += 1;
+            }
             created.insert(run.name.clone(), run);
         }
-        drop(runs);
+        let replaces = creating(false);
+        for run in rollout(
+            &ctx,
+            &replaces,
+            options.parallelism,
+            options.max_unavailable,
+            still_down,
+        )
+        .await?
+        {
+            created.insert(run.name.clone(), run);
+        }
 
+        let mut deleted = deleted;
         for action in &self.actions {
             let outcome = match (action.kind, deleted.remove(&action.name)) {
                 (ActionKind::Pending, _) => {
                     progress(step(action, "pending", None));
                     report_of(action, None, Outcome::Blocked)
                 }
-                // The delete of a delete, or of a replace that could not go on.
+                (ActionKind::Unreadable, _) => {
+                    progress(step(action, "unreadable", None));
+                    let why = action.note.clone().unwrap_or_default();
+                    report_of(action, action.id, Outcome::Skipped(why))
+                }
+                (ActionKind::Record, _) => {
+                    report_of(action, action.id, Outcome::Done { state: None })
+                }
                 (_, Some(Err(error))) => report_of(action, action.id, Outcome::Failed(error)),
                 (ActionKind::Delete, _) => {
                     report_of(action, action.id, Outcome::Done { state: None })
@@ -300,52 +376,142 @@ impl Plan {
         }
         result
     }
+}
 
-    /// Records the intent, creates, records the id, and waits for the pipe to run.
-    async fn create(
-        &self,
-        action: &PlanAction,
-        creation: &Creation,
-        recording: &Recording<'_>,
-        wait: &WaitOptions,
-        progress: &(dyn Fn(Progress) + Sync),
-    ) -> Result<ActionReport, StateError> {
-        let name = action.name.clone();
-        let intent = PendingCreate {
-            fingerprint: creation.fingerprint.clone(),
-            declared: creation.form.clone(),
-            started_at: Utc::now(),
-            intent_id: uuid::Uuid::new_v4().to_string(),
-            request_id: None,
-            reason: None,
-        };
-        tracing::info!(pipe = %name, intent = %intent.intent_id, "creating a declared pipe");
-        recording.change(|state| {
-            state.pending.insert(name.clone(), intent);
+/// What every run of a create, recreate or replace shares.
+struct Context<'a> {
+    plan: &'a Plan,
+    recording: &'a Recording<'a>,
+    wait: &'a WaitOptions,
+    progress: &'a (dyn Fn(Progress) + Sync),
+    service_ok: bool,
+}
+
+/// Runs `actions`, at most `parallelism` at once and, for those that take a declared pipe down,
+/// only while fewer than `max_unavailable` are down (`down` of them are already). A run that does
+/// not finish keeps its pipe counted as down; actions that cannot start for lack of room are
+/// skipped, with the reason.
+async fn rollout(
+    ctx: &Context<'_>,
+    actions: &[&PlanAction],
+    parallelism: usize,
+    max_unavailable: usize,
+    mut down: usize,
+) -> Result<Vec<ActionReport>, StateError> {
+    let mut reports = Vec::new();
+    let mut waiting = actions.iter();
+    let mut running = FuturesUnordered::new();
+    let mut taking: HashMap<String, bool> = HashMap::new();
+    loop {
+        while running.len() < parallelism {
+            let room = down < max_unavailable;
+            let Some(action) = waiting.as_slice().first().copied() else {
+                break;
+            };
+            let takes_down = action.delete_first && !action.down;
+            if takes_down && !room {
+                break;
+            }
+            waiting.next();
+            if takes_down {
+                down += 1;
+            }
+            taking.insert(action.name.clone(), takes_down);
+            running.push(run(ctx, action));
+        }
+        match running.next().await {
+            Some(result) => {
+                let report = result?;
+                let finished = matches!(report.outcome, Outcome::Done { .. });
+                if taking.get(&report.name).copied().unwrap_or(false) && finished {
+                    down -= 1;
+                }
+                reports.push(report);
+            }
+            None => break,
+        }
+    }
+    for action in waiting {
+        (ctx.progress)(step(action, "skipped", None));
+        let why = format!(
+            "{down} declared pipe{} down and at most {max_unavailable} may be: a replace that \
+             did not finish stops the rollout",
+            if down == 1 { " is" } else { "s are" }
+        );
+        reports.push(report_of(action, action.id, Outcome::Skipped(why)));
+    }
+    Ok(reports)
+}
+
+/// One create, recreate or replace: the delete first where it has one, then the create.
+async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, StateError> {
+    let Some(creation) = action.create.as_ref().filter(|_| ctx.service_ok) else {
+        (ctx.progress)(step(action, "skipped", None));
+        let why = "the service did not reach its declared state".to_string();
+        return Ok(report_of(action, action.id, Outcome::Skipped(why)));
+    };
+    let replacing = action.delete_first && action.id.is_some();
+    if replacing {
+        ctx.recording.change(|state| {
+            if let Some(pipe) = state.pipes.get_mut(&action.name) {
+                pipe.replacing.get_or_insert_with(Utc::now);
+            }
         })?;
-        progress(step(action, "creating", None));
-        let created = match self.handle.pipes().create(&creation.pipe).await {
-            Ok(created) => created.into_inner(),
-            Err(error) if error.is_outcome_unknown() => {
-                recording.change(|state| {
-                    if let Some(pending) = state.pending.get_mut(&name) {
-                        pending.reason = Some(short_reason(&error));
-                        pending.request_id = error.request_id().map(str::to_string);
-                    }
-                })?;
-                progress(step(action, "pending", None));
-                return Ok(report_of(action, None, Outcome::OutcomeUnknown(error)));
-            }
-            Err(error) => {
-                recording.change(|state| {
-                    state.pending.remove(&name);
-                })?;
-                progress(step(action, "failed", Some(error.to_string())));
-                return Ok(report_of(action, None, Outcome::Failed(error)));
-            }
-        };
-        let id = created.id;
-        recording.change(|state| {
+        if let Err(error) = ctx.plan.delete(action, ctx.wait, ctx.progress).await {
+            return Ok(report_of(action, action.id, Outcome::Failed(error)));
+        }
+    }
+    create(ctx, action, creation).await
+}
+
+/// Records the intent (dropping the deleted pipe's record in the same write), creates, records the
+/// id, waits for the pipe to run, and records its observed form.
+async fn create(
+    ctx: &Context<'_>,
+    action: &PlanAction,
+    creation: &Creation,
+) -> Result<ActionReport, StateError> {
+    let (recording, progress) = (ctx.recording, ctx.progress);
+    let name = action.name.clone();
+    let intent = PendingCreate {
+        fingerprint: creation.fingerprint.clone(),
+        declared: creation.form.clone(),
+        started_at: Utc::now(),
+        intent_id: uuid::Uuid::new_v4().to_string(),
+        request_id: None,
+        reason: None,
+    };
+    tracing::info!(pipe = %name, intent = %intent.intent_id, "creating a declared pipe");
+    recording.change(|state| {
+        state.pipes.remove(&name);
+        state.pending.insert(name.clone(), intent);
+    })?;
+    progress(step(action, "creating", None));
+    let created = match ctx.plan.handle.pipes().create(&creation.pipe).await {
+        Ok(created) => created.into_inner(),
+        // A 409 says a pipe of that name exists (a resolve that said `--absent` wrongly): it may be
+        // this create's, so the name stays blocked.
+        Err(error) if error.is_outcome_unknown() || error.status() == Some(409) => {
+            recording.change(|state| {
+                if let Some(pending) = state.pending.get_mut(&name) {
+                    pending.reason = Some(short_reason(&error));
+                    pending.request_id = error.request_id().map(str::to_string);
+                }
+            })?;
+            progress(step(action, "pending", None));
+            return Ok(report_of(action, None, Outcome::OutcomeUnknown(error)));
+        }
+        Err(error) => {
+            recording.change(|state| {
+                state.pending.remove(&name);
+            })?;
+            progress(step(action, "failed", Some(error.to_string())));
+            return Ok(report_of(action, None, Outcome::Failed(error)));
+        }
+    };
+    let id = created.id;
+    recording
+        .change(|state| {
             state.pending.remove(&name);
             state.pipes.insert(
                 name.clone(),
@@ -353,50 +519,82 @@ impl Plan {
                     id,
                     fingerprint: creation.fingerprint.clone(),
                     declared: creation.form.clone(),
+                    observed: None,
+                    replacing: None,
                     recorded_at: Utc::now(),
                 },
             );
-        })?;
-        let target = WaitFor::pipe_state(running_state(&creation.form));
-        progress(step(
-            action,
-            &format!("waiting for {target}"),
-            Some(created.state.to_string()),
-        ));
-        let pipe = self.handle.pipe(id);
-        let waited = if target.is_done(&created) {
-            Ok(created)
-        } else {
-            let read = || async {
-                let answer: Result<Response<Pipe>, Error> = pipe.get().await;
-                if let Ok(read) = &answer {
-                    progress(step(
-                        action,
-                        &format!("waiting for {target}"),
-                        Some(read.state.to_string()),
-                    ));
-                }
-                answer
-            };
-            wait_for_pipe(read, &target, Some(created), wait).await
-        };
-        Ok(match waited {
-            Ok(running) => {
-                progress(step(action, "done", Some(running.state.to_string())));
-                report_of(
-                    action,
-                    Some(id),
-                    Outcome::Done {
-                        state: Some(running.state),
-                    },
-                )
-            }
-            Err(error) => {
-                progress(step(action, "failed", Some(error.to_string())));
-                report_of(action, Some(id), Outcome::Failed(error))
-            }
         })
+        .map_err(|error| StateError::CreatedNotRecorded {
+            name: name.clone(),
+            id,
+            error: Box::new(error),
+        })?;
+    let target = WaitFor::pipe_state(running_state(&creation.form));
+    progress(step(
+        action,
+        &format!("waiting for {target}"),
+        Some(created.state.to_string()),
+    ));
+    let pipe = ctx.plan.handle.pipe(id);
+    let last_answer: Mutex<Option<Value>> = Mutex::new(None);
+    let waited = if target.is_done(&created) {
+        Ok(created)
+    } else {
+        let read = || async {
+            let (raw, meta) = pipe.get_wire().await?.into_parts();
+            let (json, read) = decoded(raw)?;
+            *last_answer.lock().unwrap_or_else(|p| p.into_inner()) = Some(json);
+            progress(step(
+                action,
+                &format!("waiting for {target}"),
+                Some(read.state.to_string()),
+            ));
+            Ok(Response::new(read, meta))
+        };
+        wait_for_pipe(read, &target, Some(created), ctx.wait).await
+    };
+    let mut answer = last_answer.into_inner().unwrap_or_else(|p| p.into_inner());
+    if answer.is_none() {
+        // Done at its create: one read for the form the server keeps.
+        answer = match pipe.get_wire().await {
+            Ok(read) => serde_json::to_value(read.into_inner()).ok(),
+            Err(_) => None,
+        };
     }
+    if let Some(answer) = answer {
+        let observed = observed_form(&answer, &creation.fingerprint)?;
+        recording.change(|state| {
+            if let Some(pipe) = state.pipes.get_mut(&name).filter(|p| p.id == id) {
+                pipe.observed = Some(observed);
+            }
+        })?;
+    }
+    Ok(match waited {
+        Ok(running) => {
+            progress(step(action, "done", Some(running.state.to_string())));
+            report_of(
+                action,
+                Some(id),
+                Outcome::Done {
+                    state: Some(running.state),
+                },
+            )
+        }
+        Err(error) => {
+            progress(step(action, "failed", Some(error.to_string())));
+            report_of(action, Some(id), Outcome::Failed(error))
+        }
+    })
+}
+
+/// A pipe as the generated type read it: its JSON (for the observed form) and the SDK's pipe.
+fn decoded(raw: crate::raw::types::Pipe) -> Result<(Value, Pipe), Error> {
+    let undecodable =
+        |e: serde_json::Error| Error::Decode(DecodeError::new("getPipe", ".", e.to_string()));
+    let json = serde_json::to_value(raw).map_err(undecodable)?;
+    let pipe = serde_json::from_value(json.clone()).map_err(undecodable)?;
+    Ok((json, pipe))
 }
 
 /// Why an outcome is not known, in a few words: `HTTP 504 GATEWAY_TIMEOUT`, or the first sentence of

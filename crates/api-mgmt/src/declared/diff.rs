@@ -1,17 +1,23 @@
-//! What differs between a declared pipe, the declaration it was recorded with, and the pipe the server
-//! answers: each member by its JSON path, with no false difference.
+//! What differs between a declared pipe, the declaration it was recorded with, what the server
+//! answered when the pipe was made (its observed form), and what the server answers now: each member
+//! by its JSON path, with no false difference against a server that answers in its own forms.
 //!
-//! The rules come from the spec (through `api_raw::support::schema`) and the SDK's one
-//! normalisation, never from a copy of the pipe's shape written here:
-//! - only members of the create request are compared: a pipe's `state`, `createdAt`, and anything
-//!   else the server adds are never a difference;
-//! - a member the declaration leaves out is never compared with the server (the server fills it),
-//!   and leaving out a member whose recorded value was its `x-server-default` changes nothing;
-//! - a request-only member (the request schema has it, the response schema does not) and a secret
-//!   are compared with the recorded declaration only (a secret by its fingerprint);
-//! - a member the server leaves out of its answer is compared with the recorded declaration only;
-//! - numbers compare by value (`3` is `3.0`; quantities arrive as numbers through the generated
-//!   types, so `"500m"` is `500`); settings the SDK does not know compare as they are.
+//! Two questions, asked apart:
+//! - **a change in the file**: the file's declared form against the recorded declaration. A changed
+//!   member the server already has as the file now says (a console edit the file accepts), or one the
+//!   file no longer declares (the server keeps what it has), is recorded without touching the pipe
+//!   ([`Effect::Record`]); any other needs the pipe replaced ([`Effect::Replace`]);
+//! - **drift on the server**: the server's answer now against the recorded observed form, never
+//!   against the file, so a server that rewrites a value the same way every time (`Decimal(18, 2)`
+//!   for `Decimal(18,2)`) shows no difference. Drift of a member the file declares is replaced (unless
+//!   the file says what the server now has); drift of a member the file leaves out is shown, not
+//!   acted on ([`Effect::None`]).
+//!
+//! Only members of the create request are compared (a pipe's `state`, `createdAt`, and anything else
+//! the server adds are never a difference); a member that the observed form or the answer lacks is
+//! not compared; numbers compare by value (`3` is `3.0`); secrets compare by their fingerprints. A
+//! state written before the observed form existed compares the file with the answer instead, as
+//! version 0.1 did, until the next apply records the observed form.
 
 use api_core::raw::support::redact::{REDACTED, Redactor};
 use api_core::raw::support::schema::Shape;
@@ -25,16 +31,19 @@ use super::fingerprint::SECRET_PREFIX;
 /// One member that differs, by its JSON path (`scaling.replicas`, `destination.columns[1].type`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Change {
     /// The member's path in the create request.
     pub path: String,
-    /// What there is now: the server's value (a change on the server), else the recorded
-    /// declaration's; `None` when absent (the server's default). A secret is `"[REDACTED]"`.
+    /// What there is now: the server's value where it answers the member, else the recorded
+    /// declaration's; `None` when absent. A secret is `"[REDACTED]"`.
     pub old: Option<Value>,
-    /// What the declaration says; `None` when it leaves the member out. A secret is `"[REDACTED]"`.
+    /// What the file declares; `None` when it leaves the member out. A secret is `"[REDACTED]"`.
     pub new: Option<Value>,
     /// Where the difference comes from.
     pub cause: Cause,
+    /// What the plan does about it.
+    pub effect: Effect,
 }
 
 /// Where a difference comes from.
@@ -42,74 +51,112 @@ pub struct Change {
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Cause {
-    /// The declaration changed since it was applied.
+    /// The file changed since it was applied.
     Declaration,
-    /// The pipe on the server differs from the declaration (changed out of band).
+    /// The pipe on the server changed since it was made (out of band: a console edit).
     Server,
 }
 
-/// Every difference of the declared form `new` from the `recorded` one and from the server's pipe
-/// (its JSON, as the generated type writes it). `request` and `response` are the spec's schemas of
-/// the create request and of the pipe.
+/// What a plan does about a difference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum Effect {
+    /// Nothing: drift of a member the file leaves out (shown, not acted on).
+    None,
+    /// The state records the file's declaration (and the server's form) without touching the pipe:
+    /// the server already has what the file says, or the file no longer declares the member.
+    Record,
+    /// The pipe is replaced (the API has no update).
+    Replace,
+}
+
+/// What the comparison of one recorded pipe is given.
+pub(crate) struct Sides<'v> {
+    /// The file's declared form (secrets as fingerprints under the record's salt).
+    pub file: &'v Value,
+    /// The recorded declaration, when the file's digest differs from it.
+    pub recorded: Option<&'v Value>,
+    /// The recorded observed form; `None` in a state written before it existed.
+    pub observed: Option<&'v Value>,
+    /// The server's answer now, in the observed form.
+    pub now: &'v Value,
+    /// The server's answer now, as it came (for a state without an observed form).
+    pub answer: &'v Value,
+}
+
+/// Every difference of one recorded pipe (see the [module](self) docs). `request` and `response`
+/// are the spec's schemas of the create request and of the pipe.
 pub(crate) fn changes(
-    new: &Value,
-    recorded: Option<&Value>,
-    server: Option<&Value>,
+    sides: &Sides<'_>,
     request: Option<Shape<'_>>,
     response: Option<Shape<'_>>,
 ) -> Vec<Change> {
     let mut out = Vec::new();
-    if let Some(recorded) = recorded {
+    if let Some(recorded) = sides.recorded {
         declared(
             &mut String::new(),
-            Some(new),
+            Some(sides.file),
             Some(recorded),
+            Some(sides.now),
             request,
             None,
             &mut out,
         );
     }
-    if let Some(server) = server {
-        drifted(
+    match sides.observed {
+        Some(observed) => drift(
             &mut String::new(),
-            new,
-            server,
+            observed,
+            sides.now,
+            Some(sides.file),
+            &mut out,
+        ),
+        None => drifted(
+            &mut String::new(),
+            sides.file,
+            sides.answer,
             request,
             response,
             None,
             &mut out,
-        );
+        ),
     }
-    // One change per path: the server's value is what there is now.
+    // One change per path: the server's value is what there is now, the strongest effect wins.
     let mut merged: Vec<Change> = Vec::new();
     for change in out {
         match merged.iter_mut().find(|c| c.path == change.path) {
-            Some(existing) if change.cause == Cause::Server => existing.old = change.old,
-            Some(_) => {}
+            Some(existing) => {
+                if change.cause == Cause::Server {
+                    existing.old = change.old;
+                }
+                existing.effect = existing.effect.max(change.effect);
+            }
             None => merged.push(change),
         }
     }
     merged
 }
 
-/// The declaration against the recorded one.
+/// The file's form against the recorded declaration; `now` is the server's observed form there.
 fn declared(
     path: &mut String,
     new: Option<&Value>,
     old: Option<&Value>,
+    now: Option<&Value>,
     shape: Option<Shape<'_>>,
     name: Option<&str>,
     out: &mut Vec<Change>,
 ) {
     let secret = name.is_some_and(|n| is_secret(n, shape.as_ref()));
-    // An object on one side only is compared member by member with an empty one, so that each
-    // member's own rules (its server default) apply.
+    // An object on one side only is compared member by member with an empty one.
     let empty = Value::Object(serde_json::Map::new());
     let (new, old) = match (present(new), present(old)) {
         (Some(n @ Value::Object(_)), None) => (Some(n), Some(&empty)),
         (None, Some(o @ Value::Object(_))) => (Some(&empty), Some(o)),
         other => other,
     };
+    let now = present(now);
     match (new, old) {
         (Some(Value::Object(n)), Some(Value::Object(o))) if !secret => {
             let mut names: Vec<&String> = n.keys().chain(o.keys()).collect();
@@ -118,7 +165,16 @@ fn declared(
             for member in names {
                 let length = enter(path, member);
                 let inner = shape.and_then(|s| s.member(member));
-                declared(path, n.get(member), o.get(member), inner, Some(member), out);
+                let there = now.and_then(|v| v.get(member));
+                declared(
+                    path,
+                    n.get(member),
+                    o.get(member),
+                    there,
+                    inner,
+                    Some(member),
+                    out,
+                );
                 path.truncate(length);
             }
         }
@@ -127,32 +183,90 @@ fn declared(
             for (i, (n, o)) in n.iter().zip(o).enumerate() {
                 let length = path.len();
                 path.push_str(&format!("[{i}]"));
-                declared(path, Some(n), Some(o), inner, name, out);
+                let there = now.and_then(|v| v.get(i));
+                declared(path, Some(n), Some(o), there, inner, name, out);
                 path.truncate(length);
             }
         }
         _ => {
-            let default = shape.as_ref().and_then(Shape::server_default);
             let same = match (present(new), present(old)) {
                 (Some(n), Some(o)) => same_value(n, o),
                 (None, None) => true,
-                // Declaring the value the server fills in anyway, or no longer declaring it.
-                (Some(v), None) | (None, Some(v)) => default.is_some_and(|d| same_value(v, d)),
+                _ => false,
             };
-            if !same {
-                out.push(Change {
-                    path: path.clone(),
-                    old: present(old).map(|v| shown(v, secret)),
-                    new: present(new).map(|v| shown(v, secret)),
-                    cause: Cause::Declaration,
-                });
+            if same {
+                return;
             }
+            let effect = match (present(new), now) {
+                // No longer declared: the server keeps what it has.
+                (None, _) => Effect::Record,
+                // Declared as the server already has it.
+                (Some(n), Some(there)) if covers(n, there) => Effect::Record,
+                _ => Effect::Replace,
+            };
+            out.push(Change {
+                path: path.clone(),
+                old: now.or(present(old)).map(|v| shown(v, secret)),
+                new: present(new).map(|v| shown(v, secret)),
+                cause: Cause::Declaration,
+                effect,
+            });
         }
     }
 }
 
-/// The declaration against the server's pipe: only members both schemas have, only where the
-/// declaration has them and the server shows them.
+/// The server's answer now against its recorded observed form: only members both have; `file` is
+/// the file's form there.
+fn drift(
+    path: &mut String,
+    observed: &Value,
+    now: &Value,
+    file: Option<&Value>,
+    out: &mut Vec<Change>,
+) {
+    let file = present(file);
+    match (observed, now) {
+        (Value::Object(o), Value::Object(n)) => {
+            for (member, was) in o {
+                let Some(is) = n.get(member).filter(|v| !v.is_null()) else {
+                    continue;
+                };
+                if was.is_null() {
+                    continue;
+                }
+                let length = enter(path, member);
+                drift(path, was, is, file.and_then(|f| f.get(member)), out);
+                path.truncate(length);
+            }
+        }
+        (Value::Array(o), Value::Array(n)) if o.len() == n.len() => {
+            for (i, (was, is)) in o.iter().zip(n).enumerate() {
+                let length = path.len();
+                path.push_str(&format!("[{i}]"));
+                drift(path, was, is, file.and_then(|f| f.get(i)), out);
+                path.truncate(length);
+            }
+        }
+        _ if !same_value(observed, now) => {
+            let effect = match file {
+                None => Effect::None,
+                Some(declared) if covers(declared, now) => Effect::Record,
+                Some(_) => Effect::Replace,
+            };
+            out.push(Change {
+                path: path.clone(),
+                old: Some(shown(now, false)),
+                new: file.map(|v| shown(v, false)),
+                cause: Cause::Server,
+                effect,
+            });
+        }
+        _ => {}
+    }
+}
+
+/// For a state without an observed form: the declaration against the server's pipe, only members
+/// both schemas have, only where the declaration has them and the server shows them.
 fn drifted(
     path: &mut String,
     new: &Value,
@@ -206,6 +320,7 @@ fn drifted(
             old: Some(shown(server, false)),
             new: Some(shown(new, false)),
             cause: Cause::Server,
+            effect: Effect::Replace,
         }),
         _ => {}
     }
@@ -285,127 +400,174 @@ mod tests {
 
     use super::*;
 
-    fn diff(new: Value, recorded: Value, server: Value) -> Vec<String> {
+    /// The changes of `file` recorded as `recorded`, observed as `observed` (`None`: a state of
+    /// version 1), with the server answering `server` (its observed form is itself here: these
+    /// tests hold no secret the server answers).
+    fn diff(file: Value, recorded: Value, observed: Option<Value>, server: Value) -> Vec<String> {
         let schemas = SchemaSet::management();
-        changes(
-            &new,
-            Some(&recorded),
-            Some(&server),
-            schemas.schema("PipeCreateRequest"),
-            schemas.schema("Pipe"),
-        )
-        .into_iter()
-        .map(|c| {
-            let show =
-                |v: &Option<Value>| v.as_ref().map_or("(absent)".to_string(), Value::to_string);
-            format!(
-                "{:?} {}: {} -> {}",
-                c.cause,
-                c.path,
-                show(&c.old),
-                show(&c.new)
-            )
-        })
-        .collect()
+        let request = schemas.schema("PipeCreateRequest");
+        let now =
+            super::super::fingerprint::observed_form(&server, &super::super::Fingerprint::fresh())
+                .unwrap();
+        let sides = Sides {
+            file: &file,
+            recorded: (file != recorded).then_some(&recorded),
+            observed: observed.as_ref(),
+            now: &now,
+            answer: &server,
+        };
+        changes(&sides, request, schemas.schema("Pipe"))
+            .into_iter()
+            .map(|c| {
+                let show =
+                    |v: &Option<Value>| v.as_ref().map_or("(absent)".to_string(), Value::to_string);
+                format!(
+                    "{:?} {:?} {}: {} -> {}",
+                    c.effect,
+                    c.cause,
+                    c.path,
+                    show(&c.old),
+                    show(&c.new)
+                )
+            })
+            .collect()
     }
 
     fn declared_pipe() -> Value {
         json!({
             "name": "orders",
-            "source": {"kafka": {"brokers": "b:9092", "topics": "orders",
+            "source": {"kafka": {"brokers": "b:9092", "topics": "a, b",
                                  "credentials": {"username": "reader", "password": "argon2id:AAAA"}},
                        "validateSamples": true},
             "destination": {"database": "d", "table": "t", "managedTable": true, "roles": ["w"],
-                            "columns": [{"name": "id", "type": "UInt64"}]},
+                            "columns": [{"name": "id", "type": "Decimal(18,2)"}]},
             "fieldMappings": [{"sourceField": "id", "destinationField": "id"}],
             "scaling": {"replicas": 2, "replicaMemoryGb": 0.5},
             "settings": {"kafka_max_poll_records": 500},
         })
     }
 
+    /// The pipe as a database-backed server answers it: its own forms, its own defaults.
     fn server_pipe() -> Value {
         json!({
             "id": "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c", "state": "Snapshot", "createdAt": "2026-01-01T00:00:00Z",
             "name": "orders",
-            "source": {"kafka": {"brokers": "b:9092", "topics": "orders", "consumerGroup": "filled-in"}},
+            "source": {"kafka": {"brokers": "b:9092", "topics": "a,b", "consumerGroup": "filled-in"}},
             "destination": {"database": "d", "table": "t", "managedTable": true,
-                            "columns": [{"name": "id", "type": "UInt64", "extra": 1}]},
+                            "columns": [{"name": "id", "type": "Decimal(18, 2)", "extra": 1}]},
             "fieldMappings": [{"sourceField": "id", "destinationField": "id"}],
             "scaling": {"replicas": 2.0, "replicaMemoryGb": 0.50, "concurrency": 1, "replicaCpuMillicores": 500},
             "settings": {"kafka_max_poll_records": 500, "db_max_threads": 0},
         })
     }
 
-    #[test]
-    fn state_server_filled_members_request_only_members_and_number_forms_are_no_difference() {
-        assert!(diff(declared_pipe(), declared_pipe(), server_pipe()).is_empty());
+    fn observed() -> Option<Value> {
+        let observed = super::super::fingerprint::observed_form(
+            &server_pipe(),
+            &super::super::Fingerprint::fresh(),
+        )
+        .unwrap();
+        Some(observed)
     }
 
     #[test]
-    fn a_change_on_the_server_names_the_member_and_both_values() {
+    fn a_server_that_rewrites_values_its_own_way_shows_no_difference() {
+        assert_eq!(
+            diff(declared_pipe(), declared_pipe(), observed(), server_pipe()),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn without_an_observed_form_the_file_is_compared_with_the_answer_as_version_1_did() {
+        let mut echoing = server_pipe();
+        echoing["source"]["kafka"]["topics"] = json!("a, b");
+        echoing["destination"]["columns"][0]["type"] = json!("Decimal(18,2)");
+        assert!(diff(declared_pipe(), declared_pipe(), None, echoing).is_empty());
+        assert_eq!(
+            diff(declared_pipe(), declared_pipe(), None, server_pipe()),
+            [
+                "Replace Server destination.columns[0].type: \"Decimal(18, 2)\" -> \"Decimal(18,2)\"",
+                "Replace Server source.kafka.topics: \"a,b\" -> \"a, b\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn drift_of_a_declared_member_is_replaced_and_of_an_undeclared_one_shown() {
         let mut server = server_pipe();
         server["scaling"]["replicas"] = json!(3);
-        server["source"]["kafka"]["topics"] = json!("orders,returns");
-        server["settings"]["kafka_max_poll_records"] = json!(100);
+        server["source"]["kafka"]["consumerGroup"] = json!("changed-in-console");
+        server["settings"]["db_max_threads"] = json!(4);
         assert_eq!(
-            diff(declared_pipe(), declared_pipe(), server),
+            diff(declared_pipe(), declared_pipe(), observed(), server),
             [
-                "Server scaling.replicas: 3 -> 2",
-                "Server settings.kafka_max_poll_records: 100 -> 500",
-                "Server source.kafka.topics: \"orders,returns\" -> \"orders\"",
+                "Replace Server scaling.replicas: 3 -> 2",
+                "None Server settings.db_max_threads: 4 -> (absent)",
+                "None Server source.kafka.consumerGroup: \"changed-in-console\" -> (absent)",
             ]
         );
     }
 
     #[test]
-    fn a_changed_declaration_names_request_only_members_and_redacts_secrets() {
-        let mut new = declared_pipe();
-        new["source"]["kafka"]["credentials"]["password"] = json!("argon2id:BBBB");
-        new["source"]["validateSamples"] = json!(false);
-        new["destination"]["roles"] = json!(["w", "r"]);
-        new["scaling"]["replicas"] = json!(4);
+    fn a_file_edited_to_what_the_server_has_is_recorded_not_replaced() {
+        let mut server = server_pipe();
+        server["scaling"]["replicas"] = json!(3);
+        let mut file = declared_pipe();
+        file["scaling"]["replicas"] = json!(3);
         assert_eq!(
-            diff(new, declared_pipe(), server_pipe()),
+            diff(file, declared_pipe(), observed(), server),
+            ["Record Declaration scaling.replicas: 3 -> 3"]
+        );
+    }
+
+    #[test]
+    fn declaring_what_the_server_filled_in_or_leaving_a_member_out_is_recorded() {
+        let mut file = declared_pipe();
+        file["scaling"]["concurrency"] = json!(1);
+        file["scaling"]
+            .as_object_mut()
+            .unwrap()
+            .remove("replicaMemoryGb");
+        assert_eq!(
+            diff(file, declared_pipe(), observed(), server_pipe()),
             [
-                "Declaration destination.roles: [\"w\"] -> [\"w\",\"r\"]",
-                "Declaration scaling.replicas: 2 -> 4",
-                "Declaration source.kafka.credentials.password: \"[REDACTED]\" -> \"[REDACTED]\"",
-                "Declaration source.validateSamples: true -> false",
+                "Record Declaration scaling.concurrency: 1 -> 1",
+                "Record Declaration scaling.replicaMemoryGb: 0.5 -> (absent)",
             ]
         );
     }
 
     #[test]
-    fn leaving_out_a_member_at_its_server_default_changes_nothing_and_others_do() {
-        let mut recorded = declared_pipe();
-        recorded["scaling"]["concurrency"] = json!(1);
-        recorded["source"]["kafka"]["consumerGroup"] = json!("filled-in");
+    fn a_changed_file_the_server_does_not_have_is_replaced_and_secrets_are_redacted() {
+        let mut file = declared_pipe();
+        file["source"]["kafka"]["credentials"]["password"] = json!("argon2id:BBBB");
+        file["source"]["validateSamples"] = json!(false);
+        file["destination"]["roles"] = json!(["w", "r"]);
+        file["scaling"]["replicas"] = json!(4);
+        file["scaling"]["concurrency"] = json!(5);
         assert_eq!(
-            diff(declared_pipe(), recorded.clone(), server_pipe()),
-            ["Declaration source.kafka.consumerGroup: \"filled-in\" -> (absent)"]
-        );
-        let mut new = declared_pipe();
-        new["settings"] = json!({"kafka_max_poll_records": 500, "db_max_threads": 0});
-        new.as_object_mut().unwrap().remove("scaling");
-        assert_eq!(
-            diff(new, declared_pipe(), server_pipe()),
+            diff(file, declared_pipe(), observed(), server_pipe()),
             [
-                "Declaration scaling.replicaMemoryGb: 0.5 -> (absent)",
-                "Declaration scaling.replicas: 2 -> (absent)",
-            ],
-            "a whole object left out is compared member by member; a declared default is no change"
+                "Replace Declaration destination.roles: [\"w\"] -> [\"w\",\"r\"]",
+                "Replace Declaration scaling.concurrency: 1 -> 5",
+                "Replace Declaration scaling.replicas: 2 -> 4",
+                "Replace Declaration source.kafka.credentials.password: \"[REDACTED]\" -> \"[REDACTED]\"",
+                "Replace Declaration source.validateSamples: true -> false",
+            ]
         );
     }
 
     #[test]
-    fn a_member_the_server_leaves_out_is_compared_with_the_record_only() {
+    fn a_member_the_server_or_the_observed_form_lacks_is_not_compared() {
         let mut server = server_pipe();
         server["destination"]
             .as_object_mut()
             .unwrap()
             .remove("table");
         server["scaling"]["replicas"] = Value::Null;
-        assert!(diff(declared_pipe(), declared_pipe(), server).is_empty());
+        server["settings"]["new_server_setting"] = json!(7);
+        assert!(diff(declared_pipe(), declared_pipe(), observed(), server).is_empty());
     }
 
     #[test]
@@ -413,13 +575,15 @@ mod tests {
         let mut server = server_pipe();
         server["destination"]["columns"][0]["type"] = json!("String");
         assert_eq!(
-            diff(declared_pipe(), declared_pipe(), server.clone()),
-            ["Server destination.columns[0].type: \"String\" -> \"UInt64\""]
+            diff(declared_pipe(), declared_pipe(), observed(), server.clone()),
+            ["Replace Server destination.columns[0].type: \"String\" -> \"Decimal(18,2)\""]
         );
         server["destination"]["columns"] = json!([]);
         assert_eq!(
-            diff(declared_pipe(), declared_pipe(), server),
-            ["Server destination.columns: [] -> [{\"name\":\"id\",\"type\":\"UInt64\"}]"]
+            diff(declared_pipe(), declared_pipe(), observed(), server),
+            [
+                "Replace Server destination.columns: [] -> [{\"name\":\"id\",\"type\":\"Decimal(18,2)\"}]"
+            ]
         );
     }
 }

@@ -10,8 +10,11 @@
 //! digest of the whole form is BLAKE2b-256 of its canonical JSON (keys sorted, whole numbers as
 //! integers), so an unchanged declaration is told in one comparison.
 
+use std::borrow::Cow;
+
 use api_core::management::NewPipe;
-use api_core::raw::support::schema::{SchemaSet, for_each_secret, secret_text};
+use api_core::raw::support::redact::Redactor;
+use api_core::raw::support::schema::{SchemaSet, Shape, is_secret, secret_text};
 use argon2::{Algorithm, Argon2, Params, Version};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD_NO_PAD;
@@ -90,30 +93,140 @@ pub(crate) fn declared_form(
     pipe: &NewPipe,
     fingerprint: &Fingerprint,
 ) -> Result<(Value, Fingerprint), StateError> {
-    let mut form = serde_json::to_value(pipe.as_raw())
+    // The name is the state's key, kept as it is: it must not hold a secret.
+    if matches!(Redactor::new().text(&pipe.as_raw().name), Cow::Owned(_)) {
+        return Err(StateError::Refused(
+            "a pipe's name holds what the redaction rule takes for a secret (a URI's password, a \
+             signature, a `password=`); the state keeps names as they are, so give the pipe another \
+             name"
+                .into(),
+        ));
+    }
+    let form = serde_json::to_value(pipe.as_raw())
         .map_err(|e| StateError::corrupt(format!("the request cannot be written as JSON: {e}")))?;
-    let (argon2, salt) = fingerprint.argon2()?;
     let shape = SchemaSet::management().schema("PipeCreateRequest");
+    let form = stored_form(form, shape, fingerprint)?;
+    let mut fingerprint = fingerprint.clone();
+    fingerprint.digest = digest(&form);
+    Ok((form, fingerprint))
+}
+
+/// The observed form of a pipe the server answered (its JSON, as the generated type writes it):
+/// the members the create request has, as the server wrote them, stored as the declared form is.
+pub(crate) fn observed_form(
+    server: &Value,
+    fingerprint: &Fingerprint,
+) -> Result<Value, StateError> {
+    let shape = SchemaSet::management().schema("PipeCreateRequest");
+    let projected = project(server, shape).unwrap_or_else(|| Value::Object(Default::default()));
+    stored_form(projected, shape, fingerprint)
+}
+
+/// What of `value` a value of the request schema `shape` can hold: members the request has no room
+/// for (`id`, `state`, times) go, and so does `null`.
+fn project(value: &Value, shape: Option<Shape<'_>>) -> Option<Value> {
+    match (value, shape) {
+        (Value::Null, _) => None,
+        (Value::Object(members), Some(shape)) => Some(Value::Object(
+            members
+                .iter()
+                .filter_map(|(name, member)| {
+                    let inner = shape.member(name)?;
+                    Some((name.clone(), project(member, Some(inner))?))
+                })
+                .collect(),
+        )),
+        (Value::Array(items), Some(shape)) => Some(Value::Array(
+            items
+                .iter()
+                .map(|item| project(item, shape.items()).unwrap_or(Value::Null))
+                .collect(),
+        )),
+        (other, _) => Some(other.clone()),
+    }
+}
+
+/// `value` (of the schema `shape`) as a state stores it: every secret replaced by its fingerprint
+/// under `fingerprint`'s parameters and salt, whole numbers as integers.
+///
+/// A secret is anything under a member that [`is_secret`] names (a scalar, or an array or object
+/// fingerprinted whole), and any other string in which the SDK's one redaction rule finds one (a
+/// password in a URI's userinfo, a signature in a query, a `password=` in a setting's text): such a
+/// string is fingerprinted whole, so that no piece of it is kept and a change of it is still seen.
+pub(crate) fn stored_form(
+    mut value: Value,
+    shape: Option<Shape<'_>>,
+    fingerprint: &Fingerprint,
+) -> Result<Value, StateError> {
+    let (argon2, salt) = fingerprint.argon2()?;
+    let redactor = Redactor::new();
     let mut failed = None;
-    for_each_secret(&mut form, shape, &mut |path, value| {
-        let mut hash = [0u8; 32];
-        let mut input = path.as_bytes().to_vec();
-        input.push(0);
-        input.extend_from_slice(secret_text(value).as_bytes());
-        if let Err(e) = argon2.hash_password_into(&input, &salt, &mut hash) {
-            failed = Some(e);
-        }
-        *value = Value::String(format!("{SECRET_PREFIX}{}", STANDARD_NO_PAD.encode(hash)));
-    });
+    hide_secrets(
+        &mut value,
+        shape,
+        &redactor,
+        &mut String::new(),
+        &mut |path, value| {
+            let mut hash = [0u8; 32];
+            let mut input = path.as_bytes().to_vec();
+            input.push(0);
+            input.extend_from_slice(secret_text(value).as_bytes());
+            if let Err(e) = argon2.hash_password_into(&input, &salt, &mut hash) {
+                failed = Some(e);
+            }
+            *value = Value::String(format!("{SECRET_PREFIX}{}", STANDARD_NO_PAD.encode(hash)));
+        },
+    );
     if let Some(e) = failed {
         return Err(StateError::corrupt(format!(
             "a secret cannot be fingerprinted: {e}"
         )));
     }
-    normalise(&mut form);
-    let mut fingerprint = fingerprint.clone();
-    fingerprint.digest = digest(&form);
-    Ok((form, fingerprint))
+    normalise(&mut value);
+    Ok(value)
+}
+
+/// Calls `visit` with the path and value of every secret of `value` (see [`stored_form`]).
+fn hide_secrets(
+    value: &mut Value,
+    shape: Option<Shape<'_>>,
+    redactor: &Redactor,
+    path: &mut String,
+    visit: &mut dyn FnMut(&str, &mut Value),
+) {
+    match value {
+        Value::Object(members) => {
+            for (name, member) in members.iter_mut() {
+                let inner = shape.and_then(|s| s.member(name));
+                let length = path.len();
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(name);
+                if !member.is_null() && is_secret(name, inner.as_ref()) {
+                    visit(path, member);
+                } else {
+                    hide_secrets(member, inner, redactor, path, visit);
+                }
+                path.truncate(length);
+            }
+        }
+        Value::Array(items) => {
+            let inner = shape.and_then(|s| s.items());
+            for (i, item) in items.iter_mut().enumerate() {
+                let length = path.len();
+                path.push_str(&format!("[{i}]"));
+                hide_secrets(item, inner, redactor, path, visit);
+                path.truncate(length);
+            }
+        }
+        Value::String(text) if !text.starts_with(SECRET_PREFIX) => {
+            if matches!(redactor.text(text), Cow::Owned(_)) {
+                visit(path, value);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Whole numbers as integers (the SDK's one whole-number rule), so that `3` and `3.0` are one form.

@@ -3,17 +3,23 @@
 //!
 //! - A [`Declaration`] is the pipes of one service keyed by name (each a [`NewPipe`], exactly a
 //!   create request), and optionally the service's state.
-//! - A [`RecordedState`] is what applies have done: each pipe's id and the declaration it was created
-//!   from, every secret as a salted Argon2id fingerprint (never the secret, in clear or as a plain
-//!   hash), and the creates whose outcome is not known. A [`StateStore`] keeps it;
-//!   [`FileStateStore`] is a private file written atomically and locked for an apply.
+//! - A [`RecordedState`] is what applies have done: each pipe's id, the declaration it was created
+//!   from and the form the server answered it in (its observed form), every secret as a salted
+//!   Argon2id fingerprint (never the secret, in clear, in part or as a plain hash), the creates
+//!   whose outcome is not known, and the replaces under way. A [`StateStore`] keeps it and locks
+//!   its service for an apply; [`FileStateStore`] is a private file written atomically.
 //! - [`plan`] reads each recorded pipe once and writes nothing: [`ActionKind::Create`],
-//!   [`Recreate`](ActionKind::Recreate), [`Replace`](ActionKind::Replace) (naming each differing
-//!   member, see [`Change`]), [`Delete`](ActionKind::Delete), [`Pending`](ActionKind::Pending).
-//! - [`Plan::apply`] carries it out (the service first, then deletes, then creates, a few at a
-//!   time), records an intent before each create, and reports what became of each action.
+//!   [`Recreate`](ActionKind::Recreate) (gone, or failed), [`Replace`](ActionKind::Replace) (naming
+//!   each differing member, see [`Change`]), [`Record`](ActionKind::Record) (the file now says what
+//!   the server has: only the state changes), [`Delete`](ActionKind::Delete),
+//!   [`Pending`](ActionKind::Pending), [`Unreadable`](ActionKind::Unreadable).
+//! - [`Plan::apply`] carries it out under the service's lock (the service first, then deletes, then
+//!   creates, then replaces one after another), records an intent before each delete of a replace
+//!   and each create, and reports what became of each action.
 //!
-//! What is compared, and what never is, comes from the spec: see [`Change`].
+//! A change in the file is measured against the recorded declaration, drift on the server against
+//! the observed form (see [`Change`] and [`Effect`]): a server that answers in its own canonical
+//! forms shows no difference.
 //!
 //! ```no_run
 //! # async fn run(service: api_mgmt::ServiceHandle, orders: api_mgmt::NewPipe) -> Result<(), api_mgmt::declared::DeclaredError> {
@@ -21,10 +27,11 @@
 //!
 //! let declaration = Declaration::new().pipe(orders).service_state(ServiceTarget::Running);
 //! let store = FileStateStore::new("pipes/.state.json");
-//! let _lock = store.lock()?; // one apply at a time
-//! let recorded = store.load()?.unwrap_or_else(|| RecordedState::new(declared::target_of(&service)));
+//! let target = declared::target_of(&service);
+//! let lock = store.lock(&target)?; // one apply per service at a time
+//! let recorded = store.load()?.unwrap_or_else(|| RecordedState::new(target));
 //! let plan = declared::plan(&service, &declaration, &recorded).await?;
-//! let report = plan.apply(&store, &ApplyOptions::default()).await?;
+//! let report = plan.apply(&lock, &store, &ApplyOptions::default()).await?;
 //! assert!(report.is_complete(), "{report:?}");
 //! # Ok(()) }
 //! ```
@@ -43,11 +50,13 @@ use api_core::management::NewPipe;
 use serde::Serialize;
 
 pub use apply::{ActionReport, ApplyOptions, ApplyReport, Outcome, Progress, short_reason};
-pub use diff::{Cause, Change};
+pub use diff::{Cause, Change, Effect};
 pub use export::{Exported, export};
 pub use fingerprint::Fingerprint;
-pub use plan::{ActionKind, Plan, PlanAction, ServiceChange, plan, target_of};
-pub use recorded::{PendingCreate, RecordedPipe, RecordedState, STATE_VERSION, StateTarget};
+pub use plan::{ActionKind, Drift, Plan, PlanAction, ServiceChange, plan, target_of};
+pub use recorded::{
+    CLOCK_SKEW, PendingCreate, RecordedPipe, RecordedState, STATE_VERSION, StateTarget,
+};
 pub use store::{FileStateStore, StateError, StateLock, StateStore};
 
 /// The declared state of a service.

@@ -1,15 +1,17 @@
 //! [`plan`]: what it takes to bring a service to its declaration, read from the server and written
 //! nowhere.
 
-use api_core::management::{NewPipe, ServiceState};
+use std::collections::BTreeMap;
+
+use api_core::management::{NewPipe, PipeState, ServiceState};
 use api_core::raw::support::schema::SchemaSet;
 use api_core::{Error, PipeId};
 use futures::StreamExt as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::diff::{Change, changes};
-use super::fingerprint::{Fingerprint, declared_form};
+use super::diff::{Change, Effect, Sides, changes};
+use super::fingerprint::{Fingerprint, declared_form, observed_form};
 use super::{Declaration, DeclaredError, RecordedState, ServiceTarget, StateTarget};
 use crate::ServiceHandle;
 
@@ -23,15 +25,22 @@ const READS_AT_ONCE: usize = 4;
 pub enum ActionKind {
     /// Declared, not recorded: create it.
     Create,
-    /// Recorded, but gone from the server: create it again.
+    /// Recorded, but gone from the server, or there in a failed state (`Failed`, `InternalError`):
+    /// create it again (deleting the failed one first).
     Recreate,
     /// Differs from the declaration (the API has no update): delete it, then create it.
     Replace,
+    /// The file changed to what the server already has (or no longer declares a member): the state
+    /// records the file's declaration; the pipe is not touched.
+    Record,
     /// Recorded, no longer declared: delete it.
     Delete,
     /// A create was sent without a known outcome: nothing is done until the intent is resolved
     /// (adopt the pipe by its id, or confirm that nothing was made).
     Pending,
+    /// The server's answer for the recorded pipe cannot be decoded: nothing is done to it (the note
+    /// says why); the other pipes are planned.
+    Unreadable,
 }
 
 impl std::fmt::Display for ActionKind {
@@ -40,8 +49,10 @@ impl std::fmt::Display for ActionKind {
             Self::Create => "create",
             Self::Recreate => "recreate",
             Self::Replace => "replace",
+            Self::Record => "record",
             Self::Delete => "delete",
             Self::Pending => "pending",
+            Self::Unreadable => "unreadable",
         })
     }
 }
@@ -64,6 +75,38 @@ pub struct PlanAction {
     /// What is created, with its declared form (create, recreate, replace).
     #[serde(skip)]
     pub(crate) create: Option<Creation>,
+    /// Whether the recorded pipe is deleted (and waited until gone) before the create: a replace, or
+    /// the recreate of a failed pipe.
+    #[serde(skip)]
+    pub(crate) delete_first: bool,
+    /// Whether the declared pipe is down already (gone, failed, or a replace that did not finish):
+    /// such actions run first, and count against the pipes an apply may have down at once.
+    #[serde(skip)]
+    pub(crate) down: bool,
+    /// What a record-only update records: the file's form, its fingerprint, the server's form.
+    #[serde(skip)]
+    pub(crate) record: Option<Recorded>,
+}
+
+/// What a record-only update writes into the state.
+#[derive(Debug, Clone)]
+pub(crate) struct Recorded {
+    pub form: Value,
+    pub fingerprint: Fingerprint,
+    pub observed: Value,
+}
+
+/// A recorded pipe that changed on the server in members its file leaves out: shown, not acted on.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Drift {
+    /// The pipe's name.
+    pub name: String,
+    /// The pipe's id.
+    pub id: PipeId,
+    /// Each member that changed, with the server's value now ([`Effect::None`]).
+    pub changes: Vec<Change>,
 }
 
 /// A pipe to create, with the form the state will record for it.
@@ -99,6 +142,8 @@ pub struct Plan {
     pub actions: Vec<PlanAction>,
     /// The names of the pipes that need nothing.
     pub unchanged: Vec<String>,
+    /// Pipes that need nothing but changed on the server in members their files leave out.
+    pub drift: Vec<Drift>,
     /// The calls the plan made (one read per recorded pipe, and one of the service when its state
     /// is declared); it writes nothing.
     pub reads: u32,
@@ -106,6 +151,10 @@ pub struct Plan {
     pub(crate) handle: ServiceHandle,
     #[serde(skip)]
     pub(crate) recorded: RecordedState,
+    /// The observed forms read for pipes of a state written before observed forms existed: an apply
+    /// records them.
+    #[serde(skip)]
+    pub(crate) observations: BTreeMap<String, Value>,
 }
 
 impl Plan {
@@ -127,6 +176,34 @@ impl Plan {
     pub fn recorded(&self) -> &RecordedState {
         &self.recorded
     }
+
+    /// Whether an apply of this plan would do anything: start or stop the service, act on a pipe,
+    /// or record what the server answered for pipes of a state written before version 2.
+    pub fn has_work(&self) -> bool {
+        self.service.is_some()
+            || !self.observations.is_empty()
+            || self
+                .actions
+                .iter()
+                .any(|a| !matches!(a.kind, ActionKind::Pending | ActionKind::Unreadable))
+    }
+
+    /// The recorded pipes whose answers could not be decoded: nothing is done to them.
+    pub fn unreadable(&self) -> impl Iterator<Item = &PlanAction> {
+        self.actions
+            .iter()
+            .filter(|a| a.kind == ActionKind::Unreadable)
+    }
+}
+
+/// What a plan's read of one recorded pipe found.
+enum Read {
+    /// The pipe, as the server wrote it (the generated type's JSON).
+    Found(Value),
+    /// 404.
+    Gone,
+    /// An answer that cannot be decoded, and why.
+    Unreadable(String),
 }
 
 /// The [`StateTarget`] of `service`: its API URL, organization and id.
@@ -178,22 +255,23 @@ pub async fn plan(
     .collect::<Vec<_>>()
     .await;
     let mut calls = 0u32;
-    let mut on_server = std::collections::BTreeMap::new();
+    let mut on_server = BTreeMap::new();
     for (name, read) in reads {
         calls += 1;
-        match read {
-            Ok(pipe) => {
-                let json = serde_json::to_value(pipe.into_inner()).map_err(|e| {
-                    DeclaredError::Refused(format!("pipe {name} cannot be written as JSON: {e}"))
-                })?;
-                on_server.insert(name, Some(json));
-            }
-            Err(e) if e.is_not_found() => {
-                on_server.insert(name, None);
-            }
+        let read = match read {
+            Ok(pipe) => match serde_json::to_value(pipe.into_inner()) {
+                Ok(json) => Read::Found(json),
+                Err(e) => Read::Unreadable(format!("the answer cannot be written as JSON: {e}")),
+            },
+            Err(e) if e.is_not_found() => Read::Gone,
+            // One answer the SDK cannot decode blocks only its own pipe.
+            Err(e @ Error::Decode(_)) => Read::Unreadable(e.to_string()),
             Err(e) => return Err(DeclaredError::Api(e)),
-        }
+        };
+        on_server.insert(name, read);
     }
+    let mut observations = BTreeMap::new();
+    let mut drift = Vec::new();
 
     let mut actions = Vec::new();
     let mut unchanged = Vec::new();
@@ -202,20 +280,41 @@ pub async fn plan(
             actions.push(pending_action(name, pending));
             continue;
         }
-        match (recorded.pipes.get(name), on_server.get(name)) {
-            (None, _) => {
-                let creation = creation(pipe, &Fingerprint::fresh())?;
-                actions.push(action(
+        let Some(record) = recorded.pipes.get(name) else {
+            let creation = creation(pipe, &Fingerprint::fresh())?;
+            actions.push(action(
+                name,
+                ActionKind::Create,
+                None,
+                Vec::new(),
+                Some(creation),
+            ));
+            continue;
+        };
+        let unfinished = record.replacing.map(|at| {
+            format!(
+                "a replace begun at {} did not finish",
+                at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )
+        });
+        let server = match on_server.get(name) {
+            Some(Read::Found(server)) => server,
+            Some(Read::Unreadable(why)) => {
+                let mut unreadable = action(
                     name,
-                    ActionKind::Create,
-                    None,
+                    ActionKind::Unreadable,
+                    Some(record.id),
                     Vec::new(),
-                    Some(creation),
+                    None,
+                );
+                unreadable.note = Some(format!(
+                    "the server's answer cannot be read, so nothing is done to it: {why}"
                 ));
+                actions.push(unreadable);
+                continue;
             }
-            (Some(record), Some(None) | None) => {
+            Some(Read::Gone) | None => {
                 let creation = creation(pipe, &Fingerprint::fresh())?;
-                let note = Some(format!("pipe {} is gone from the server", record.id));
                 let mut recreate = action(
                     name,
                     ActionKind::Recreate,
@@ -223,34 +322,91 @@ pub async fn plan(
                     Vec::new(),
                     Some(creation),
                 );
-                recreate.note = note;
+                recreate.note = Some(join_notes(
+                    format!("pipe {} is gone from the server", record.id),
+                    unfinished,
+                ));
+                recreate.down = true;
                 actions.push(recreate);
+                continue;
             }
-            (Some(record), Some(Some(server))) => {
-                let (form, fingerprint) = declared_form(pipe, &record.fingerprint)?;
-                let same_declaration = fingerprint.digest == record.fingerprint.digest;
-                let recorded_form = (!same_declaration).then_some(&record.declared);
-                let differences = changes(&form, recorded_form, Some(server), request, response);
-                if differences.is_empty() {
-                    unchanged.push(name.to_string());
-                } else {
-                    // A new salt for the new pipe: each record's fingerprints are its own.
-                    let creation = creation(pipe, &Fingerprint::fresh())?;
-                    actions.push(action(
-                        name,
-                        ActionKind::Replace,
-                        Some(record.id),
-                        differences,
-                        Some(creation),
-                    ));
-                }
+        };
+        let state = server
+            .get("state")
+            .and_then(Value::as_str)
+            .map(PipeState::from);
+        if let Some(state) = state.filter(PipeState::is_failed) {
+            let creation = creation(pipe, &Fingerprint::fresh())?;
+            let mut recreate = action(
+                name,
+                ActionKind::Recreate,
+                Some(record.id),
+                Vec::new(),
+                Some(creation),
+            );
+            recreate.note = Some(format!(
+                "pipe {} is {state}: it is deleted and created again",
+                record.id
+            ));
+            recreate.delete_first = true;
+            recreate.down = true;
+            actions.push(recreate);
+            continue;
+        }
+        let (form, fingerprint) = declared_form(pipe, &record.fingerprint)?;
+        let file_changed = fingerprint.digest != record.fingerprint.digest;
+        let now = observed_form(server, &record.fingerprint)?;
+        let sides = Sides {
+            file: &form,
+            recorded: file_changed.then_some(&record.declared),
+            observed: record.observed.as_ref(),
+            now: &now,
+            answer: server,
+        };
+        let differences = changes(&sides, request, response);
+        let strongest = differences.iter().map(|c| c.effect).max();
+        if strongest == Some(Effect::Replace) || unfinished.is_some() {
+            // A new salt for the new pipe: each record's fingerprints are its own.
+            let creation = creation(pipe, &Fingerprint::fresh())?;
+            let mut replace = action(
+                name,
+                ActionKind::Replace,
+                Some(record.id),
+                differences,
+                Some(creation),
+            );
+            replace.delete_first = true;
+            replace.down = unfinished.is_some();
+            replace.note = unfinished;
+            actions.push(replace);
+        } else if file_changed || strongest == Some(Effect::Record) {
+            let mut update = action(name, ActionKind::Record, Some(record.id), differences, None);
+            update.note =
+                Some("the server already has what the file says: only the state changes".into());
+            update.record = Some(Recorded {
+                form,
+                fingerprint,
+                observed: now,
+            });
+            actions.push(update);
+        } else {
+            if !differences.is_empty() {
+                drift.push(Drift {
+                    name: name.to_string(),
+                    id: record.id,
+                    changes: differences,
+                });
             }
+            if record.observed.is_none() {
+                observations.insert(name.to_string(), now);
+            }
+            unchanged.push(name.to_string());
         }
     }
     for (name, record) in &recorded.pipes {
         if declaration.get(name).is_none() {
             let mut delete = action(name, ActionKind::Delete, Some(record.id), Vec::new(), None);
-            if matches!(on_server.get(name), Some(None)) {
+            if matches!(on_server.get(name), Some(Read::Gone)) {
                 delete.note = Some(format!(
                     "pipe {} is already gone from the server",
                     record.id
@@ -316,10 +472,19 @@ pub async fn plan(
         service: service_change,
         actions,
         unchanged,
+        drift,
         reads: calls,
         handle: service.clone(),
         recorded: recorded.clone(),
+        observations,
     })
+}
+
+fn join_notes(first: String, second: Option<String>) -> String {
+    match second {
+        Some(second) => format!("{first}; {second}"),
+        None => first,
+    }
 }
 
 fn creation(pipe: &NewPipe, fingerprint: &Fingerprint) -> Result<Creation, DeclaredError> {
@@ -345,6 +510,9 @@ fn action(
         changes,
         note: None,
         create,
+        delete_first: false,
+        down: false,
+        record: None,
     }
 }
 

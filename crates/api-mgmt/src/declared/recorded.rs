@@ -10,10 +10,18 @@ use serde_json::Value;
 use api_core::management::NewPipe;
 
 use super::StateError;
-use super::fingerprint::{Fingerprint, declared_form};
+use super::fingerprint::{Fingerprint, declared_form, observed_form};
 
 /// The version of the recorded state this SDK writes; a newer one is refused, never rewritten.
-pub const STATE_VERSION: u32 = 1;
+///
+/// Version 2 adds each pipe's observed form and the replace intent; a state of version 1 (written by
+/// v0.1) is read as it is, and each pipe's observed form is filled in from the next plan's read,
+/// recorded by the next apply.
+pub const STATE_VERSION: u32 = 2;
+
+/// How long before an intent began a pipe may have been created, by the server's clock, and still be
+/// taken as the pipe that intent's create made (the two clocks may differ by this much).
+pub const CLOCK_SKEW: chrono::Duration = chrono::Duration::minutes(2);
 
 /// Which service of which deployment a recorded state belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +63,17 @@ pub struct RecordedPipe {
     pub fingerprint: Fingerprint,
     /// The declared create request, each secret as its fingerprint.
     pub declared: Value,
+    /// The members of the create request as the server answered them once the pipe was created,
+    /// imported or adopted (its canonical forms: `Decimal(18, 2)` for `Decimal(18,2)`), stored as
+    /// the declared form is. A plan compares the server's answer with this, not with the file, so a
+    /// server that rewrites a value the same way every time shows no difference. `None` in a state
+    /// written before version 2: the next plan's read fills it in, and the next apply records it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<Value>,
+    /// When a replace of this pipe began (its delete may have been sent): the pipe may be down, and
+    /// the next apply finishes the replace before any other.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replacing: Option<DateTime<Utc>>,
     /// When it was recorded (created, adopted or imported).
     pub recorded_at: DateTime<Utc>,
 }
@@ -105,8 +124,11 @@ impl RecordedState {
                 ));
             }
         }
-        serde_path_to_error::deserialize(value)
-            .map_err(|e| StateError::corrupt(format!("at `{}`: {}", e.path(), e.inner())))
+        let mut state: Self = serde_path_to_error::deserialize(value)
+            .map_err(|e| StateError::corrupt(format!("at `{}`: {}", e.path(), e.inner())))?;
+        // An older version is read as this one, and written as this one by the next save.
+        state.version = STATE_VERSION;
+        Ok(state)
     }
 
     /// The state as the file holds it (pretty JSON, keys sorted, a newline at the end).
@@ -118,9 +140,21 @@ impl RecordedState {
         Ok(text)
     }
 
-    /// Records the existing pipe `id` as declared by `pipe` (an import: the pipe is adopted, and the
-    /// next plan compares it with `pipe`). Refused when the name is recorded or pending already.
-    pub fn import(&mut self, id: PipeId, pipe: &NewPipe) -> Result<(), StateError> {
+    /// Records the existing pipe `id` as declared by `pipe` (an import: the pipe is adopted), with
+    /// `server`, the pipe as the server answers it (its JSON, as
+    /// [`PipeHandle::get_wire`](crate::PipeHandle::get_wire) gives it), as its observed form: the
+    /// next plan compares the file with this declaration and the server with this answer.
+    ///
+    /// Answers where the file says something the answer does not: a value the file wants that the
+    /// pipe does not have, or the server's own way of writing the same value (`Decimal(18, 2)` for
+    /// `Decimal(18,2)`), which no one can tell apart here. A file written by `pipe export` has none.
+    /// Refused when the name is recorded or pending already.
+    pub fn import(
+        &mut self,
+        id: PipeId,
+        pipe: &NewPipe,
+        server: &Value,
+    ) -> Result<Vec<super::Change>, StateError> {
         let name = pipe.as_raw().name.to_string();
         self.refuse_recorded_id(id)?;
         if let Some(recorded) = self.pipes.get(&name) {
@@ -135,34 +169,86 @@ impl RecordedState {
             )));
         }
         let (declared, fingerprint) = declared_form(pipe, &Fingerprint::fresh())?;
+        let observed = observed_form(server, &fingerprint)?;
+        let schemas = api_core::raw::support::schema::SchemaSet::management();
+        let sides = super::diff::Sides {
+            file: &declared,
+            recorded: None,
+            observed: None,
+            now: &observed,
+            answer: server,
+        };
+        let differences = super::diff::changes(
+            &sides,
+            schemas.schema("PipeCreateRequest"),
+            schemas.schema("Pipe"),
+        );
         self.pipes.insert(
             name,
             RecordedPipe {
                 id,
                 fingerprint,
                 declared,
+                observed: Some(observed),
+                replacing: None,
                 recorded_at: Utc::now(),
             },
         );
-        Ok(())
+        Ok(differences)
     }
 
-    /// Resolves the pending create of `name` with the pipe `id` it made: recorded as the
-    /// declaration the create sent. Refused when `name` has no pending create.
-    pub fn adopt(&mut self, name: &str, id: PipeId) -> Result<(), StateError> {
+    /// Resolves the pending create of `name` with the pipe `id` it made, `server` being that pipe as
+    /// the server answers it (its JSON): recorded as the declaration the create sent, with the answer
+    /// as its observed form. Refused when `name` has no pending create, when the pipe has another
+    /// name, or when the server says it was created before the intent began (more than
+    /// [`CLOCK_SKEW`] before: it cannot be the pipe this create made).
+    pub fn adopt(&mut self, name: &str, id: PipeId, server: &Value) -> Result<(), StateError> {
         self.refuse_recorded_id(id)?;
-        let pending = self.pending.remove(name).ok_or_else(|| {
-            StateError::Refused(format!("{name:?} has no pending create to resolve"))
-        })?;
-        self.pipes.insert(
-            name.to_string(),
-            RecordedPipe {
-                id,
-                fingerprint: pending.fingerprint,
-                declared: pending.declared,
-                recorded_at: Utc::now(),
-            },
-        );
+        let Some(pending) = self.pending.get(name) else {
+            return Err(StateError::Refused(format!(
+                "{name:?} has no pending create to resolve"
+            )));
+        };
+        let answered = server
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if answered != name {
+            return Err(StateError::Refused(format!(
+                "pipe {id} is named {answered:?}, not {name:?}; nothing was recorded"
+            )));
+        }
+        let created = server
+            .get("createdAt")
+            .and_then(Value::as_str)
+            .and_then(|at| DateTime::parse_from_rfc3339(at).ok())
+            .map(|at| at.with_timezone(&Utc));
+        if let Some(created) = created
+            && created < pending.started_at - CLOCK_SKEW
+        {
+            return Err(StateError::Refused(format!(
+                "pipe {id} was created at {}, before the create of {name:?} was sent ({}): it is \
+                 not the pipe that create made; nothing was recorded",
+                created.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                pending
+                    .started_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+            )));
+        }
+        let observed = observed_form(server, &pending.fingerprint)?;
+        if let Some(pending) = self.pending.remove(name) {
+            self.pipes.insert(
+                name.to_string(),
+                RecordedPipe {
+                    id,
+                    fingerprint: pending.fingerprint,
+                    declared: pending.declared,
+                    observed: Some(observed),
+                    replacing: None,
+                    recorded_at: Utc::now(),
+                },
+            );
+        }
         Ok(())
     }
 

@@ -1,9 +1,13 @@
 //! Where a [`RecordedState`] lives: the [`StateStore`] trait, and [`FileStateStore`], a file written
-//! atomically and held by an OS lock for the length of an apply.
+//! atomically, with an OS lock per service for the length of an apply.
 
+use std::any::Any;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+
+use api_core::PipeId;
+use blake2::Digest as _;
 
 use super::RecordedState;
 use super::recorded::StateTarget;
@@ -16,6 +20,59 @@ pub trait StateStore: Send + Sync {
 
     /// Replaces the recorded state, durably.
     fn save(&self, state: &RecordedState) -> Result<(), StateError>;
+
+    /// Takes the lock of `target`'s service without waiting, held until the [`StateLock`] is
+    /// dropped: one apply per service at a time, whichever state file or directory it comes from.
+    /// [`Plan::apply`](super::Plan::apply) asks for it.
+    fn lock(&self, target: &StateTarget) -> Result<StateLock, StateError>;
+}
+
+/// A held lock of one service's applies ([`StateStore::lock`]); released when dropped (or when the
+/// process ends). [`Plan::apply`](super::Plan::apply) takes it as the proof that its caller holds
+/// the service.
+pub struct StateLock {
+    target: StateTarget,
+    _held: Box<dyn Any + Send + Sync>,
+}
+
+impl std::fmt::Debug for StateLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StateLock")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StateLock {
+    /// The lock of `target`, held as long as `held` lives (for [`StateStore`] implementations:
+    /// `held` is what keeps the lock, released when dropped).
+    pub fn new(target: StateTarget, held: impl Any + Send + Sync) -> Self {
+        Self {
+            target,
+            _held: Box::new(held),
+        }
+    }
+
+    /// The service it locks.
+    pub fn target(&self) -> &StateTarget {
+        &self.target
+    }
+
+    /// Refuses a lock of another service than `target`.
+    pub(crate) fn check(&self, target: &StateTarget) -> Result<(), StateError> {
+        if &self.target == target {
+            Ok(())
+        } else {
+            Err(StateError::Refused(format!(
+                "the lock held is of service {} of organization {} at {}, not of the plan's service {}; \
+                 nothing was done",
+                self.target.service_id,
+                self.target.organization_id,
+                self.target.api_url,
+                target.service_id
+            )))
+        }
+    }
 }
 
 /// Why a recorded state could not be read, written or used.
@@ -62,6 +119,34 @@ pub enum StateError {
         /// The lock file.
         path: PathBuf,
     },
+    /// Another apply holds the service, from this state or another (another directory, another
+    /// `--state` file).
+    #[error(
+        "another apply holds service {} of organization {} at {} ({holder}); nothing was done",
+        target.service_id, target.organization_id, target.api_url
+    )]
+    ServiceLocked {
+        /// The service.
+        target: Box<StateTarget>,
+        /// Who holds it, as its lock file says (process id, state file, since when).
+        holder: String,
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// A pipe was created and the state could not record it: its id, so that it can be recorded
+    /// (the intent of its create is pending in the state).
+    #[error(
+        "pipe {name:?} was created as {id}, and the state could not record it ({error}); record it \
+         with `cloudctl state resolve {name} --id {id}` (or `RecordedState::adopt`)"
+    )]
+    CreatedNotRecorded {
+        /// The pipe's name.
+        name: String,
+        /// The id of the pipe created.
+        id: PipeId,
+        /// Why the save failed.
+        error: Box<StateError>,
+    },
 }
 
 impl StateError {
@@ -79,35 +164,52 @@ impl StateError {
 
 /// A recorded state in a file: JSON, private to its owner (0600 on Unix), replaced atomically
 /// (written to a temporary file beside it, synced, renamed over it, and the directory synced), so a
-/// crash leaves either the old state or the new one. [`lock`](Self::lock) takes an OS lock on a
-/// file beside it (`<file>.lock`) for the length of an apply: a second apply is refused at once
-/// ([`StateError::Locked`]), never run beside the first; the OS drops the lock of a process that
-/// dies.
+/// crash leaves either the old state or the new one.
+///
+/// [`lock`](StateStore::lock) takes two OS locks without waiting, for the length of an apply: one on
+/// a file beside the state (`<file>.lock`), and one per service in the lock directory
+/// ([`lock_dir`](Self::lock_dir)), named for the service's API URL, organization and id, so that
+/// two applies of one service from two directories or two state files of this user are refused
+/// too ([`StateError::ServiceLocked`], naming the holder), never run side by side. The OS drops the
+/// locks of a process that dies.
 ///
 /// ```no_run
 /// use api_mgmt::declared::{FileStateStore, StateStore};
 ///
-/// # fn run() -> Result<(), api_mgmt::declared::StateError> {
+/// # fn run(target: api_mgmt::declared::StateTarget) -> Result<(), api_mgmt::declared::StateError> {
 /// let store = FileStateStore::new("pipes/.cloudctl-state.json");
-/// let _lock = store.lock()?;                 // held until dropped
+/// let _lock = store.lock(&target)?;          // held until dropped
 /// let recorded = store.load()?;              // None: nothing recorded yet
 /// # let _ = recorded; Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
 pub struct FileStateStore {
     path: PathBuf,
+    lock_dir: PathBuf,
 }
 
-/// The OS lock of a [`FileStateStore`]; released when dropped (or when the process ends).
-#[derive(Debug)]
-pub struct StateLock {
-    _file: File,
+/// The OS locks a [`FileStateStore`] holds for a [`StateLock`].
+struct FileLocks {
+    _state: File,
+    _service: File,
 }
 
 impl FileStateStore {
-    /// A store in the file `path` (created by the first save).
+    /// A store in the file `path` (created by the first save), with the default lock directory:
+    /// `$XDG_STATE_HOME/cloud-sdk/locks`, else `$HOME/.local/state/cloud-sdk/locks`, else
+    /// `cloud-sdk-locks` in the temporary directory.
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
+        Self {
+            path: path.into(),
+            lock_dir: default_lock_dir(),
+        }
+    }
+
+    /// With the service locks in `dir` (created, private to its owner, when first used): every
+    /// process that should exclude the others must use the same one.
+    pub fn lock_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.lock_dir = dir.into();
+        self
     }
 
     /// The state file.
@@ -122,24 +224,112 @@ impl FileStateStore {
         self.path.with_file_name(name)
     }
 
-    /// Takes the store's OS lock without waiting: [`StateError::Locked`] while another process (or
-    /// another lock in this one) holds it.
-    pub fn lock(&self) -> Result<StateLock, StateError> {
-        let path = self.lock_path();
-        let file = private(OpenOptions::new().create(true).truncate(false).write(true))
-            .open(&path)
-            .map_err(|e| StateError::io(&path, "open the lock file", &e))?;
-        match file.try_lock() {
-            Ok(()) => Ok(StateLock { _file: file }),
-            Err(std::fs::TryLockError::WouldBlock) => Err(StateError::Locked { path }),
-            Err(std::fs::TryLockError::Error(e)) => {
-                Err(StateError::io(&path, "lock the lock file", &e))
-            }
+    /// The lock file of `target`'s service in the lock directory.
+    pub fn service_lock_path(&self, target: &StateTarget) -> PathBuf {
+        let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();
+        for part in [
+            target.api_url.as_str(),
+            &target.organization_id.to_string(),
+            &target.service_id.to_string(),
+        ] {
+            hasher.update(part.as_bytes());
+            hasher.update([0]);
         }
+        let digest: String = hasher.finalize()[..12]
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        self.lock_dir
+            .join(format!("service-{}-{digest}.lock", target.service_id))
+    }
+}
+
+/// The default directory of the service locks (see [`FileStateStore::new`]).
+fn default_lock_dir() -> PathBuf {
+    let home = |var: &str| {
+        std::env::var_os(var)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(state) = home("XDG_STATE_HOME") {
+        return state.join("cloud-sdk").join("locks");
+    }
+    if let Some(home) = home("HOME") {
+        return home
+            .join(".local")
+            .join("state")
+            .join("cloud-sdk")
+            .join("locks");
+    }
+    std::env::temp_dir().join("cloud-sdk-locks")
+}
+
+/// Takes the OS lock of `path` without waiting; `Ok(None)` when another holds it.
+fn try_lock(path: &Path) -> Result<Option<File>, StateError> {
+    let file = private(
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .read(true),
+    )
+    .open(path)
+    .map_err(|e| StateError::io(path, "open the lock file", &e))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(StateError::io(path, "lock the lock file", &e)),
     }
 }
 
 impl StateStore for FileStateStore {
+    fn lock(&self, target: &StateTarget) -> Result<StateLock, StateError> {
+        let state_path = self.lock_path();
+        let Some(state) = try_lock(&state_path)? else {
+            return Err(StateError::Locked { path: state_path });
+        };
+        std::fs::create_dir_all(&self.lock_dir)
+            .map_err(|e| StateError::io(&self.lock_dir, "create the lock directory", &e))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt as _;
+            let _ =
+                std::fs::set_permissions(&self.lock_dir, std::fs::Permissions::from_mode(0o700));
+        }
+        let path = self.service_lock_path(target);
+        let Some(mut service) = try_lock(&path)? else {
+            let holder = std::fs::read_to_string(&path)
+                .ok()
+                .map(|text| text.trim().to_string())
+                .filter(|text| !text.is_empty())
+                .unwrap_or_else(|| "a process that has not said who it is".into());
+            return Err(StateError::ServiceLocked {
+                target: Box::new(target.clone()),
+                holder,
+                path,
+            });
+        };
+        // Who holds it, for the message of the next one refused.
+        let said = format!(
+            "process {}, state {}, since {}",
+            std::process::id(),
+            std::path::absolute(&self.path)
+                .unwrap_or_else(|_| self.path.clone())
+                .display(),
+            chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        );
+        let _ = service
+            .set_len(0)
+            .and_then(|()| service.write_all(said.as_bytes()));
+        Ok(StateLock::new(
+            target.clone(),
+            FileLocks {
+                _state: state,
+                _service: service,
+            },
+        ))
+    }
+
     fn load(&self) -> Result<Option<RecordedState>, StateError> {
         match std::fs::read_to_string(&self.path) {
             Ok(text) => RecordedState::from_json(&text)
@@ -270,10 +460,44 @@ mod tests {
     #[test]
     fn the_lock_is_held_until_dropped() {
         let dir = tempfile::tempdir().unwrap();
-        let store = FileStateStore::new(dir.path().join("state.json"));
-        let lock = store.lock().unwrap();
-        assert!(matches!(store.lock(), Err(StateError::Locked { .. })));
+        let store =
+            FileStateStore::new(dir.path().join("state.json")).lock_dir(dir.path().join("locks"));
+        let lock = store.lock(&target()).unwrap();
+        assert_eq!(lock.target(), &target());
+        assert!(matches!(
+            store.lock(&target()),
+            Err(StateError::Locked { .. })
+        ));
         drop(lock);
-        assert!(store.lock().is_ok());
+        assert!(store.lock(&target()).is_ok());
+    }
+
+    #[test]
+    fn one_service_is_locked_whatever_the_state_file_and_others_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let locks = dir.path().join("locks");
+        let first = FileStateStore::new(dir.path().join("a/state.json")).lock_dir(&locks);
+        let second = FileStateStore::new(dir.path().join("b/state.json")).lock_dir(&locks);
+        std::fs::create_dir_all(dir.path().join("a")).unwrap();
+        std::fs::create_dir_all(dir.path().join("b")).unwrap();
+        let held = first.lock(&target()).unwrap();
+        let refused = second.lock(&target()).unwrap_err();
+        let StateError::ServiceLocked { holder, .. } = &refused else {
+            panic!("{refused:?}");
+        };
+        assert!(
+            holder.contains(&format!("process {}", std::process::id()))
+                && holder.contains("a/state.json"),
+            "the holder is named: {holder}"
+        );
+        assert!(
+            refused.to_string().contains("another apply holds service"),
+            "{refused}"
+        );
+        let mut other = target();
+        other.service_id = "b1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse().unwrap();
+        assert!(second.lock(&other).is_ok(), "another service is not held");
+        drop(held);
+        assert!(second.lock(&target()).is_ok());
     }
 }

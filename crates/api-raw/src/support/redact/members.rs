@@ -7,7 +7,7 @@ use super::REDACTED;
 
 /// Words that make a member or header name secret when the name contains one, compared without
 /// case, `_` and `-`: `clientSecret`, `api_key`, `X-Auth-Token`, `Set-Cookie` are all secret.
-pub const SECRET_WORDS: [&str; 10] = [
+pub const SECRET_WORDS: [&str; 11] = [
     "password",
     "passwd",
     "passphrase",
@@ -18,7 +18,11 @@ pub const SECRET_WORDS: [&str; 10] = [
     "privatekey",
     "accountkey",
     "authorization",
+    "signature",
 ];
+
+/// Names that are secret as a whole word only: a shared access signature's query parameter (`sig`).
+const SECRET_NAMES: [&str; 1] = ["sig"];
 
 /// The header-only word: `Cookie` and `Set-Cookie` carry sessions.
 const COOKIE: &str = "cookie";
@@ -36,7 +40,9 @@ pub fn is_secret_member(name: &str) -> bool {
         .filter(|c| !matches!(c, '_' | '-' | ' ' | '.'))
         .flat_map(char::to_lowercase)
         .collect();
-    SECRET_WORDS.iter().any(|word| folded.contains(word)) || folded.contains(COOKIE)
+    SECRET_WORDS.iter().any(|word| folded.contains(word))
+        || folded.contains(COOKIE)
+        || SECRET_NAMES.contains(&folded.as_str())
 }
 
 /// The members the spec types as `Secret`, generated from `spec/management.yaml` (none without the

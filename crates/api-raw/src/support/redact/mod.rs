@@ -7,7 +7,8 @@
 //!
 //! - **A member is secret by its name** ([`is_secret_member`]): a name the spec types as a secret
 //!   (`password`, `secretKey`, `connectionString`), or one that contains, ignoring case, `_` and `-`,
-//!   one of [`SECRET_WORDS`] (`password`, `secret`, `token`, `apikey`, ...). Its value is replaced by
+//!   one of [`SECRET_WORDS`] (`password`, `secret`, `token`, `apikey`, `signature`, ...), or is `sig`
+//!   (a shared access signature in a query). Its value is replaced by
 //!   [`REDACTED`]; under an object or array every scalar inside is replaced.
 //! - **A secret value is found in any encoding** ([`Redactor`]): as it is; with any character
 //!   written as a JSON escape (`\u0026`, `\u00E9`, a surrogate pair, `\/`, `\"`, `\n`, upper or lower

@@ -743,3 +743,29 @@ fn absorbing_answers_only_the_new_secrets() {
             .is_empty()
     );
 }
+
+#[test]
+fn a_uri_written_plainly_keeps_escaped_separators_inside_its_password() {
+    let redactor = Redactor::new();
+    for (text, expected) in [
+        (
+            "postgres://app:ab%2Fcd@db:5432/crm",
+            "postgres://app:[REDACTED]@db:5432/crm",
+        ),
+        (
+            "https://reader:p%40ss%3Aw%2F%3Frd@registry:8081/x",
+            "https://reader:[REDACTED]@registry:8081/x",
+        ),
+        // Escaped `://`: any escape is a separator, as before.
+        (
+            "postgres%3A%2F%2Fapp%3Ahunter22%40db",
+            "postgres%3A%2F%2Fapp%3A[REDACTED]%40db",
+        ),
+        (
+            r"postgres:\/\/app:hunter22@db",
+            r"postgres:\/\/app:[REDACTED]@db",
+        ),
+    ] {
+        assert_eq!(redactor.text(text), expected, "{text}");
+    }
+}

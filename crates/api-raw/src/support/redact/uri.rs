@@ -28,7 +28,8 @@ pub(super) fn redact_passwords(text: &str) -> Option<String> {
             && has_scheme(bytes, pos)
             && let Some(after_colon) = separator(&written, bytes, pos, ':')
             && let Some(authority) = after_slashes(&written, bytes, after_colon)
-            && let Some((password_start, at_sign)) = user_information(&written, bytes, authority)
+            && let Some((password_start, at_sign)) =
+                user_information(&written, bytes, authority, Level::of(bytes, pos, authority))
         {
             if at_sign > password_start {
                 spans.push((password_start, at_sign));
@@ -54,6 +55,43 @@ fn separator(written: &Written<'_>, bytes: &[u8], pos: usize, c: char) -> Option
     }
 }
 
+/// How a URI's separators are written: as themselves (then an escaped `/` or `@` inside the user
+/// information is part of the password, as RFC 3986 requires a `/` there to be written), or escaped
+/// (the URI sits inside a JSON string, an HTML page, a query: any escape counts).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Plain,
+    Escaped,
+}
+
+impl Level {
+    /// The level of the `://` written from `colon` to `authority`.
+    fn of(bytes: &[u8], colon: usize, authority: usize) -> Self {
+        if bytes.get(colon..authority) == Some(b"://".as_slice()) {
+            Self::Plain
+        } else {
+            Self::Escaped
+        }
+    }
+}
+
+/// Where `c` ends when it stands at `pos` at the URI's escape level.
+fn separator_at(
+    written: &Written<'_>,
+    bytes: &[u8],
+    pos: usize,
+    c: char,
+    level: Level,
+) -> Option<usize> {
+    match level {
+        Level::Plain => bytes
+            .get(pos)
+            .filter(|b| u32::from(**b) == u32::from(c))
+            .map(|_| pos + 1),
+        Level::Escaped => separator(written, bytes, pos, c),
+    }
+}
+
 /// Where the authority begins after the two slashes at `from`.
 fn after_slashes(written: &Written<'_>, bytes: &[u8], from: usize) -> Option<usize> {
     let first = separator(written, bytes, from, '/')?;
@@ -74,20 +112,25 @@ fn has_scheme(bytes: &[u8], colon: usize) -> bool {
 /// The password's start and the `@` that ends the user information of an authority at `from`:
 /// `user:password@`, the last `@` before the authority ends (at one of [`ENDS_AUTHORITY`]), after
 /// the first `:` (a password with an unencoded `@` is still covered whole).
-fn user_information(written: &Written<'_>, bytes: &[u8], from: usize) -> Option<(usize, usize)> {
+fn user_information(
+    written: &Written<'_>,
+    bytes: &[u8],
+    from: usize,
+    level: Level,
+) -> Option<(usize, usize)> {
     let mut password_start = None;
     let mut at_sign = None;
     let mut pos = from;
     while pos < bytes.len() {
-        if let Some(end) = separator(written, bytes, pos, '@') {
+        if let Some(end) = separator_at(written, bytes, pos, '@', level) {
             at_sign = Some(pos);
             pos = end;
-        } else if let Some(end) = separator(written, bytes, pos, ':') {
+        } else if let Some(end) = separator_at(written, bytes, pos, ':', level) {
             password_start.get_or_insert(end);
             pos = end;
         } else if ENDS_AUTHORITY
             .iter()
-            .any(|c| ends_authority(written, bytes, pos, *c))
+            .any(|c| ends_authority(written, bytes, pos, *c, level))
         {
             break;
         } else {
@@ -102,11 +145,12 @@ fn user_information(written: &Written<'_>, bytes: &[u8], from: usize) -> Option<
 
 /// Whether `c` of [`ENDS_AUTHORITY`] stands at `pos`. A backslash counts only escaped (`\\`):
 /// alone it begins an escape, of a character of the password maybe (`\u00e4`).
-fn ends_authority(written: &Written<'_>, bytes: &[u8], pos: usize, c: char) -> bool {
+fn ends_authority(written: &Written<'_>, bytes: &[u8], pos: usize, c: char, level: Level) -> bool {
     if c == '\\' {
-        bytes.get(pos).copied().is_some_and(may_escape)
+        level == Level::Escaped
+            && bytes.get(pos).copied().is_some_and(may_escape)
             && written.char_at(pos, c).is_some_and(|end| end > pos + 1)
     } else {
-        separator(written, bytes, pos, c).is_some()
+        separator_at(written, bytes, pos, c, level).is_some()
     }
 }

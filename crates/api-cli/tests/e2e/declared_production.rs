@@ -1,0 +1,639 @@
+//! Declared pipes against a server that answers as production may: in its own canonical forms
+//! (column types, trimmed certificates, topic lists, enum case, upper-case UUIDs), accepting a second
+//! pipe with one name, failing pipes, answering one pipe undecodably; a rotation rolled out one pipe
+//! at a time and killed midway; a state written by v0.1.0; one apply per service.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use api_emulator::{EmulatorOptions, OperationId, PipeState, Timing};
+use serde_json::{Value, json};
+
+use crate::support::{Cloud, KAFKA_PASSWORD, KAFKA_PIPE};
+
+/// The four source kinds written the way people write them, which a database-backed server answers
+/// otherwise: `decimal(18,2)`, `DateTime64(3,'UTC')`, a certificate ending in a newline, topics with
+/// spaces, a lower-case compression, a lower-case endpoint UUID.
+fn written_by_people(cloud: &Cloud) -> String {
+    let kafka = "\
+name: orders
+source:
+  kafka:
+    brokers: b-1.kafka.example:9098
+    topics: orders, returns ,refunds
+    caCertificate: \"-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----\\n\"
+    reversePrivateEndpointIds: [0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c]
+    credentials: {username: reader, password: {env: KAFKA_PASSWORD}}
+destination:
+  database: default
+  table: orders
+  managedTable: true
+  columns:
+    - {name: id, type: 'decimal(18,2)'}
+    - {name: at, type: \"DateTime64(3,'UTC')\"}
+    - {name: note, type: 'nullable(String)'}
+fieldMappings:
+  - {sourceField: id, destinationField: id}
+  - {sourceField: at, destinationField: at}
+  - {sourceField: note, destinationField: note}
+scaling: {replicas: 2}
+";
+    let storage = json!({
+        "name": "backfill",
+        "source": {"objectStorage": {"url": "https://bucket.example/events/*.csv.gz", "compression": "gzip",
+                                     "isContinuous": true, "iamRole": "arn:aws:iam::123456789012:role/reader"}},
+        "destination": {"database": "default", "table": "events", "managedTable": true,
+                        "columns": [{"name": "c", "type": "Map(String,Array( Nullable(UInt8)))"}]},
+        "fieldMappings": [{"sourceField": "c", "destinationField": "c"}],
+    });
+    let kinesis = "\
+name: clicks
+source:
+  kinesis:
+    streamName: clicks
+    region: eu-west-1
+    accessKey: {accessKeyId: AKIAEXAMPLE, secretKey: {env: KINESIS_SECRET_KEY}}
+destination:
+  database: web
+  table: clicks
+  managedTable: true
+  columns:
+    - {name: url, type: 'lowcardinality(string)'}
+fieldMappings:
+  - {sourceField: url, destinationField: url}
+";
+    let postgres = "\
+name: crm
+source:
+  postgres:
+    host: crm-db.internal.example
+    port: 5432
+    database: crm
+    credentials: {username: replicator, password: {env: POSTGRES_PASSWORD}}
+    tableMappings:
+      - {sourceSchemaName: public, sourceTable: customers, targetTable: crm_customers}
+destination: {database: crm}
+";
+    for (file, text) in [
+        ("pipes/orders.yaml", kafka.to_string()),
+        ("pipes/backfill.json", storage.to_string()),
+        ("pipes/clicks.yaml", kinesis.to_string()),
+        ("pipes/crm.yaml", postgres.to_string()),
+    ] {
+        cloud.file(file, &text);
+    }
+    cloud.home().join("pipes").to_string_lossy().into_owned()
+}
+
+fn plan(cloud: &Cloud, dir: &str) -> crate::support::Run {
+    cloud.cloudctl(&["plan", "-f", dir, "-o", "json"])
+}
+
+fn apply(cloud: &Cloud, dir: &str) -> crate::support::Run {
+    cloud.cloudctl(&["apply", "-f", dir, "--yes", "-o", "json"])
+}
+
+fn state(dir: &str) -> Value {
+    let text =
+        std::fs::read_to_string(Path::new(dir).join(".cloudctl-state.json")).expect("a state");
+    serde_json::from_str(&text).expect("JSON")
+}
+
+fn recorded_id(dir: &str, name: &str) -> String {
+    state(dir)["pipes"][name]["id"]
+        .as_str()
+        .expect("an id")
+        .to_string()
+}
+
+/// `(action, name)` of each change of a plan's JSON.
+fn actions(run: &crate::support::Run) -> Vec<(String, String)> {
+    run.json()["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| {
+            (
+                c["action"].as_str().unwrap().into(),
+                c["name"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+/// Every state a pipe goes through but a failure: the plan shows no change in any of them.
+fn assert_no_change_through_every_state(cloud: &Cloud, dir: &str) {
+    for name in ["orders", "backfill", "clicks", "crm"] {
+        let id = recorded_id(dir, name);
+        for state in PipeState::KNOWN {
+            let state = PipeState::from(*state);
+            if state.is_failed() {
+                continue;
+            }
+            cloud.force_pipe_state(&id, state.clone());
+            let planned = plan(cloud, dir);
+            assert_eq!(planned.code, 0, "{name} in {state}: {}", planned.stdout);
+        }
+        cloud.force_pipe_state(&id, PipeState::Running);
+    }
+}
+
+#[test]
+fn a_server_that_answers_in_its_own_forms_shows_no_change_after_apply_and_after_import() {
+    let cloud = Cloud::canonical();
+    let dir = written_by_people(&cloud);
+    apply(&cloud, &dir).expect(0);
+    // The server did rewrite what was sent.
+    let orders = cloud
+        .pipes()
+        .into_iter()
+        .find(|p| p.name == "orders")
+        .unwrap();
+    let answer = cloud
+        .cloudctl(&["pipe", "get", &orders.id.to_string(), "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(
+        answer["destination"]["columns"][0]["type"], "Decimal(18, 2)",
+        "{answer}"
+    );
+    assert_eq!(
+        answer["source"]["kafka"]["topics"],
+        "orders,returns,refunds"
+    );
+    let planned = plan(&cloud, &dir).expect(0);
+    assert_eq!(planned.json()["changes"], json!([]));
+    assert_no_change_through_every_state(&cloud, &dir);
+
+    // The same pipes adopted into another directory from their exports.
+    let imported = cloud.home().join("imported");
+    std::fs::create_dir_all(&imported).unwrap();
+    let imported = imported.to_string_lossy().into_owned();
+    for name in ["orders", "backfill", "clicks", "crm"] {
+        let id = recorded_id(&dir, name);
+        let export = cloud.cloudctl(&["pipe", "export", &id]).expect(0);
+        std::fs::write(
+            Path::new(&imported).join(format!("{name}.yaml")),
+            &export.stdout,
+        )
+        .unwrap();
+    }
+    // What the API never returns is added to the files, as the export's note says.
+    let orders_file = Path::new(&imported).join("orders.yaml");
+    let text = std::fs::read_to_string(&orders_file).unwrap();
+    std::fs::write(
+        &orders_file,
+        text.replace("ORDERS_KAFKA_PASSWORD", "KAFKA_PASSWORD"),
+    )
+    .unwrap();
+    for (file, variable) in [
+        ("clicks.yaml", "KINESIS_SECRET_KEY"),
+        ("crm.yaml", "POSTGRES_PASSWORD"),
+    ] {
+        let path = Path::new(&imported).join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let fixed: String = text
+            .lines()
+            .map(|line| match line.find("{env: ") {
+                Some(at) => format!("{}{{env: {variable}}}", &line[..at]),
+                None => line.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(&path, fixed).unwrap();
+    }
+    let _ = std::fs::remove_file(Path::new(&dir).join(".cloudctl-state.json"));
+    for name in ["orders", "backfill", "clicks", "crm"] {
+        let id = orders_or(&cloud, name);
+        cloud
+            .cloudctl(&["import", "-f", &imported, name, &id])
+            .expect(0);
+        assert!(
+            state(&imported)["pipes"][name]["observed"].is_object(),
+            "{name}: the answer is recorded"
+        );
+    }
+    let planned = cloud.cloudctl(&["plan", "-f", &imported, "-o", "json"]);
+    assert_eq!(planned.code, 0, "{}\n{}", planned.stdout, planned.stderr);
+    assert_no_change_through_every_state(&cloud, &imported);
+}
+
+/// The id of the live pipe named `name` on the server.
+fn orders_or(cloud: &Cloud, name: &str) -> String {
+    cloud
+        .pipes()
+        .into_iter()
+        .find(|p| p.name == name && !p.deleted)
+        .map(|p| p.id.to_string())
+        .expect("a live pipe of that name")
+}
+
+#[test]
+fn a_file_edited_to_what_the_server_has_is_recorded_and_drift_it_leaves_out_is_shown() {
+    let cloud = Cloud::canonical();
+    let dir = written_by_people(&cloud);
+    apply(&cloud, &dir).expect(0);
+    let orders = recorded_id(&dir, "orders");
+
+    // A console edit of a declared member: a replace, naming it.
+    cloud.patch_pipe(&orders, json!({"scaling": {"replicas": 3}}));
+    let planned = plan(&cloud, &dir).expect(8);
+    assert_eq!(actions(&planned), [("replace".into(), "orders".into())]);
+    assert_eq!(
+        planned.json()["changes"][0]["members"][0]["path"],
+        "scaling.replicas"
+    );
+
+    // The file accepts it: only the state changes, and nothing is sent but reads.
+    let file = cloud.home().join("pipes/orders.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("replicas: 2", "replicas: 3")).unwrap();
+    let planned = plan(&cloud, &dir).expect(8);
+    assert_eq!(actions(&planned), [("record".into(), "orders".into())]);
+    let human = cloud
+        .cloudctl(&["plan", "-f", &dir, "-o", "human"])
+        .expect(8);
+    assert!(
+        human.stdout.contains("= record    orders"),
+        "{}",
+        human.stdout
+    );
+    assert!(human.stdout.contains("recorded only"), "{}", human.stdout);
+    cloud.clear_requests();
+    apply(&cloud, &dir).expect(0);
+    let writes: Vec<_> = cloud
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| (r.method, r.path))
+        .collect();
+    assert!(writes.is_empty(), "the pipe was not touched: {writes:?}");
+    assert_eq!(recorded_id(&dir, "orders"), orders);
+    plan(&cloud, &dir).expect(0);
+
+    // A console edit of a member the file leaves out: shown, not acted on.
+    cloud.patch_pipe(&orders, json!({"scaling": {"concurrency": 3}}));
+    let planned = plan(&cloud, &dir).expect(0);
+    let drift = &planned.json()["drift"][0];
+    assert_eq!(drift["name"], "orders", "{}", planned.stdout);
+    assert_eq!(drift["members"][0]["path"], "scaling.concurrency");
+    assert_eq!(drift["members"][0]["effect"], "none");
+    let human = cloud
+        .cloudctl(&["plan", "-f", &dir, "-o", "human"])
+        .expect(0);
+    assert!(
+        human.stdout.contains("~ drift     orders"),
+        "{}",
+        human.stdout
+    );
+    assert!(human.stdout.contains("not acted on"), "{}", human.stdout);
+}
+
+#[test]
+fn a_failed_pipe_is_recreated_and_an_unreadable_answer_blocks_only_its_pipe() {
+    let cloud = Cloud::production();
+    let dir = written_by_people(&cloud);
+    std::fs::remove_file(cloud.home().join("pipes/crm.yaml")).unwrap();
+    apply(&cloud, &dir).expect(0);
+
+    let orders = recorded_id(&dir, "orders");
+    cloud.force_pipe_state(&orders, PipeState::Failed);
+    let planned = plan(&cloud, &dir).expect(8);
+    assert_eq!(actions(&planned), [("recreate".into(), "orders".into())]);
+    let note = planned.json()["changes"][0]["note"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(note.contains("is Failed"), "{note}");
+    apply(&cloud, &dir).expect(0);
+    let now = recorded_id(&dir, "orders");
+    assert_ne!(now, orders, "a new pipe");
+    let live: Vec<_> = cloud
+        .pipes()
+        .into_iter()
+        .filter(|p| p.name == "orders" && !p.deleted)
+        .collect();
+    assert_eq!(live.len(), 1, "the failed pipe was deleted: {live:?}");
+    plan(&cloud, &dir).expect(0);
+
+    // One of three answers cannot be decoded; the others are planned (one has a change).
+    let clicks = recorded_id(&dir, "clicks");
+    cloud.set_raw_overlay(&clicks, json!({"scaling": {"replicas": "three"}}));
+    let file = cloud.home().join("pipes/orders.yaml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    std::fs::write(&file, text.replace("replicas: 2", "replicas: 4")).unwrap();
+    let planned = plan(&cloud, &dir).expect(9);
+    let shown = planned.json();
+    let mut planned_actions = actions(&planned);
+    planned_actions.sort();
+    assert_eq!(
+        planned_actions,
+        [
+            ("replace".into(), "orders".into()),
+            ("unreadable".into(), "clicks".into())
+        ],
+        "{shown}"
+    );
+    assert_eq!(shown["unchanged"], 1, "backfill");
+    let error: Value = serde_json::from_str(planned.stderr.trim()).expect("the error on stderr");
+    let error = &error["error"];
+    assert_eq!(error["code"], "UNREADABLE_PIPE", "{error}");
+    assert_eq!(error["exitCode"], 9, "{error}");
+    assert!(
+        error["message"].as_str().unwrap().contains("clicks"),
+        "{error}"
+    );
+    // An apply does the rest, and leaves the unreadable pipe alone.
+    let applied = apply(&cloud, &dir).expect(9);
+    assert!(
+        applied.stdout.contains("\"unreadable\""),
+        "{}",
+        applied.stdout
+    );
+    assert_eq!(recorded_id(&dir, "clicks"), clicks);
+    assert!(
+        cloud
+            .pipes()
+            .iter()
+            .any(|p| p.id.to_string() == clicks && !p.deleted)
+    );
+}
+
+/// Six Kafka pipes sharing one password.
+fn six_pipes(cloud: &Cloud) -> String {
+    for i in 0..6 {
+        cloud.file(
+            &format!("six/p{i}.yaml"),
+            &KAFKA_PIPE.replace("name: orders", &format!("name: p{i}")),
+        );
+    }
+    cloud.home().join("six").to_string_lossy().into_owned()
+}
+
+/// How many of the six declared pipes are missing from the server, or not Running (a deletion under
+/// way counts as down), now; and whether any name has two live pipes.
+fn down_now(cloud: &Cloud) -> (usize, bool) {
+    let pipes = cloud.pipes();
+    let mut down = 0;
+    let mut duplicate = false;
+    for i in 0..6 {
+        let name = format!("p{i}");
+        let live: Vec<_> = pipes
+            .iter()
+            .filter(|p| p.name == name && !p.deleted)
+            .collect();
+        duplicate |= live.len() > 1;
+        if !live.iter().any(|p| p.state == PipeState::Running) {
+            down += 1;
+        }
+    }
+    (down, duplicate)
+}
+
+/// Runs `apply` with a rotated password as a process, sampling the server every 20 ms until it
+/// exits or `kill_after` downs have been seen; answers the most pipes seen down at once.
+fn rotate(
+    cloud: &Cloud,
+    dir: &str,
+    password: &str,
+    kill_after: Option<usize>,
+) -> (usize, Option<i32>) {
+    let mut running = cloud
+        .process()
+        .env("KAFKA_PASSWORD", password)
+        .args([
+            "apply",
+            "-f",
+            dir,
+            "--yes",
+            "-o",
+            "json",
+            "--max-unavailable",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("cloudctl runs");
+    let started = Instant::now();
+    let (mut most, mut downs_seen, mut was_down) = (0, 0, false);
+    loop {
+        let (down, duplicate) = down_now(cloud);
+        assert!(!duplicate, "a name has two live pipes");
+        most = most.max(down);
+        if down > 0 && !was_down {
+            downs_seen += 1;
+        }
+        was_down = down > 0;
+        if kill_after.is_some_and(|n| downs_seen >= n) {
+            running.kill().expect("SIGKILL");
+            running.wait().unwrap();
+            return (most, None);
+        }
+        if let Some(status) = running.try_wait().unwrap() {
+            return (most, status.code());
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "the apply ends"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_rotated_password_replaces_six_pipes_one_at_a_time_and_a_killed_rollout_is_finished() {
+    let timing = Timing {
+        service_transition_ms: 0,
+        pipe_provisioning_ms: 300,
+        pipe_phase_ms: 300,
+        pipe_delete_ms: 300,
+    };
+    let cloud = Cloud::with(
+        EmulatorOptions::for_tests()
+            .timing(timing)
+            .canonical(true)
+            .duplicate_names(true),
+    );
+    let dir = six_pipes(&cloud);
+    apply(&cloud, &dir).expect(0);
+    assert_eq!(down_now(&cloud), (0, false));
+
+    let planned = cloud.run(
+        cloud
+            .command()
+            .env("KAFKA_PASSWORD", "rotated-pa55word-1")
+            .args(["plan", "-f", &dir, "-o", "json"]),
+    );
+    assert_eq!(planned.code, 8);
+    assert_eq!(actions(&planned).len(), 6, "six replaces");
+
+    let (most, code) = rotate(&cloud, &dir, "rotated-pa55word-1", None);
+    assert_eq!(code, Some(0));
+    assert_eq!(most, 1, "at most one of the six down at any moment");
+    assert_eq!(down_now(&cloud), (0, false));
+
+    // A second rotation, killed in the middle of its second replace.
+    let (most, _) = rotate(&cloud, &dir, "rotated-pa55word-2", Some(2));
+    assert!(most <= 1, "{most} down at once before the kill");
+    let left: Vec<Value> = state(&dir)["pipes"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|p| p.get("replacing").is_some())
+        .cloned()
+        .collect();
+    let pending = state(&dir)["pending"].as_object().map_or(0, |p| p.len());
+    assert!(
+        left.len() + pending <= 1,
+        "one replace under way: {left:?}, {pending} pending"
+    );
+    let (most, code) = rotate(&cloud, &dir, "rotated-pa55word-2", None);
+    assert_eq!(code, Some(0), "the next apply finishes it");
+    assert!(most <= 1, "{most} down at once");
+    assert_eq!(
+        down_now(&cloud),
+        (0, false),
+        "all six Running, no duplicate"
+    );
+    let live = cloud.pipes().into_iter().filter(|p| !p.deleted).count();
+    assert_eq!(live, 6);
+    cloud
+        .run(
+            cloud
+                .command()
+                .env("KAFKA_PASSWORD", "rotated-pa55word-2")
+                .args(["plan", "-f", &dir]),
+        )
+        .expect(0);
+    let _ = KAFKA_PASSWORD;
+}
+
+#[test]
+fn a_state_written_by_v0_1_0_keeps_working_and_gains_its_observed_forms() {
+    let cloud = Cloud::start();
+    let dir = cloud.home().join("pipes");
+    let fixture = include_str!("fixtures/state-v0.1.0.json");
+    // The same four pipes the fixture was recorded for, made again on this emulator.
+    let source = PathBuf::from(crate::declared::all_kinds(&cloud));
+    let mut text = fixture.replace("{{API_URL}}", cloud.base_url().as_str());
+    for name in ["orders", "clicks", "backfill", "crm"] {
+        let file = std::fs::read_dir(&source)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.file_stem().is_some_and(|s| s == name))
+            .unwrap();
+        let created = cloud
+            .cloudctl(&[
+                "pipe",
+                "create",
+                "--file",
+                file.to_str().unwrap(),
+                "-o",
+                "json",
+            ])
+            .expect(0)
+            .json();
+        text = text.replace(
+            &format!("{{{{ID_{}}}}}", name.to_uppercase()),
+            created["id"].as_str().unwrap(),
+        );
+    }
+    std::fs::rename(&source, &dir).unwrap();
+    std::fs::write(dir.join(".cloudctl-state.json"), text).unwrap();
+    let dir = dir.to_string_lossy().into_owned();
+
+    let planned = plan(&cloud, &dir).expect(0);
+    assert_eq!(planned.json()["unchanged"], 4, "{}", planned.stdout);
+    assert_eq!(state(&dir)["version"], 1, "a plan writes nothing");
+    // The next apply records what the server answered, and touches no pipe.
+    cloud.clear_requests();
+    apply(&cloud, &dir).expect(0);
+    assert!(
+        cloud
+            .requests()
+            .iter()
+            .all(|r| r.operation_id != Some(OperationId::CreatePipe))
+    );
+    let recorded = state(&dir);
+    assert_eq!(recorded["version"], 2);
+    for name in ["orders", "clicks", "backfill", "crm"] {
+        assert!(
+            recorded["pipes"][name]["observed"].is_object(),
+            "{name}: {recorded}"
+        );
+    }
+    plan(&cloud, &dir).expect(0);
+}
+
+#[test]
+fn two_directories_of_one_service_cannot_apply_at_once() {
+    let cloud = Cloud::start();
+    let first = cloud.home().join("first");
+    let second = cloud.home().join("second");
+    cloud.file("first/orders.yaml", KAFKA_PIPE);
+    cloud.file(
+        "second/other.yaml",
+        &KAFKA_PIPE.replace("name: orders", "name: other"),
+    );
+    // The first apply is held in its create by a slow answer.
+    cloud.inject(
+        api_emulator::FaultRule::operation(OperationId::CreatePipe)
+            .then(api_emulator::Fault::delay(Duration::from_secs(3))),
+    );
+    let mut holding = cloud
+        .process()
+        .args([
+            "apply",
+            "-f",
+            first.to_str().unwrap(),
+            "--yes",
+            "-o",
+            "json",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    // Its intent is recorded just before the create is sent.
+    while !std::fs::read_to_string(first.join(".cloudctl-state.json"))
+        .is_ok_and(|text| text.contains("\"pending\": {\n    \"orders\""))
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the first apply creates"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let refused = cloud
+        .cloudctl(&[
+            "apply",
+            "-f",
+            second.to_str().unwrap(),
+            "--yes",
+            "-o",
+            "json",
+        ])
+        .expect(1);
+    let error = refused.error();
+    assert_eq!(error["code"], "STATE_LOCKED", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(message.contains("another apply holds service"), "{message}");
+    assert!(message.contains("first"), "the holder is named: {message}");
+    assert!(holding.wait().unwrap().success());
+    assert!(
+        cloud.pipes().iter().all(|p| p.name != "other"),
+        "nothing was created"
+    );
+    cloud
+        .cloudctl(&[
+            "apply",
+            "-f",
+            second.to_str().unwrap(),
+            "--yes",
+            "-o",
+            "json",
+        ])
+        .expect(0);
+}

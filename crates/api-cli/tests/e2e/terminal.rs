@@ -1,0 +1,394 @@
+//! `cloudctl` in a real terminal: `apply`'s progress board as a person sees it, in a tmux session of
+//! 120x40 of the test's own, sampled while it runs and after it ends.
+//!
+//! The test needs the `tmux` binary. Without it the test says so and passes, except in CI (`CI` set),
+//! where it fails: CI installs tmux (`.ci/run`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use api_emulator::{EmulatorOptions, Timing};
+
+use crate::support::{Cloud, KAFKA_PIPE};
+
+/// The terminal's columns.
+const WIDTH: usize = 120;
+/// The terminal's rows.
+const HEIGHT: usize = 40;
+
+/// A pipe name longer than the board's name column: its line must still fit the terminal.
+const LONG_NAME: &str = "shipments-to-every-warehouse-of-the-northern-region-with-a-name-far-longer-than-the-board-column-x";
+
+/// A tmux server of the test's own (`tmux -L NAME`, its own socket), killed when dropped, also when
+/// the test fails.
+struct Tmux {
+    /// The server's socket name.
+    socket: String,
+    /// The socket's path, removed with the server (tmux leaves it).
+    socket_path: Option<PathBuf>,
+}
+
+impl Tmux {
+    /// A server with one session of `WIDTH` x `HEIGHT` running `script`, whose pane stays (dead)
+    /// when the script ends, so that it can still be read.
+    fn start(script: &Path, config: &Path) -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let mut tmux = Self {
+            socket: format!("cloudctl-e2e-{}-{nanos}", std::process::id()),
+            socket_path: None,
+        };
+        let started = tmux.run(&[
+            "-f",
+            &config.to_string_lossy(),
+            "new-session",
+            "-d",
+            "-x",
+            &WIDTH.to_string(),
+            "-y",
+            &HEIGHT.to_string(),
+            "-s",
+            "board",
+            &format!("sh {}", script.display()),
+        ]);
+        assert!(
+            started.status.success(),
+            "tmux starts: {}",
+            String::from_utf8_lossy(&started.stderr)
+        );
+        let path = tmux.run(&["display-message", "-p", "#{socket_path}"]);
+        let path = String::from_utf8_lossy(&path.stdout).trim().to_string();
+        tmux.socket_path = (!path.is_empty()).then(|| PathBuf::from(path));
+        tmux
+    }
+
+    /// Runs `tmux -L SOCKET args`.
+    fn run(&self, args: &[&str]) -> Output {
+        Command::new("tmux")
+            .env_remove("TMUX")
+            .arg("-L")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux runs")
+    }
+
+    /// The screen's rows, with what scrolled off above them (`capture-pane -S -`), trailing blank
+    /// rows dropped.
+    fn screen(&self) -> Vec<String> {
+        let captured = self.run(&["capture-pane", "-p", "-S", "-", "-t", "board"]);
+        assert!(captured.status.success(), "capture-pane");
+        let text = String::from_utf8_lossy(&captured.stdout).into_owned();
+        let mut rows: Vec<String> = text.lines().map(str::to_string).collect();
+        while rows.last().is_some_and(|row| row.trim().is_empty()) {
+            rows.pop();
+        }
+        rows
+    }
+
+    /// Whether the pane's command has ended and tmux has read all it wrote.
+    fn ended(&self) -> bool {
+        let shown = self.run(&["display-message", "-p", "-t", "board", "#{pane_dead}"]);
+        String::from_utf8_lossy(&shown.stdout).trim() == "1"
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+        if let Some(path) = &self.socket_path {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Whether the `tmux` binary can be run; without it, says why the test does nothing (and fails in
+/// CI, which must have it).
+fn tmux_available(test: &str) -> bool {
+    match Command::new("tmux").arg("-V").output() {
+        Ok(_) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{test}: tmux is not installed, and CI must run this test (.ci/run installs it)"
+            );
+            eprintln!("SKIPPED {test}: the tmux binary is not installed (apt-get install tmux)");
+            false
+        }
+        Err(e) => panic!("{test}: tmux cannot be run: {e}"),
+    }
+}
+
+/// `text` quoted for `sh`.
+fn quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', r"'\''"))
+}
+
+/// A script that runs `command` (a [`Cloud::process`]) with its environment and nothing else but
+/// the terminal's `TERM`, in `dir`, then writes its exit status to `status` (tmux 3.3 does not
+/// always know a dead pane's).
+fn script(cloud: &Cloud, command: &Command, dir: &Path, status: &Path) -> PathBuf {
+    let mut line = String::from("cd ");
+    line.push_str(&quoted(&dir.to_string_lossy()));
+    line.push_str(" && env -i TERM=\"$TERM\"");
+    for (name, value) in command.get_envs() {
+        if let Some(value) = value {
+            line.push(' ');
+            line.push_str(&quoted(&format!(
+                "{}={}",
+                name.to_string_lossy(),
+                value.to_string_lossy()
+            )));
+        }
+    }
+    line.push(' ');
+    line.push_str(&quoted(&command.get_program().to_string_lossy()));
+    for arg in command.get_args() {
+        line.push(' ');
+        line.push_str(&quoted(&arg.to_string_lossy()));
+    }
+    line.push_str("; echo $? > ");
+    line.push_str(&quoted(&status.to_string_lossy()));
+    PathBuf::from(cloud.file("run.sh", &format!("#!/bin/sh\n{line}\n")))
+}
+
+/// The name (of `heads`, the first characters of each) whose board line `row` is: a spinner frame
+/// (a braille pattern, or a blank once the line's action ended), a space, then the name.
+fn board_line<'a>(row: &str, heads: &[&'a str]) -> Option<&'a str> {
+    let mut chars = row.chars();
+    let spinner = chars.next()?;
+    if !matches!(spinner, '\u{2800}'..='\u{28ff}' | ' ') || chars.next() != Some(' ') {
+        return None;
+    }
+    let rest = chars.as_str();
+    heads.iter().copied().find(|head| rest.starts_with(head))
+}
+
+/// What one look at the screen showed.
+struct Sample {
+    /// The rows.
+    rows: Vec<String>,
+    /// When it was taken, from the start.
+    at: Duration,
+}
+
+impl Sample {
+    /// The rows after the plan (its last `+ create` row) and before the report (`Applied:`).
+    fn between_plan_and_report(&self) -> &[String] {
+        let start = self
+            .rows
+            .iter()
+            .rposition(|row| row.starts_with("  + create    "))
+            .map_or(self.rows.len(), |i| i + 1);
+        let end = self.rows[start..]
+            .iter()
+            .position(|row| row.starts_with("Applied:"))
+            .map_or(self.rows.len(), |i| start + i);
+        &self.rows[start..end]
+    }
+
+    /// The screen, for a failure's message.
+    fn shown(&self) -> String {
+        format!(
+            "at {:?}:\n{}",
+            self.at,
+            self.rows
+                .iter()
+                .enumerate()
+                .map(|(i, row)| format!("{:>3}|{row}", i + 1))
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    }
+}
+
+/// `cloudctl apply` of four pipes in a terminal of 120x40, paced by a rate limit that makes it
+/// wait (the SDK says waits over a second) while pipes provision for 3 s: while it runs, the board
+/// is one line per pipe, redrawn in place, each within the terminal's width (one pipe's name is
+/// longer than that); when it ends, the board is gone, and the plan and the report remain.
+#[test]
+fn the_apply_board_is_one_line_per_pipe_redrawn_in_place_then_cleared() {
+    let test = "the_apply_board_is_one_line_per_pipe_redrawn_in_place_then_cleared";
+    if !tmux_available(test) {
+        return;
+    }
+    let timing = Timing {
+        pipe_provisioning_ms: 3000,
+        ..Timing::INSTANT
+    };
+    let cloud = Cloud::with(EmulatorOptions::for_tests().timing(timing));
+    let names = ["orders", "payments", "refunds", LONG_NAME];
+    for name in names {
+        cloud.file(
+            &format!("pipes/{}.yaml", name.split('-').next().unwrap_or(name)),
+            &KAFKA_PIPE.replacen("name: orders", &format!("name: {name}"), 1),
+        );
+    }
+    let dir = cloud.home().join("pipes");
+    let mut command = cloud.process();
+    command
+        // Five calls per 2 s: the creates and the polls of four pipes wait on it.
+        .env("CLOUD_RATE_LIMIT", "5/2s")
+        .args(["apply", "-f", &dir.to_string_lossy(), "--yes"]);
+    let status_file = cloud.home().join("status");
+    let script = script(&cloud, &command, cloud.home(), &status_file);
+    let config = cloud.file(
+        "tmux.conf",
+        "set -g remain-on-exit on\nset -g default-terminal screen\nset -g history-limit 1000\n",
+    );
+    let tmux = Tmux::start(&script, Path::new(&config));
+
+    // The first characters of each name: the long one is cut to fit its column.
+    let heads: Vec<&str> = names
+        .iter()
+        .map(|name| &name[..name.len().min(16)])
+        .collect();
+    let started = Instant::now();
+    let mut samples = Vec::new();
+    let status = loop {
+        // Read before the screen: once the pane has ended, the screen is the last one.
+        let ended = tmux.ended();
+        let sample = Sample {
+            rows: tmux.screen(),
+            at: started.elapsed(),
+        };
+        if ended {
+            let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+            break (status.trim().parse::<i32>().unwrap_or(-1), sample);
+        }
+        samples.push(sample);
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "the apply ends within 90 s; {}",
+            samples.last().map(Sample::shown).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (status, last) = status;
+
+    let secrets = cloud.secrets();
+    let mut boards = 0;
+    for sample in &samples {
+        let shown = sample.shown();
+        assert!(
+            secrets
+                .iter()
+                .all(|secret| !sample.rows.iter().any(|row| row.contains(secret))),
+            "a secret on screen {shown}"
+        );
+        if sample.rows.iter().any(|row| row.starts_with("Applied:")) {
+            continue;
+        }
+        let region = sample.between_plan_and_report();
+        let board: Vec<&String> = region
+            .iter()
+            .filter(|row| board_line(row, &heads).is_some())
+            .collect();
+        // A line wider than the terminal would go on in a row of its own (tmux wraps it), and a
+        // line written past the board would be a row of its own too: neither is a board line.
+        for row in region {
+            assert!(
+                board_line(row, &heads).is_some() || row.trim().is_empty(),
+                "only the board's lines under the plan while it runs, not {row:?}; {shown}"
+            );
+        }
+        if board.is_empty() {
+            continue;
+        }
+        boards += 1;
+        assert_eq!(
+            board.len(),
+            names.len(),
+            "one board line per pipe, no more; {shown}"
+        );
+        for head in &heads {
+            let lines = board
+                .iter()
+                .filter(|row| board_line(row, &heads) == Some(head))
+                .count();
+            assert_eq!(lines, 1, "{head} on exactly one board line; {shown}");
+        }
+        let long = board
+            .iter()
+            .find(|row| board_line(row, &heads) == Some(&LONG_NAME[..16]))
+            .map_or("", |row| row.as_str());
+        assert!(
+            long.contains('\u{2026}') && !long.contains(LONG_NAME),
+            "the long name cut with an ellipsis; {shown}"
+        );
+        let mut distinct = board.clone();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), board.len(), "no duplicated line; {shown}");
+        assert_eq!(
+            region.len(),
+            board.len(),
+            "the board's lines are together, right under the plan; {shown}"
+        );
+    }
+    // The waits on the rate limit are said on the board, not as lines under it.
+    assert!(
+        samples.iter().any(|sample| sample
+            .rows
+            .iter()
+            .any(|row| board_line(row, &heads).is_some() && row.contains("on the rate limit"))),
+        "a wait on the rate limit shown on the board; {}",
+        samples
+            .iter()
+            .map(Sample::shown)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        boards >= 5,
+        "the board was seen while the apply ran ({boards} of {} samples)",
+        samples.len()
+    );
+
+    let shown = last.shown();
+    assert_eq!(status, 0, "the apply succeeds; {shown}");
+    let rows: Vec<&String> = last
+        .rows
+        .iter()
+        .filter(|row| !row.starts_with("Pane is dead"))
+        .collect();
+    assert!(
+        rows.iter().all(|row| board_line(row, &heads).is_none()),
+        "no board line is left after the apply; {shown}"
+    );
+    assert!(
+        rows.iter()
+            .any(|row| row.starts_with("Plan for ") && row.contains("4 to create")),
+        "the plan stays; {shown}"
+    );
+    for name in names {
+        let planned = format!("  + create    {name}");
+        assert!(
+            rows.iter().any(|row| **row == planned),
+            "{planned:?} in the plan; {shown}"
+        );
+    }
+    let report = rows
+        .iter()
+        .position(|row| row.starts_with("Applied:"))
+        .unwrap_or_else(|| panic!("the report; {shown}"));
+    let created = rows[report..]
+        .iter()
+        .filter(|row| row.starts_with("  ok      created "))
+        .count();
+    assert_eq!(created, names.len(), "each pipe created; {shown}");
+    assert!(
+        last.between_plan_and_report()
+            .iter()
+            .all(|row| row.trim().is_empty()),
+        "only the plan and the report remain, nothing between them; {shown}"
+    );
+    assert!(
+        secrets
+            .iter()
+            .all(|secret| !last.rows.iter().any(|row| row.contains(secret))),
+        "a secret on screen {shown}"
+    );
+}

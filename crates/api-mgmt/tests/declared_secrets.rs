@@ -1,0 +1,196 @@
+//! No secret in the recorded state, in any form: an arbitrary secret planted in every string
+//! position of a pipe of every source kind, in the shapes secrets take inside ordinary strings (a
+//! URI's userinfo, a signature in a query, a `password="..."` in a setting's text) and as an array or
+//! object under a secret name, leaves no piece of six characters in the state file, in any encoding,
+//! whether it came in the declaration or in the server's answer.
+
+#![cfg(feature = "declared")]
+
+use api_mgmt::NewPipe;
+use api_mgmt::declared::{RecordedState, StateTarget};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+/// A pipe of each source kind, every optional string member present.
+fn templates() -> Vec<Value> {
+    let destination = json!({"database": "d", "table": "t", "managedTable": true,
+                             "columns": [{"name": "c", "type": "String"}]});
+    let mappings = json!([{"sourceField": "c", "destinationField": "c"}]);
+    vec![
+        json!({"name": "k", "source": {"kafka": {
+            "brokers": "b:9092", "topics": "t", "consumerGroup": "g", "caCertificate": "cert",
+            "credentials": {"username": "u", "password": "p4ssword"},
+            "schemaRegistry": {"url": "https://registry", "caCertificate": "cert",
+                               "credentials": {"username": "u", "password": "p4ssword"}}}},
+            "destination": destination, "fieldMappings": mappings,
+            "settings": {"kafka_sasl_jaas_config": "x", "kafka_client_id": "x"}}),
+        json!({"name": "o", "source": {"objectStorage": {
+            "url": "https://bucket/x.csv", "queueUrl": "https://queue", "path": "p", "delimiter": ",",
+            "azureContainerName": "c", "connectionString": "AccountKey=k3yk3yk3y"}},
+            "destination": destination, "fieldMappings": mappings}),
+        json!({"name": "s", "source": {"kinesis": {
+            "streamName": "s", "region": "r", "accessKey": {"accessKeyId": "a", "secretKey": "s3cr3tkey"}}},
+            "destination": destination, "fieldMappings": mappings}),
+        json!({"name": "p", "source": {"postgres": {
+            "host": "h", "port": 5432, "database": "d",
+            "credentials": {"username": "u", "password": "p4ssword"},
+            "settings": {"publicationName": "pub", "replicationSlotName": "slot"},
+            "tableMappings": [{"sourceSchemaName": "s", "sourceTable": "t", "targetTable": "t"}]}},
+            "destination": {"database": "d"}}),
+    ]
+}
+
+/// The JSON pointers of every string of `value`.
+fn string_positions(value: &Value, at: String, out: &mut Vec<String>) {
+    match value {
+        Value::String(_) => out.push(at),
+        Value::Object(members) => {
+            for (name, member) in members {
+                string_positions(member, format!("{at}/{name}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                string_positions(item, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn percent(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// The ways a secret stands inside an ordinary string.
+fn shapes(secret: &str) -> Vec<String> {
+    let quoted = secret.replace('\\', "\\\\").replace('"', "\\\"");
+    vec![
+        format!(
+            "https://reader:{}@registry.example:8081/subjects",
+            percent(secret)
+        ),
+        format!(
+            "https://acct.blob.example/c/x.csv?sv=2024-05-04&sig={}&se=2030",
+            percent(secret)
+        ),
+        format!(
+            "https://bucket.example/x.csv?X-Amz-Date=20260101&X-Amz-Signature={}",
+            percent(secret)
+        ),
+        format!(
+            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"{quoted}\";"
+        ),
+    ]
+}
+
+/// Every 6-character window of `secret`, as it is and in the encodings a state file or a URI could
+/// hold it in.
+fn pieces(secret: &str) -> Vec<String> {
+    let chars: Vec<char> = secret.chars().collect();
+    let mut pieces = Vec::new();
+    for window in chars.windows(6) {
+        let piece: String = window.iter().collect();
+        pieces.push(
+            serde_json::to_string(&piece)
+                .unwrap()
+                .trim_matches('"')
+                .to_string(),
+        );
+        pieces.push(percent(&piece));
+        pieces.push(piece);
+    }
+    pieces
+}
+
+fn target() -> StateTarget {
+    StateTarget {
+        api_url: "http://127.0.0.1:8080/".into(),
+        organization_id: "3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d".parse().unwrap(),
+        service_id: "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse().unwrap(),
+    }
+}
+
+/// The state file after an import of `request` (the declaration) with `answer` as the server's;
+/// `None` when the import is refused (a name holding `secret`: the refusal says nothing of it).
+fn state_file(request: &Value, answer: &Value, secret: &str) -> Option<String> {
+    let pipe = NewPipe::from_json(request.clone()).ok()?;
+    let mut state = RecordedState::new(target());
+    let id = "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c".parse().unwrap();
+    match state.import(id, &pipe, answer) {
+        Ok(_) => Some(state.to_json().unwrap()),
+        // A name is the state's key: one that holds a secret is refused, and says nothing of it.
+        Err(refused)
+            if request["name"] != answer["name"] || refused.to_string().contains("name holds") =>
+        {
+            assert_no_piece(&refused.to_string(), secret, "the refusal");
+            None
+        }
+        Err(other) => panic!("{other}"),
+    }
+}
+
+#[track_caller]
+fn assert_no_piece(text: &str, secret: &str, what: &str) {
+    for piece in pieces(secret) {
+        assert!(
+            !text.contains(&piece),
+            "{what}: {piece:?} of {secret:?} in\n{text}"
+        );
+    }
+}
+
+proptest! {
+    // Two secrets, each planted in about 250 places (each an import, Argon2id per secret).
+    #![proptest_config(ProptestConfig { cases: 2, ..ProptestConfig::default() })]
+
+    #[test]
+    fn no_piece_of_a_secret_in_any_string_reaches_the_state(
+        secret in "[ -~\u{e9}\u{20ac}]{10,24}".prop_filter("six different characters", |s| {
+            let mut seen: Vec<char> = s.chars().collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.len() >= 6
+        }),
+    ) {
+        let mut planted = 0;
+        for template in templates() {
+            let mut positions = Vec::new();
+            string_positions(&template, String::new(), &mut positions);
+            for position in &positions {
+                for (i, shape) in shapes(&secret).into_iter().enumerate() {
+                    let mut request = template.clone();
+                    *request.pointer_mut(position).unwrap() = Value::String(shape.clone());
+                    // The declaration holds it, and the server answers it back.
+                    let Some(text) = state_file(&request, &request, &secret) else {
+                        continue; // a value the member's own rules refuse (a name, a port)
+                    };
+                    planted += 1;
+                    assert_no_piece(&text, &secret, position);
+                    // Only the server's answer holds it (one shape: each import costs Argon2id).
+                    if i == 0 && let Some(text) = state_file(&template, &request, &secret) {
+                        assert_no_piece(&text, &secret, position);
+                    }
+                }
+            }
+            // An array and an object under a secret name (settings take any member).
+            if template["settings"].is_object() || template["source"]["kafka"].is_object() {
+                let mut request = template.clone();
+                request["settings"]["kafka_sasl_password"] = json!([secret.clone(), "second"]);
+                request["settings"]["ssl_keystore_secret"] = json!({"key": secret.clone()});
+                let text = state_file(&request, &request, &secret).expect("settings take any member");
+                assert_no_piece(&text, &secret, "an array or object under a secret name");
+                planted += 1;
+            }
+        }
+        prop_assert!(planted > 60, "the secret was planted in {planted} places only");
+    }
+}
