@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use api_core::management::NewPipe;
 use api_core::raw::support::redact::Redactor;
-use api_core::raw::support::schema::{SchemaSet, Shape, is_secret, secret_text};
+use api_core::raw::support::schema::{SchemaSet, Shape, for_each_secret_value, secret_text};
 use argon2::{Algorithm, Argon2, Params, Version};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD_NO_PAD;
@@ -149,7 +149,8 @@ fn project(value: &Value, shape: Option<Shape<'_>>) -> Option<Value> {
 /// `value` (of the schema `shape`) as a state stores it: every secret replaced by its fingerprint
 /// under `fingerprint`'s parameters and salt, whole numbers as integers.
 ///
-/// A secret is anything under a member that [`is_secret`] names (a scalar, or an array or object
+/// A secret is anything under a member that
+/// [`is_secret`](api_core::raw::support::schema::is_secret) names (a scalar, or an array or object
 /// fingerprinted whole), and any other string in which the SDK's one redaction rule finds one (a
 /// password in a URI's userinfo, a signature in a query, a `password=` in a setting's text): such a
 /// string is fingerprinted whole, so that no piece of it is kept and a change of it is still seen.
@@ -160,23 +161,20 @@ pub(crate) fn stored_form(
 ) -> Result<Value, StateError> {
     let (argon2, salt) = fingerprint.argon2()?;
     let redactor = Redactor::new();
+    let holds_secret = |text: &str| {
+        !text.starts_with(SECRET_PREFIX) && matches!(redactor.text(text), Cow::Owned(_))
+    };
     let mut failed = None;
-    hide_secrets(
-        &mut value,
-        shape,
-        &redactor,
-        &mut String::new(),
-        &mut |path, value| {
-            let mut hash = [0u8; 32];
-            let mut input = path.as_bytes().to_vec();
-            input.push(0);
-            input.extend_from_slice(secret_text(value).as_bytes());
-            if let Err(e) = argon2.hash_password_into(&input, &salt, &mut hash) {
-                failed = Some(e);
-            }
-            *value = Value::String(format!("{SECRET_PREFIX}{}", STANDARD_NO_PAD.encode(hash)));
-        },
-    );
+    for_each_secret_value(&mut value, shape, &holds_secret, &mut |path, value| {
+        let mut hash = [0u8; 32];
+        let mut input = path.as_bytes().to_vec();
+        input.push(0);
+        input.extend_from_slice(secret_text(value).as_bytes());
+        if let Err(e) = argon2.hash_password_into(&input, &salt, &mut hash) {
+            failed = Some(e);
+        }
+        *value = Value::String(format!("{SECRET_PREFIX}{}", STANDARD_NO_PAD.encode(hash)));
+    });
     if let Some(e) = failed {
         return Err(StateError::corrupt(format!(
             "a secret cannot be fingerprinted: {e}"
@@ -184,49 +182,6 @@ pub(crate) fn stored_form(
     }
     normalise(&mut value);
     Ok(value)
-}
-
-/// Calls `visit` with the path and value of every secret of `value` (see [`stored_form`]).
-fn hide_secrets(
-    value: &mut Value,
-    shape: Option<Shape<'_>>,
-    redactor: &Redactor,
-    path: &mut String,
-    visit: &mut dyn FnMut(&str, &mut Value),
-) {
-    match value {
-        Value::Object(members) => {
-            for (name, member) in members.iter_mut() {
-                let inner = shape.and_then(|s| s.member(name));
-                let length = path.len();
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(name);
-                if !member.is_null() && is_secret(name, inner.as_ref()) {
-                    visit(path, member);
-                } else {
-                    hide_secrets(member, inner, redactor, path, visit);
-                }
-                path.truncate(length);
-            }
-        }
-        Value::Array(items) => {
-            let inner = shape.and_then(|s| s.items());
-            for (i, item) in items.iter_mut().enumerate() {
-                let length = path.len();
-                path.push_str(&format!("[{i}]"));
-                hide_secrets(item, inner, redactor, path, visit);
-                path.truncate(length);
-            }
-        }
-        Value::String(text) if !text.starts_with(SECRET_PREFIX) => {
-            if matches!(redactor.text(text), Cow::Owned(_)) {
-                visit(path, value);
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Whole numbers as integers (the SDK's one whole-number rule), so that `3` and `3.0` are one form.
@@ -247,11 +202,12 @@ pub(crate) fn normalise(value: &mut Value) {
 fn digest(form: &Value) -> String {
     let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();
     hasher.update(form.to_string().as_bytes());
-    hasher
-        .finalize()
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    hex(&hasher.finalize())
+}
+
+/// `bytes` in lower-case hexadecimal.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 #[cfg(test)]
