@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use api_core::management::operations as ops;
 use api_core::management::{Pipe, PipeState, WaitFor, WaitOptions, wait_for_pipe};
 use api_core::{DecodeError, Error, PipeId, Response};
 use chrono::Utc;
@@ -285,13 +286,13 @@ impl Plan {
             }
         }
 
-        // The pipes down already and the new ones, then the replaces, rolling.
-        let creating = |down: bool| {
-            self.actions
-                .iter()
-                .filter(move |a| a.create.is_some() && (a.down || !a.delete_first) == down)
-                .collect::<Vec<_>>()
-        };
+        // The pipes down already and the new ones first, then the replaces (which take a pipe
+        // down), rolling.
+        let (first, replaces): (Vec<&PlanAction>, Vec<&PlanAction>) = self
+            .actions
+            .iter()
+            .filter(|a| a.create.is_some())
+            .partition(|a| a.down || !a.delete_first);
         let ctx = Context {
             plan: self,
             recording: &recording,
@@ -299,28 +300,14 @@ impl Plan {
             progress,
             service_ok,
         };
-        let first = creating(true);
-        let mut created: HashMap<String, ActionReport> = HashMap::new();
-        let mut still_down = 0;
-        for run in rollout(&ctx, &first, options.parallelism, usize::MAX, 0).await? {
-            let down = first.iter().any(|a| a.name == run.name && a.down);
-            if down && !matches!(run.outcome, Outcome::Done { .. }) {
-                still_down += 1;
-            }
-            created.insert(run.name.clone(), run);
-        }
-        let replaces = creating(false);
-        for run in rollout(
-            &ctx,
-            &replaces,
-            options.parallelism,
-            options.max_unavailable,
-            still_down,
-        )
-        .await?
-        {
-            created.insert(run.name.clone(), run);
-        }
+        let down = first.iter().filter(|a| a.down).count();
+        let (opened, down) = rollout(&ctx, &first, options, down).await?;
+        let (replaced, _) = rollout(&ctx, &replaces, options, down).await?;
+        let mut created: HashMap<String, ActionReport> = opened
+            .into_iter()
+            .chain(replaced)
+            .map(|run| (run.name.clone(), run))
+            .collect();
 
         let mut deleted = deleted;
         for action in &self.actions {
@@ -387,60 +374,56 @@ struct Context<'a> {
     service_ok: bool,
 }
 
-/// Runs `actions`, at most `parallelism` at once and, for those that take a declared pipe down,
-/// only while fewer than `max_unavailable` are down (`down` of them are already). A run that does
-/// not finish keeps its pipe counted as down; actions that cannot start for lack of room are
-/// skipped, with the reason.
+/// Runs `actions`, at most [`parallelism`](ApplyOptions::parallelism) at once, and those that
+/// take a declared pipe down (a replace) only while fewer than
+/// [`max_unavailable`](ApplyOptions::max_unavailable) are down. `down` is how many are down as it
+/// starts; an action of a pipe that is down (or that it takes down) brings it back when it is done,
+/// and leaves it down when it is not. Answers the reports and how many are down at the end; actions
+/// that cannot start for lack of room are skipped, with the reason.
 async fn rollout(
     ctx: &Context<'_>,
     actions: &[&PlanAction],
-    parallelism: usize,
-    max_unavailable: usize,
+    options: &ApplyOptions,
     mut down: usize,
-) -> Result<Vec<ActionReport>, StateError> {
+) -> Result<(Vec<ActionReport>, usize), StateError> {
     let mut reports = Vec::new();
-    let mut waiting = actions.iter();
+    let mut waiting = actions.iter().copied().peekable();
     let mut running = FuturesUnordered::new();
-    let mut taking: HashMap<String, bool> = HashMap::new();
     loop {
-        while running.len() < parallelism {
-            let room = down < max_unavailable;
-            let Some(action) = waiting.as_slice().first().copied() else {
+        while running.len() < options.parallelism {
+            let Some(action) = waiting.peek().copied() else {
                 break;
             };
             let takes_down = action.delete_first && !action.down;
-            if takes_down && !room {
+            if takes_down && down >= options.max_unavailable {
                 break;
             }
             waiting.next();
             if takes_down {
                 down += 1;
             }
-            taking.insert(action.name.clone(), takes_down);
-            running.push(run(ctx, action));
+            running.push(async move { (action, run(ctx, action).await) });
         }
-        match running.next().await {
-            Some(result) => {
-                let report = result?;
-                let finished = matches!(report.outcome, Outcome::Done { .. });
-                if taking.get(&report.name).copied().unwrap_or(false) && finished {
-                    down -= 1;
-                }
-                reports.push(report);
-            }
-            None => break,
+        let Some((action, result)) = running.next().await else {
+            break;
+        };
+        let report = result?;
+        if (action.down || action.delete_first) && matches!(report.outcome, Outcome::Done { .. }) {
+            down -= 1;
         }
+        reports.push(report);
     }
     for action in waiting {
         (ctx.progress)(step(action, "skipped", None));
         let why = format!(
-            "{down} declared pipe{} down and at most {max_unavailable} may be: a replace that \
-             did not finish stops the rollout",
-            if down == 1 { " is" } else { "s are" }
+            "{down} declared pipe{} down and at most {} may be: a replace that did not finish stops \
+             the rollout",
+            if down == 1 { " is" } else { "s are" },
+            options.max_unavailable
         );
         reports.push(report_of(action, action.id, Outcome::Skipped(why)));
     }
-    Ok(reports)
+    Ok((reports, down))
 }
 
 /// One create, recreate or replace: the delete first where it has one, then the create.
@@ -590,8 +573,9 @@ async fn create(
 
 /// A pipe as the generated type read it: its JSON (for the observed form) and the SDK's pipe.
 fn decoded(raw: crate::raw::types::Pipe) -> Result<(Value, Pipe), Error> {
-    let undecodable =
-        |e: serde_json::Error| Error::Decode(DecodeError::new("getPipe", ".", e.to_string()));
+    let undecodable = |e: serde_json::Error| {
+        Error::Decode(DecodeError::new(ops::GET_PIPE.id, ".", e.to_string()))
+    };
     let json = serde_json::to_value(raw).map_err(undecodable)?;
     let pipe = serde_json::from_value(json.clone()).map_err(undecodable)?;
     Ok((json, pipe))

@@ -314,20 +314,11 @@ pub async fn plan(
                 continue;
             }
             Some(Read::Gone) | None => {
-                let creation = creation(pipe, &Fingerprint::fresh())?;
-                let mut recreate = action(
-                    name,
-                    ActionKind::Recreate,
-                    Some(record.id),
-                    Vec::new(),
-                    Some(creation),
-                );
-                recreate.note = Some(join_notes(
+                let note = join_notes(
                     format!("pipe {} is gone from the server", record.id),
                     unfinished,
-                ));
-                recreate.down = true;
-                actions.push(recreate);
+                );
+                actions.push(recreate(name, pipe, record.id, note, false)?);
                 continue;
             }
         };
@@ -336,21 +327,11 @@ pub async fn plan(
             .and_then(Value::as_str)
             .map(PipeState::from);
         if let Some(state) = state.filter(PipeState::is_failed) {
-            let creation = creation(pipe, &Fingerprint::fresh())?;
-            let mut recreate = action(
-                name,
-                ActionKind::Recreate,
-                Some(record.id),
-                Vec::new(),
-                Some(creation),
-            );
-            recreate.note = Some(format!(
+            let note = format!(
                 "pipe {} is {state}: it is deleted and created again",
                 record.id
-            ));
-            recreate.delete_first = true;
-            recreate.down = true;
-            actions.push(recreate);
+            );
+            actions.push(recreate(name, pipe, record.id, note, true)?);
             continue;
         }
         let (form, fingerprint) = declared_form(pipe, &record.fingerprint)?;
@@ -478,6 +459,29 @@ pub async fn plan(
         recorded: recorded.clone(),
         observations,
     })
+}
+
+/// The recreate of the recorded pipe `id` (down: gone, or failed and then deleted first when
+/// `delete_first`), with a fresh salt for the new pipe.
+fn recreate(
+    name: &str,
+    pipe: &NewPipe,
+    id: PipeId,
+    note: String,
+    delete_first: bool,
+) -> Result<PlanAction, DeclaredError> {
+    let creation = creation(pipe, &Fingerprint::fresh())?;
+    let mut recreate = action(
+        name,
+        ActionKind::Recreate,
+        Some(id),
+        Vec::new(),
+        Some(creation),
+    );
+    recreate.note = Some(note);
+    recreate.delete_first = delete_first;
+    recreate.down = true;
+    Ok(recreate)
 }
 
 fn join_notes(first: String, second: Option<String>) -> String {

@@ -235,10 +235,7 @@ impl FileStateStore {
             hasher.update(part.as_bytes());
             hasher.update([0]);
         }
-        let digest: String = hasher.finalize()[..12]
-            .iter()
-            .map(|byte| format!("{byte:02x}"))
-            .collect();
+        let digest = super::fingerprint::hex(&hasher.finalize()[..12]);
         self.lock_dir
             .join(format!("service-{}-{digest}.lock", target.service_id))
     }
