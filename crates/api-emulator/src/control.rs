@@ -154,6 +154,19 @@ fn authorized_pipe(
         .map_err(|_| refuse(StatusCode::BAD_REQUEST, "pipe id is not a UUID"))
 }
 
+/// The pipe id of a control path and its JSON body, once the control token is checked.
+fn pipe_and_json(
+    app: &Shared,
+    headers: &HeaderMap,
+    pipe_id: &str,
+    body: &[u8],
+) -> Result<(uuid::Uuid, Value), Response> {
+    let id = authorized_pipe(app, headers, pipe_id)?;
+    let value = serde_json::from_slice(body)
+        .map_err(|e| refuse(StatusCode::BAD_REQUEST, format!("malformed JSON: {e}")))?;
+    Ok((id, value))
+}
+
 /// The `state` member of a control body: a string, `null`, or absent (`None`).
 fn state_member(body: &[u8]) -> Result<Option<String>, Response> {
     match serde_json::from_slice::<Value>(body) {
@@ -201,13 +214,9 @@ async fn patch_pipe(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let id = match authorized_pipe(&app, &headers, &pipe_id) {
-        Ok(id) => id,
+    let (id, patch) = match pipe_and_json(&app, &headers, &pipe_id, &body) {
+        Ok(found) => found,
         Err(response) => return response,
-    };
-    let patch: Value = match serde_json::from_slice(&body) {
-        Ok(patch) => patch,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("malformed JSON: {e}")),
     };
     match crate::views::patch_pipe(&app, id, &patch) {
         Ok(pipe) => axum::Json(pipe).into_response(),
@@ -227,13 +236,9 @@ async fn set_raw_overlay(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Response {
-    let id = match authorized_pipe(&app, &headers, &pipe_id) {
-        Ok(id) => id,
+    let (id, overlay) = match pipe_and_json(&app, &headers, &pipe_id, &body) {
+        Ok(found) => found,
         Err(response) => return response,
-    };
-    let overlay: Value = match serde_json::from_slice(&body) {
-        Ok(overlay) => overlay,
-        Err(e) => return refuse(StatusCode::BAD_REQUEST, format!("malformed JSON: {e}")),
     };
     match crate::overlay::set(&app, id, overlay) {
         Ok(true) => StatusCode::NO_CONTENT.into_response(),

@@ -29,12 +29,7 @@ fn with_request_id(mut response: Response, request_id: &str) -> Response {
 
 /// A success envelope with `result`.
 pub fn ok(request_id: &str, result: impl Serialize) -> Response {
-    let body = serde_json::json!({
-        "status": 200,
-        "requestId": request_id,
-        "result": crate::wire::json(result),
-    });
-    with_request_id(axum::Json(body).into_response(), request_id)
+    ok_as_is(request_id, crate::wire::json(result))
 }
 
 /// A success envelope with `result` exactly as given: no number rewritten (for a test's raw overlay,
