@@ -34,6 +34,16 @@ async fn service(emulator: &Emulator) -> ServiceHandle {
     )
 }
 
+/// A pipe `orders` created on `service`, and its answer to a read as the API wrote it.
+async fn created_with_answer(
+    service: &api_mgmt::ServiceHandle,
+) -> (api_mgmt::Pipe, serde_json::Value) {
+    let created = service.pipes().create(&pipe("orders", 1)).await.unwrap();
+    let read = service.pipe(created.id).get_wire().await.unwrap();
+    let answer = serde_json::to_value(read.into_inner()).unwrap();
+    (created.into_inner(), answer)
+}
+
 /// A state file in `dir`, its service locks beside it.
 fn store(dir: &tempfile::TempDir) -> FileStateStore {
     FileStateStore::new(dir.path().join("state.json")).lock_dir(dir.path().join("locks"))
@@ -68,16 +78,7 @@ async fn an_apply_needs_the_lock_of_its_own_service() {
 async fn a_pipe_created_before_the_intent_is_not_adopted() {
     let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
     let service = service(&emulator).await;
-    let created = service.pipes().create(&pipe("orders", 1)).await.unwrap();
-    let mut answer = serde_json::to_value(
-        service
-            .pipe(created.id)
-            .get_wire()
-            .await
-            .unwrap()
-            .into_inner(),
-    )
-    .unwrap();
+    let (created, mut answer) = created_with_answer(&service).await;
     let text = serde_json::json!({
         "version": 2, "target": declared::target_of(&service),
         "pending": {"orders": {
@@ -181,16 +182,7 @@ async fn a_service_that_does_not_start_keeps_the_pipes_a_replace_would_delete() 
 async fn one_pipe_is_never_recorded_under_two_names() {
     let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
     let service = service(&emulator).await;
-    let created = service.pipes().create(&pipe("orders", 1)).await.unwrap();
-    let answer = serde_json::to_value(
-        service
-            .pipe(created.id)
-            .get_wire()
-            .await
-            .unwrap()
-            .into_inner(),
-    )
-    .unwrap();
+    let (created, answer) = created_with_answer(&service).await;
     let mut recorded = RecordedState::new(declared::target_of(&service));
     let differences = recorded
         .import(created.id, &pipe("orders", 1), &answer)

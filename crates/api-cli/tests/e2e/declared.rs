@@ -89,16 +89,16 @@ pub(crate) fn all_kinds(cloud: &Cloud) -> String {
 }
 
 /// The `error` object on stderr of a run that also wrote a result on stdout (an apply's report).
-fn stderr_error(run: &crate::support::Run) -> Value {
+pub(crate) fn stderr_error(run: &crate::support::Run) -> Value {
     let value: Value = serde_json::from_str(run.stderr.trim()).expect("one JSON object on stderr");
     value["error"].clone()
 }
 
-fn plan(cloud: &Cloud, dir: &str) -> crate::support::Run {
+pub(crate) fn plan(cloud: &Cloud, dir: &str) -> crate::support::Run {
     cloud.cloudctl(&["plan", "-f", dir, "-o", "json"])
 }
 
-fn apply(cloud: &Cloud, dir: &str) -> crate::support::Run {
+pub(crate) fn apply(cloud: &Cloud, dir: &str) -> crate::support::Run {
     cloud.cloudctl(&["apply", "-f", dir, "--yes", "-o", "json"])
 }
 
@@ -136,13 +136,13 @@ fn assert_one_create_per_name(cloud: &Cloud) {
     );
 }
 
-fn state(dir: &str) -> Value {
+pub(crate) fn state(dir: &str) -> Value {
     let text =
         std::fs::read_to_string(Path::new(dir).join(".cloudctl-state.json")).expect("a state file");
     serde_json::from_str(&text).expect("JSON")
 }
 
-fn recorded_id(dir: &str, name: &str) -> String {
+pub(crate) fn recorded_id(dir: &str, name: &str) -> String {
     state(dir)["pipes"][name]["id"]
         .as_str()
         .expect("a recorded id")

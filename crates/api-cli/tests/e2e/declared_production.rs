@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use api_emulator::{EmulatorOptions, OperationId, PipeState, Timing};
 use serde_json::{Value, json};
 
-use crate::support::{Cloud, KAFKA_PASSWORD, KAFKA_PIPE};
+use crate::declared::{apply, plan, recorded_id, state, stderr_error};
+use crate::support::{Cloud, KAFKA_PASSWORD, KAFKA_PIPE, POSTGRES_PIPE};
 
 /// The four source kinds written the way people write them, which a database-backed server answers
 /// otherwise: `decimal(18,2)`, `DateTime64(3,'UTC')`, a certificate ending in a newline, topics with
@@ -62,48 +63,22 @@ destination:
 fieldMappings:
   - {sourceField: url, destinationField: url}
 ";
-    let postgres = "\
-name: crm
-source:
-  postgres:
-    host: crm-db.internal.example
-    port: 5432
-    database: crm
-    credentials: {username: replicator, password: {env: POSTGRES_PASSWORD}}
-    tableMappings:
-      - {sourceSchemaName: public, sourceTable: customers, targetTable: crm_customers}
-destination: {database: crm}
-";
     for (file, text) in [
         ("pipes/orders.yaml", kafka.to_string()),
         ("pipes/backfill.json", storage.to_string()),
         ("pipes/clicks.yaml", kinesis.to_string()),
-        ("pipes/crm.yaml", postgres.to_string()),
+        ("pipes/crm.yaml", POSTGRES_PIPE.to_string()),
     ] {
         cloud.file(file, &text);
     }
     cloud.home().join("pipes").to_string_lossy().into_owned()
 }
 
-fn plan(cloud: &Cloud, dir: &str) -> crate::support::Run {
-    cloud.cloudctl(&["plan", "-f", dir, "-o", "json"])
-}
-
-fn apply(cloud: &Cloud, dir: &str) -> crate::support::Run {
-    cloud.cloudctl(&["apply", "-f", dir, "--yes", "-o", "json"])
-}
-
-fn state(dir: &str) -> Value {
-    let text =
-        std::fs::read_to_string(Path::new(dir).join(".cloudctl-state.json")).expect("a state");
-    serde_json::from_str(&text).expect("JSON")
-}
-
-fn recorded_id(dir: &str, name: &str) -> String {
-    state(dir)["pipes"][name]["id"]
-        .as_str()
-        .expect("an id")
-        .to_string()
+/// Replaces `from` by `to` in the file at `path` (an edit of a pipe file).
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).expect("the file");
+    assert!(text.contains(from), "{from:?} in {}", path.display());
+    std::fs::write(path, text.replace(from, to)).expect("the file is written");
 }
 
 /// `(action, name)` of each change of a plan's JSON.
@@ -179,30 +154,31 @@ fn a_server_that_answers_in_its_own_forms_shows_no_change_after_apply_and_after_
         .unwrap();
     }
     // What the API never returns is added to the files, as the export's note says.
-    let orders_file = Path::new(&imported).join("orders.yaml");
-    let text = std::fs::read_to_string(&orders_file).unwrap();
-    std::fs::write(
-        &orders_file,
-        text.replace("ORDERS_KAFKA_PASSWORD", "KAFKA_PASSWORD"),
-    )
-    .unwrap();
-    for (file, variable) in [
-        ("clicks.yaml", "KINESIS_SECRET_KEY"),
-        ("crm.yaml", "POSTGRES_PASSWORD"),
+    // The Kafka credentials and the Kinesis access key are request-only: the export leaves them
+    // out, and says so.
+    edit(
+        &Path::new(&imported).join("orders.yaml"),
+        "  kafka:\n",
+        "  kafka:\n    credentials: {username: reader, password: {env: KAFKA_PASSWORD}}\n",
+    );
+    edit(
+        &Path::new(&imported).join("clicks.yaml"),
+        "  kinesis:\n",
+        "  kinesis:\n    accessKey: {accessKeyId: AKIAEXAMPLE, secretKey: {env: KINESIS_SECRET_KEY}}\n",
+    );
+    // The Postgres credentials the export reads from variables named for the pipe: the test's own.
+    for (file, exported, given) in [
+        (
+            "crm.yaml",
+            "{env: CRM_POSTGRES_PASSWORD}",
+            "{env: POSTGRES_PASSWORD}",
+        ),
+        ("crm.yaml", "{env: CRM_POSTGRES_USERNAME}", "replicator"),
     ] {
-        let path = Path::new(&imported).join(file);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let fixed: String = text
-            .lines()
-            .map(|line| match line.find("{env: ") {
-                Some(at) => format!("{}{{env: {variable}}}", &line[..at]),
-                None => line.to_string(),
-            })
-            .collect::<Vec<_>>()
-            .join("\n");
-        std::fs::write(&path, fixed).unwrap();
+        edit(&Path::new(&imported).join(file), exported, given);
     }
-    let _ = std::fs::remove_file(Path::new(&dir).join(".cloudctl-state.json"));
+    assert_no_secret_in_state(&cloud, &dir);
+    std::fs::remove_file(Path::new(&dir).join(".cloudctl-state.json")).unwrap();
     for name in ["orders", "backfill", "clicks", "crm"] {
         let id = orders_or(&cloud, name);
         cloud
@@ -216,6 +192,17 @@ fn a_server_that_answers_in_its_own_forms_shows_no_change_after_apply_and_after_
     let planned = cloud.cloudctl(&["plan", "-f", &imported, "-o", "json"]);
     assert_eq!(planned.code, 0, "{}\n{}", planned.stdout, planned.stderr);
     assert_no_change_through_every_state(&cloud, &imported);
+    assert_no_secret_in_state(&cloud, &imported);
+}
+
+/// Fails when a secret of the test stands in clear in the state file of `dir`.
+#[track_caller]
+fn assert_no_secret_in_state(cloud: &Cloud, dir: &str) {
+    let text =
+        std::fs::read_to_string(Path::new(dir).join(".cloudctl-state.json")).expect("a state");
+    for secret in cloud.secrets() {
+        assert!(!text.contains(&secret), "a secret in the state of {dir}");
+    }
 }
 
 /// The id of the live pipe named `name` on the server.
@@ -245,9 +232,11 @@ fn a_file_edited_to_what_the_server_has_is_recorded_and_drift_it_leaves_out_is_s
     );
 
     // The file accepts it: only the state changes, and nothing is sent but reads.
-    let file = cloud.home().join("pipes/orders.yaml");
-    let text = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, text.replace("replicas: 2", "replicas: 3")).unwrap();
+    edit(
+        &cloud.home().join("pipes/orders.yaml"),
+        "replicas: 2",
+        "replicas: 3",
+    );
     let planned = plan(&cloud, &dir).expect(8);
     assert_eq!(actions(&planned), [("record".into(), "orders".into())]);
     let human = cloud
@@ -319,9 +308,11 @@ fn a_failed_pipe_is_recreated_and_an_unreadable_answer_blocks_only_its_pipe() {
     // One of three answers cannot be decoded; the others are planned (one has a change).
     let clicks = recorded_id(&dir, "clicks");
     cloud.set_raw_overlay(&clicks, json!({"scaling": {"replicas": "three"}}));
-    let file = cloud.home().join("pipes/orders.yaml");
-    let text = std::fs::read_to_string(&file).unwrap();
-    std::fs::write(&file, text.replace("replicas: 2", "replicas: 4")).unwrap();
+    edit(
+        &cloud.home().join("pipes/orders.yaml"),
+        "replicas: 2",
+        "replicas: 4",
+    );
     let planned = plan(&cloud, &dir).expect(9);
     let shown = planned.json();
     let mut planned_actions = actions(&planned);
@@ -335,8 +326,7 @@ fn a_failed_pipe_is_recreated_and_an_unreadable_answer_blocks_only_its_pipe() {
         "{shown}"
     );
     assert_eq!(shown["unchanged"], 1, "backfill");
-    let error: Value = serde_json::from_str(planned.stderr.trim()).expect("the error on stderr");
-    let error = &error["error"];
+    let error = stderr_error(&planned);
     assert_eq!(error["code"], "UNREADABLE_PIPE", "{error}");
     assert_eq!(error["exitCode"], 9, "{error}");
     assert!(

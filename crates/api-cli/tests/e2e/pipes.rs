@@ -2,7 +2,7 @@
 
 use api_emulator::{EmulatorOptions, PipeState, Timing};
 
-use crate::support::{Cloud, KAFKA_PIPE};
+use crate::support::{Cloud, KAFKA_PIPE, POSTGRES_PIPE};
 
 #[test]
 fn a_pipe_goes_through_its_life_in_both_output_modes() {
@@ -400,20 +400,6 @@ fn a_failed_pipe_ends_the_wait_at_once_with_exit_1() {
         format!("`cloudctl pipe get {id}` shows the pipe")
     );
 }
-
-/// A Postgres pipe file: its password (and user name) are among what the API does not return.
-const POSTGRES_PIPE: &str = "\
-name: crm
-source:
-  postgres:
-    host: crm-db.internal.example
-    port: 5432
-    database: crm
-    credentials: {username: replicator, password: {env: POSTGRES_PASSWORD}}
-    tableMappings:
-      - {sourceSchemaName: public, sourceTable: customers, targetTable: crm_customers}
-destination: {database: crm}
-";
 
 /// Fails when a secret of the test shows in `text`.
 #[track_caller]

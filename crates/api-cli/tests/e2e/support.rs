@@ -40,6 +40,20 @@ scaling: {replicas: 2}
 settings: {db_max_threads: 8}
 ";
 
+/// A Postgres pipe file: its password (and user name) are among what the API does not return.
+pub const POSTGRES_PIPE: &str = "\
+name: crm
+source:
+  postgres:
+    host: crm-db.internal.example
+    port: 5432
+    database: crm
+    credentials: {username: replicator, password: {env: POSTGRES_PASSWORD}}
+    tableMappings:
+      - {sourceSchemaName: public, sourceTable: customers, targetTable: crm_customers}
+destination: {database: crm}
+";
+
 /// The emulator of one test, with the runtime that serves it and a home directory without a config
 /// file.
 pub struct Cloud {
