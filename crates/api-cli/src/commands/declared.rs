@@ -152,8 +152,7 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
     let mut recorded = load(&store, &service)?;
     // Refused before any call when the name is taken.
     recorded
-        .clone()
-        .import(args.id, pipe, &json!({}))
+        .check_import(args.id, &args.name)
         .map_err(|e| Failure::state(&e))?;
     let answer = super::pipe::read_wire(&service, args.id).await?;
     let differences = recorded
@@ -169,11 +168,11 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
             if !paths.is_empty() {
                 text.push_str(&format!(
                     " The file says what the server does not answer at {}: the pipe differs, or the \
-                     server writes the same value its own way; the state records the pipe as it is, \
-                     so to make the pipe follow the file, change the file after the import (or \
-                     `cloudctl state forget -f {dir} {}` and apply).",
+                     server writes the same value its own way. The state records the pipe as it is; \
+                     if it should follow the file, `cloudctl pipe delete {} --wait`, then \
+                     `cloudctl apply -f {dir}` creates it again from the file.",
                     paths.join(", "),
-                    args.name
+                    args.id
                 ));
                 for change in &differences {
                     text.push_str(&format!(

@@ -526,15 +526,35 @@ fn export_then_import_then_plan_shows_no_change() {
         )],
     );
     let imported = cloud
-        .cloudctl(&["import", "-f", &differs, "orders", &id, "-o", "json"])
+        .cloudctl(&["import", "-f", &differs, "orders", &id, "-o", "human"])
         .expect(0)
-        .json();
-    assert_eq!(
-        imported["differences"][0]["path"], "source.kafka.topics",
+        .stdout;
+    assert!(
+        imported.contains("source.kafka.topics: \"orders\" on the server, \"other\" in the file"),
         "the import says where the file differs: {imported}"
     );
-    // The pipe is recorded as it is: a change to the file after the import is a replace.
+    let advice = format!("`cloudctl pipe delete {id} --wait`, then `cloudctl apply -f {differs}`");
+    assert!(imported.contains(&advice), "{imported}");
+    // The pipe is recorded as it is; the advice makes it follow the file, with no second pipe.
     plan(&cloud, &differs).expect(0);
+    cloud.cloudctl(&["pipe", "delete", &id, "--wait"]).expect(0);
+    assert_eq!(
+        changes(&plan(&cloud, &differs).expect(8)),
+        [("recreate".into(), "orders".into(), vec![])]
+    );
+    apply(&cloud, &differs).expect(0);
+    let live: Vec<_> = cloud
+        .pipes()
+        .into_iter()
+        .filter(|p| p.name == "orders" && !p.deleted)
+        .collect();
+    assert_eq!(live.len(), 1, "one pipe named orders: {live:?}");
+    let now = cloud
+        .cloudctl(&["pipe", "get", &live[0].id.to_string(), "-o", "json"])
+        .expect(0)
+        .json();
+    assert_eq!(now["source"]["kafka"]["topics"], "other", "{now}");
+    // A change to the file after the import is a replace.
     let file = cloud.home().join("differs/orders.yaml");
     std::fs::write(
         &file,

@@ -156,18 +156,7 @@ impl RecordedState {
         server: &Value,
     ) -> Result<Vec<super::Change>, StateError> {
         let name = pipe.as_raw().name.to_string();
-        self.refuse_recorded_id(id)?;
-        if let Some(recorded) = self.pipes.get(&name) {
-            return Err(StateError::Refused(format!(
-                "{name:?} is recorded already, as pipe {}; forget it first to import another",
-                recorded.id
-            )));
-        }
-        if self.pending.contains_key(&name) {
-            return Err(StateError::Refused(format!(
-                "{name:?} has a pending create; resolve it instead (adopt the pipe by its id)"
-            )));
-        }
+        self.check_import(id, &name)?;
         let (declared, fingerprint) = declared_form(pipe, &Fingerprint::fresh())?;
         let observed = observed_form(server, &fingerprint)?;
         let schemas = api_core::raw::support::schema::SchemaSet::management();
@@ -195,6 +184,25 @@ impl RecordedState {
             },
         );
         Ok(differences)
+    }
+
+    /// Whether the pipe `id` can be imported under `name` (what [`import`](Self::import) refuses,
+    /// checked before anything is read or fingerprinted): refused when the name is recorded or
+    /// pending already, or the pipe is recorded under another name.
+    pub fn check_import(&self, id: PipeId, name: &str) -> Result<(), StateError> {
+        self.refuse_recorded_id(id)?;
+        if let Some(recorded) = self.pipes.get(name) {
+            return Err(StateError::Refused(format!(
+                "{name:?} is recorded already, as pipe {}; forget it first to import another",
+                recorded.id
+            )));
+        }
+        if self.pending.contains_key(name) {
+            return Err(StateError::Refused(format!(
+                "{name:?} has a pending create; resolve it instead (adopt the pipe by its id)"
+            )));
+        }
+        Ok(())
     }
 
     /// Resolves the pending create of `name` with the pipe `id` it made, `server` being that pipe as
