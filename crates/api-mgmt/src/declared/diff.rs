@@ -122,16 +122,12 @@ pub(crate) fn changes(
             &mut out,
         ),
     }
-    // One change per path: the server's value is what there is now, the strongest effect wins.
+    // One change per path, the strongest effect winning. Both entries of a path show the server's
+    // value there as `old` (the file's change takes it from the same answer as the drift does).
     let mut merged: Vec<Change> = Vec::new();
     for change in out {
         match merged.iter_mut().find(|c| c.path == change.path) {
-            Some(existing) => {
-                if change.cause == Cause::Server {
-                    existing.old = change.old;
-                }
-                existing.effect = existing.effect.max(change.effect);
-            }
+            Some(existing) => existing.effect = existing.effect.max(change.effect),
             None => merged.push(change),
         }
     }
@@ -584,6 +580,130 @@ mod tests {
             [
                 "Replace Server destination.columns: [] -> [{\"name\":\"id\",\"type\":\"Decimal(18,2)\"}]"
             ]
+        );
+    }
+
+    /// The changes of a legacy record (no observed form): the file against the answer.
+    fn legacy(file: Value, server: Value) -> Vec<String> {
+        diff(file.clone(), file, None, server)
+    }
+
+    #[test]
+    fn a_changed_list_in_the_file_is_named_by_item() {
+        let mut file = declared_pipe();
+        file["destination"]["columns"][0]["type"] = json!("String");
+        assert_eq!(
+            diff(file, declared_pipe(), observed(), server_pipe()),
+            ["Replace Declaration destination.columns[0].type: \"Decimal(18, 2)\" -> \"String\""]
+        );
+    }
+
+    #[test]
+    fn a_member_null_on_both_sides_is_no_change() {
+        let mut file = declared_pipe();
+        file["settings"]["future_setting"] = Value::Null;
+        assert!(diff(file, declared_pipe(), observed(), server_pipe()).is_empty());
+    }
+
+    #[test]
+    fn a_file_that_adds_what_the_server_has_with_more_is_recorded() {
+        // The server has both columns, each with a member of its own.
+        let mut server = server_pipe();
+        server["destination"]["columns"] = json!([
+            {"name": "id", "type": "Decimal(18, 2)", "codec": "ZSTD"},
+            {"name": "at", "type": "DateTime", "codec": "ZSTD"},
+        ]);
+        let mut file = declared_pipe();
+        file["destination"]["columns"] = json!([
+            {"name": "id", "type": "Decimal(18, 2)"},
+            {"name": "at", "type": "DateTime"},
+        ]);
+        let mut recorded = declared_pipe();
+        recorded["destination"]["columns"] = json!([{"name": "id", "type": "Decimal(18, 2)"}]);
+        let changes = diff(file, recorded, observed(), server);
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert!(
+            changes[0].starts_with("Record Declaration destination.columns: "),
+            "{changes:?}"
+        );
+    }
+
+    #[test]
+    fn a_legacy_record_compares_neither_secrets_nor_what_the_server_leaves_out() {
+        let mut file = declared_pipe();
+        file["source"] =
+            json!({"objectStorage": {"url": "https://b/x", "connectionString": "argon2id:AAAA"}});
+        let mut server = server_pipe();
+        server["source"] =
+            json!({"objectStorage": {"url": "https://b/x", "connectionString": "AccountKey=k"}});
+        server["scaling"]["replicas"] = Value::Null;
+        let mut echoing = server.clone();
+        echoing["source"]["kafka"] = Value::Null;
+        echoing["destination"]["columns"][0]["type"] = json!("Decimal(18,2)");
+        assert!(legacy(file, echoing).is_empty());
+    }
+
+    #[test]
+    fn a_legacy_record_compares_lists_by_length() {
+        let mut server = server_pipe();
+        server["source"]["kafka"]["topics"] = json!("a, b");
+        server["destination"]["columns"] = json!([]);
+        assert_eq!(
+            legacy(declared_pipe(), server),
+            [
+                "Replace Server destination.columns: [] -> [{\"name\":\"id\",\"type\":\"Decimal(18,2)\"}]"
+            ]
+        );
+    }
+
+    #[test]
+    fn values_are_the_same_by_number_value_and_by_structure() {
+        assert!(same_value(
+            &json!([3, {"a": 0.5}]),
+            &json!([3.0, {"a": 0.5}])
+        ));
+        assert!(same_value(&json!({"a": 1}), &json!({"a": 1.0})));
+        assert!(!same_value(&json!({"a": 1}), &json!({"a": 1, "b": 2})));
+        assert!(!same_value(
+            &json!({"a": 1, "b": 2}),
+            &json!({"a": 1, "c": 2})
+        ));
+        assert!(!same_value(&json!({"a": 1}), &json!({"a": 2})));
+        assert!(!same_value(&json!([1, 2]), &json!([1])));
+        assert!(!same_value(&json!([1, 2]), &json!([1, 3])));
+    }
+
+    #[test]
+    fn the_server_covers_what_it_has_with_members_of_its_own() {
+        assert!(covers(&json!({"a": 1}), &json!({"a": 1.0, "b": 2})));
+        assert!(covers(&json!([{"a": 1}]), &json!([{"a": 1, "b": 2}])));
+        assert!(
+            covers(&json!({"a": 1}), &json!({"a": null})),
+            "null: not shown"
+        );
+        assert!(covers(&json!({"a": 1}), &json!({})), "absent: not shown");
+        assert!(!covers(&json!({"a": 1}), &json!({"a": 2})));
+        assert!(!covers(&json!([1, 2]), &json!([1])));
+        assert!(!covers(&json!([{"a": 1}]), &json!([{"a": 2}])));
+    }
+
+    #[test]
+    fn a_fingerprint_is_shown_as_redacted_wherever_it_stands() {
+        let mut file = declared_pipe();
+        file["source"]["kafka"]["schemaRegistry"] = json!({"url": "argon2id:BBBB"});
+        file["destination"]["columns"] =
+            json!([{"name": "id", "type": "argon2id:CCCC"}, {"name": "x"}]);
+        let mut recorded = declared_pipe();
+        recorded["source"]["kafka"]["schemaRegistry"] = json!({"url": "argon2id:AAAA"});
+        let shown = diff(file, recorded, observed(), server_pipe()).join("\n");
+        assert!(!shown.contains("argon2id:"), "{shown}");
+        assert!(
+            shown.contains("source.kafka.schemaRegistry.url: \"[REDACTED]\" -> \"[REDACTED]\""),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("[{\"name\":\"id\",\"type\":\"[REDACTED]\"},{\"name\":\"x\"}]"),
+            "{shown}"
         );
     }
 }
