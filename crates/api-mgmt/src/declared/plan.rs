@@ -542,3 +542,24 @@ impl From<Error> for DeclaredError {
         DeclaredError::Api(error)
     }
 }
+#[cfg(test)]
+mod tests {
+    use super::ActionKind;
+
+    #[test]
+    fn each_action_is_shown_by_its_word_as_in_json() {
+        for kind in [
+            ActionKind::Create,
+            ActionKind::Recreate,
+            ActionKind::Replace,
+            ActionKind::Record,
+            ActionKind::Delete,
+            ActionKind::Pending,
+            ActionKind::Unreadable,
+        ] {
+            let json = serde_json::to_value(kind).unwrap();
+            assert_eq!(Some(kind.to_string().as_str()), json.as_str());
+        }
+        assert_eq!(ActionKind::Unreadable.to_string(), "unreadable");
+    }
+}

@@ -1,53 +1,12 @@
-//! The SDK's declared pipes against the emulator: a plan applies once, a service that does not start
-//! keeps the pipes a replace would have deleted, and one pipe is never recorded under two names.
-
-#![cfg(feature = "declared")]
+//! Applies: a plan applies once, a service that does not start keeps the pipes a replace would have
+//! deleted, and one pipe is never recorded under two names.
 
 use api_emulator::{Emulator, EmulatorOptions, ServiceState};
 use api_mgmt::declared::{
-    self, ActionKind, ApplyOptions, Declaration, FileStateStore, Outcome, RecordedState,
-    ServiceTarget, StateError, StateStore,
-};
-use api_mgmt::{
-    Client, Credentials, Destination, KafkaSource, NewPipe, Scaling, ServiceHandle, WaitOptions,
+    self, ActionKind, Declaration, Outcome, RecordedState, ServiceTarget, StateError, StateStore,
 };
 
-fn pipe(name: &str, replicas: u32) -> NewPipe {
-    NewPipe::builder(name)
-        .source(KafkaSource::new("b-1:9092", name).credentials("reader", "sdk-test-password"))
-        .destination(Destination::new("d").table(name).managed_table(true))
-        .mapped_column("id", "id", "UInt64")
-        .scaling(Scaling::new().replicas(replicas))
-        .build()
-        .expect("a valid pipe")
-}
-
-async fn service(emulator: &Emulator) -> ServiceHandle {
-    let (key, secret) = emulator.admin_key();
-    let client = Client::builder(emulator.base_url())
-        .credentials(Credentials::basic(key, secret))
-        .build()
-        .expect("a client");
-    client.service(
-        emulator.organization_id(),
-        emulator.service_id("running").expect("a running service"),
-    )
-}
-
-/// A pipe `orders` created on `service`, and its answer to a read as the API wrote it.
-async fn created_with_answer(
-    service: &api_mgmt::ServiceHandle,
-) -> (api_mgmt::Pipe, serde_json::Value) {
-    let created = service.pipes().create(&pipe("orders", 1)).await.unwrap();
-    let read = service.pipe(created.id).get_wire().await.unwrap();
-    let answer = serde_json::to_value(read.into_inner()).unwrap();
-    (created.into_inner(), answer)
-}
-
-/// A state file in `dir`, its service locks beside it.
-fn store(dir: &tempfile::TempDir) -> FileStateStore {
-    FileStateStore::new(dir.path().join("state.json")).lock_dir(dir.path().join("locks"))
-}
+use crate::support::{created_with_answer, options, pipe, service, store};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn an_apply_needs_the_lock_of_its_own_service() {
@@ -102,10 +61,6 @@ async fn a_pipe_created_before_the_intent_is_not_adopted() {
     recorded.adopt("orders", created.id, &answer).unwrap();
     assert_eq!(recorded.pipes["orders"].id, created.id);
     assert!(recorded.pending.is_empty());
-}
-
-fn options() -> ApplyOptions {
-    ApplyOptions::default().wait(WaitOptions::default().timeout(std::time::Duration::from_secs(10)))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
