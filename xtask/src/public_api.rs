@@ -3,10 +3,12 @@
 //! name shows in review.
 //!
 //! The text comes from rustdoc's JSON, read by the `public-api` crate (the library behind
-//! `cargo public-api`). The JSON is built by the toolchain that builds the workspace, with
-//! `RUSTC_BOOTSTRAP=1` (as `cargo-semver-checks` builds it on a stable toolchain), into a target
-//! directory of its own; the `public-api` version reads that toolchain's format (57: Rust 1.95), and
-//! another format is an error that says so.
+//! `cargo public-api`). The JSON is built by a pinned toolchain, [`RUSTDOC_TOOLCHAIN`] (through
+//! `rustup run`, with `RUSTC_BOOTSTRAP=1` as `cargo-semver-checks` builds it on a stable
+//! toolchain), into a target directory of its own: the `public-api` version reads that toolchain's
+//! format (57), so a new stable release cannot change what this step and the semver step read.
+//! Moving the pin is a change of its own, with the `public-api` and `cargo-semver-checks` versions
+//! that read the new format.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,14 +79,25 @@ pub fn snapshot_all(root: &Path) -> Result<Vec<String>> {
     Ok(changed)
 }
 
+/// The toolchain that builds the rustdoc JSON of the public-API and semver steps (`.ci/run`
+/// installs it): its JSON format (57) is the one the `public-api` crate and `cargo-semver-checks`
+/// read.
+pub const RUSTDOC_TOOLCHAIN: &str = "1.95.0";
+
 /// Builds the rustdoc JSON of `krate` (in the workspace at `root`) with `features` into `target`,
-/// and returns its path (`target/doc/<crate>.json`, overwritten by the next build of that crate).
+/// with [`RUSTDOC_TOOLCHAIN`], and returns its path (`target/doc/<crate>.json`, overwritten by the
+/// next build of that crate).
 pub fn rustdoc_json(root: &Path, target: &Path, krate: &str, features: &[&str]) -> Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut command = Command::new(cargo);
+    let mut command = Command::new("rustup");
     command
         .current_dir(root)
         .env("RUSTC_BOOTSTRAP", "1")
+        // The toolchain of `cargo xtask` itself, which cargo passes down, is not the pinned one.
+        .env_remove("CARGO")
+        .env_remove("RUSTC")
+        .env_remove("RUSTDOC")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .args(["run", RUSTDOC_TOOLCHAIN, "cargo"])
         .args(["rustdoc", "--quiet", "--locked", "--lib", "-p", krate])
         .arg("--target-dir")
         .arg(target);
@@ -92,9 +105,12 @@ pub fn rustdoc_json(root: &Path, target: &Path, krate: &str, features: &[&str]) 
         command.args(["--features", &features.join(",")]);
     }
     command.args(["--", "-Z", "unstable-options", "--output-format", "json"]);
-    let status = command
-        .status()
-        .with_context(|| format!("cannot run cargo rustdoc for {krate}"))?;
+    let status = command.status().with_context(|| {
+        format!(
+            "cannot run `rustup run {RUSTDOC_TOOLCHAIN} cargo rustdoc` for {krate} (rustup toolchain \
+             install {RUSTDOC_TOOLCHAIN} --profile minimal)"
+        )
+    })?;
     if !status.success() {
         bail!(
             "cargo rustdoc for {krate} in {} failed ({status})",
