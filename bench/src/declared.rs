@@ -10,7 +10,9 @@ use api_emulator::{Emulator, EmulatorOptions, OperationId};
 use api_mgmt::declared::{
     self, ApplyOptions, Declaration, FileStateStore, RecordedState, StateStore,
 };
-use api_mgmt::{Client, Credentials, Destination, KafkaSource, NewPipe, RateLimit, WaitOptions};
+use api_mgmt::{
+    Client, Credentials, Destination, KafkaSource, NewPipe, RateLimit, SchemaRegistry, WaitOptions,
+};
 
 use crate::clients::Failure;
 
@@ -32,6 +34,12 @@ impl Plan {
         limit: 20,
         window: Duration::from_secs(2),
     };
+    /// A bulk apply: 200 pipes at 20 requests per 2 s.
+    pub(crate) const BULK: Plan = Plan {
+        pipes: 200,
+        limit: 20,
+        window: Duration::from_secs(2),
+    };
     /// A few seconds.
     pub(crate) const QUICK: Plan = Plan {
         pipes: 4,
@@ -49,7 +57,9 @@ pub(crate) struct Figures {
     pub parallelism: usize,
     /// The apply's wall time (its plan included).
     pub apply: Duration,
-    /// The floor the limit sets for the apply's calls: calls x window / limit.
+    /// The floor the limit and the provisioning time set for the calls the apply needs (a create and
+    /// one read that sees the pipe run, per pipe): the longer of those calls at the limit's pace, and
+    /// the creates at its pace followed by the last pipe's provisioning.
     pub floor: Duration,
     /// The apply's calls by kind: creates, waiting polls, other (the service, plan reads).
     pub creates: usize,
@@ -112,7 +122,10 @@ pub(crate) async fn run(plan: Plan, parallelism: usize) -> Result<Figures, Failu
     let entries = log.into_entries();
     let calls = entries.len();
     let throttled = entries.iter().filter(|r| r.status == 429).count();
-    let floor = plan.window * u32::try_from(calls)? / plan.limit;
+    let provisioning = Duration::from_millis(emulator.seed().timing.pipe_provisioning_ms);
+    let pipes = u32::try_from(plan.pipes)?;
+    let floor = (plan.window * (2 * pipes) / plan.limit)
+        .max(plan.window * pipes / plan.limit + provisioning);
 
     emulator.clear_requests();
     let recorded = store.load()?.ok_or("no state was recorded")?;
@@ -150,6 +163,98 @@ fn pipe(name: &str) -> Result<NewPipe, Failure> {
         .source(
             KafkaSource::new("b-1.kafka.example:9098", name)
                 .credentials("reader", "bench-password"),
+        )
+        .destination(Destination::new("default").table(name).managed_table(true))
+        .mapped_column("id", "id", "UInt64")
+        .build()?)
+}
+
+/// The figures of a plan of many recorded pipes that need nothing.
+#[derive(Debug, Clone)]
+pub(crate) struct PlanCost {
+    /// Recorded pipes planned.
+    pub pipes: usize,
+    /// Secrets per pipe (each fingerprinted with Argon2id by the plan).
+    pub secrets: usize,
+    /// The plan's wall time.
+    pub wall: Duration,
+    /// CPU time of the whole process during the plan (its fingerprints, its reads, and the
+    /// emulator's answers to them).
+    pub cpu: Duration,
+    /// The plan's reads.
+    pub reads: u32,
+}
+
+/// Plans `pipes` recorded pipes with two secrets each (a Kafka password and a schema registry's),
+/// against the emulator with no rate limit anywhere: the plan reads each once and fingerprints each
+/// secret with the record's salt.
+pub(crate) async fn plan_cost(pipes: usize) -> Result<PlanCost, Failure> {
+    use futures::StreamExt as _;
+
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await?;
+    let (key, secret) = emulator.admin_key();
+    let client = Client::builder(emulator.base_url())
+        .credentials(Credentials::basic(key, secret))
+        .build()?;
+    let service = client.service(
+        emulator.organization_id(),
+        emulator.service_id("running").ok_or("no running service")?,
+    );
+    let mut declaration = Declaration::new();
+    for i in 0..pipes {
+        declaration.insert(two_secrets(&format!("orders-{i:03}"))?);
+    }
+    // The pipes exist and are recorded (import fingerprints them: not measured).
+    let made: Vec<Result<_, Failure>> = futures::stream::iter(declaration.pipes())
+        .map(|(_, pipe)| async {
+            let created = service.pipes().create(pipe).await?;
+            let answer = service.pipe(created.id).get_wire().await?;
+            Ok((
+                created.id,
+                pipe.clone(),
+                serde_json::to_value(answer.into_inner())?,
+            ))
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    let mut recorded = RecordedState::new(declared::target_of(&service));
+    for made in made {
+        let (id, pipe, answer) = made?;
+        let differences = recorded.import(id, &pipe, &answer)?;
+        if !differences.is_empty() {
+            return Err(format!("an import differs: {differences:?}").into());
+        }
+    }
+
+    let cpu = crate::cpu::process_cpu_total().ok_or("no CPU figures here")?;
+    let started = Instant::now();
+    let plan = declared::plan(&service, &declaration, &recorded).await?;
+    let wall = started.elapsed();
+    let cpu = crate::cpu::process_cpu_total().ok_or("no CPU figures here")? - cpu;
+    if !plan.is_empty() {
+        return Err(format!("the plan has changes: {:?}", plan.actions).into());
+    }
+    emulator.shutdown().await;
+    Ok(PlanCost {
+        pipes,
+        secrets: 2,
+        wall,
+        cpu,
+        reads: plan.reads,
+    })
+}
+
+/// A Kafka pipe with two secrets: the brokers' password and the schema registry's.
+fn two_secrets(name: &str) -> Result<NewPipe, Failure> {
+    Ok(NewPipe::builder(name)
+        .source(
+            KafkaSource::new("b-1.kafka.example:9098", name)
+                .credentials("reader", "bench-password")
+                .schema_registry(
+                    SchemaRegistry::new("https://registry.example")
+                        .credentials("registry", "bench-registry-password"),
+                ),
         )
         .destination(Destination::new("default").table(name).managed_table(true))
         .mapped_column("id", "id", "UInt64")

@@ -35,8 +35,9 @@ usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|
                       limit store, then eight at twice the server's limit; needs `cargo build
                       --release -p api-emulator` first)
   --only below        only the runs at twice the server's limit (a minute per shared store)
-  --only declared     only the declared pipes' cost in calls (an apply of 20 new pipes under a
-                      limit of 20 per 2 s, then a plan of them)
+  --only declared     only the declared pipes' cost in calls (an apply of 20, then 200, new pipes
+                      under a limit of 20 per 2 s, then a plan of them; and a plan of 500 recorded
+                      pipes with 2 secrets each: its wall and CPU time)
   --server-threads N  worker threads of the canned server's own runtime (default 1)
   --repeat V C N      only N sequential calls C by variant V, for a profiler (perf, callgrind)
   --callers K         with --repeat: the N calls made by K concurrent callers (default 1)";
@@ -239,14 +240,23 @@ fn run(args: &Args) -> Result<(), Failure> {
         } else {
             declared::Plan::FULL
         };
-        for parallelism in [plan.pipes, 4] {
+        let runs = if args.quick {
+            vec![(plan, 4)]
+        } else {
+            vec![(plan, plan.pipes), (plan, 4), (declared::Plan::BULK, 4)]
+        };
+        for (plan, parallelism) in runs {
             eprintln!(
-                "measuring: an apply of {} declared pipes, {parallelism} at a time, then a plan",
+                "measuring: an apply of {} declared pipes, {parallelism} calls at a time, then a plan",
                 plan.pipes
             );
             let figures = runtime.block_on(declared::run(plan, parallelism))?;
             println!("{}", report::declared(&figures, plan));
         }
+        let pipes = if args.quick { 20 } else { 500 };
+        eprintln!("measuring: a plan of {pipes} recorded pipes with 2 secrets each");
+        let cost = runtime.block_on(declared::plan_cost(pipes))?;
+        println!("{}", report::plan_cost(&cost));
     }
     println!("(measured in {:.0} s)", started.elapsed().as_secs_f64());
     Ok(())

@@ -232,9 +232,9 @@ pub fn declared(f: &crate::declared::Figures, plan: crate::declared::Plan) -> St
         "Declared pipes, {pipes} new pipes applied under a limit of {limit} per {window} (parallelism {parallelism}):\n\
          | figure | value |\n|---|---|\n\
          | apply: wall time (its plan included) | {apply} |\n\
-         | apply: floor the limit sets for its {calls} calls | {floor} |\n\
+         | apply: floor for the {needed} calls it needs (a create and a read per pipe) and the provisioning | {floor} |\n\
          | apply: wall time / floor | {ratio:.2}x |\n\
-         | apply: calls | {calls}: {creates} creates, {polls} waiting polls, {other} other |\n\
+         | apply: calls | {calls}: {creates} creates, {polls} waiting polls ({per_pipe:.2} per pipe), {other} other |\n\
          | apply: 429s | {throttled} |\n\
          | plan of the {pipes} recorded pipes: reads, writes | {reads}, {writes} ({plan_time}) |\n",
         pipes = f.pipes,
@@ -245,6 +245,8 @@ pub fn declared(f: &crate::declared::Figures, plan: crate::declared::Plan) -> St
         floor = seconds(f.floor),
         ratio = f.apply.as_secs_f64() / f.floor.as_secs_f64(),
         calls = f.calls,
+        needed = 2 * f.pipes,
+        per_pipe = f.polls as f64 / f.pipes as f64,
         creates = f.creates,
         polls = f.polls,
         other = f.calls - f.creates - f.polls,
@@ -252,6 +254,25 @@ pub fn declared(f: &crate::declared::Figures, plan: crate::declared::Plan) -> St
         reads = f.plan_reads,
         writes = f.plan_writes,
         plan_time = seconds(f.plan_time),
+    )
+}
+
+/// A plan of many recorded pipes: its wall and CPU time (Argon2id for each secret).
+pub fn plan_cost(c: &crate::declared::PlanCost) -> String {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    format!(
+        "A plan of {pipes} recorded pipes with {secrets} secrets each (no change, no rate limit, {cores} cores):\n\
+         | figure | value |\n|---|---|\n\
+         | wall time | {wall:.2} s |\n\
+         | CPU time (the process: fingerprints, reads, the emulator's answers) | {cpu:.2} s |\n\
+         | CPU time / wall time | {ratio:.2} |\n\
+         | reads | {reads} |\n",
+        pipes = c.pipes,
+        secrets = c.secrets,
+        wall = c.wall.as_secs_f64(),
+        cpu = c.cpu.as_secs_f64(),
+        ratio = c.cpu.as_secs_f64() / c.wall.as_secs_f64(),
+        reads = c.reads,
     )
 }
 

@@ -200,7 +200,7 @@ pub(crate) enum Command {
     },
     /// Show what it takes to bring the service to the pipes declared in a directory
     #[command(after_help = DECLARED_HELP)]
-    Plan(DirArgs),
+    Plan(PlanArgs),
     /// Bring the service to the pipes declared in a directory
     #[command(after_help = DECLARED_HELP)]
     Apply(ApplyArgs),
@@ -299,16 +299,34 @@ pub(crate) struct DirArgs {
     pub state: Option<PathBuf>,
 }
 
+/// `cloudctl plan`
+#[derive(Debug, Args)]
+pub(crate) struct PlanArgs {
+    /// The directory and its state.
+    #[command(flatten)]
+    pub dir: DirArgs,
+    /// Read the server (--refresh=false compares the files with the state alone, making no call: it
+    /// cannot see a pipe gone, failed or changed on the server)
+    #[arg(long, value_name = "BOOL", default_value_t = true, action = clap::ArgAction::Set)]
+    pub refresh: bool,
+    /// Plan only this pipe (repeatable); the service's declared state is still planned
+    #[arg(long = "target", value_name = "NAME")]
+    pub targets: Vec<String>,
+}
+
 /// `cloudctl apply`
 #[derive(Debug, Args)]
 pub(crate) struct ApplyArgs {
     /// The directory and its state.
     #[command(flatten)]
     pub dir: DirArgs,
+    /// Apply only this pipe (repeatable); the service's declared state is still applied
+    #[arg(long = "target", value_name = "NAME")]
+    pub targets: Vec<String>,
     /// Apply without asking (required when standard input is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,
-    /// How many pipes are created or deleted at once
+    /// How many calls are in flight at once (creates, deletes, and reads of the pipes being waited for, in turn)
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=64))]
     pub parallelism: u16,
     /// How many declared pipes may be down at once while they are replaced (one after another by default)

@@ -9,7 +9,8 @@ use serde_json::{Value, json};
 use crate::render;
 
 /// The plan as JSON: `{"changes": [{"action", "name", "id", "paths", "members", "note"}],
-/// "unchanged": N, "drift": [{"name", "id", "members"}], "service": {"from", "to"}, "reads": N}`.
+/// "unchanged": N, "drift": [{"name", "id", "members"}], "service": {"from", "to"}, "reads": N,
+/// "refreshed": BOOL}`.
 pub(crate) fn plan_json(plan: &Plan) -> Value {
     let changes: Vec<Value> = plan
         .actions
@@ -38,6 +39,7 @@ pub(crate) fn plan_json(plan: &Plan) -> Value {
         "changes": changes,
         "unchanged": plan.unchanged.len(),
         "reads": plan.reads,
+        "refreshed": plan.refreshed,
     });
     if !drift.is_empty() {
         shown["drift"] = json!(drift);
@@ -56,12 +58,22 @@ pub(crate) fn plan_json(plan: &Plan) -> Value {
 pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
     // A service state the server would not let the plan read: apply sends the command anyway.
     let unread = plan.service.as_ref().filter(|s| !s.known).map(|service| {
-        format!(
-            "  ? service   not read (the server refuses a read without a command): apply sends \
-             `{}`, which changes nothing on a service already {}",
-            verb(service.to),
-            service.to
-        )
+        if plan.refreshed {
+            format!(
+                "  ? service   not read (the server refuses a read without a command): apply sends \
+                 `{}`, which changes nothing on a service already {}",
+                verb(service.to),
+                service.to
+            )
+        } else {
+            format!("  ? service   not read: declared {}", service.to)
+        }
+    });
+    // Without a read, only the files were compared with the state.
+    let unrefreshed = (!plan.refreshed).then(|| {
+        "  (not refreshed: the files compared with the state alone; the server was not read, so a \
+         pipe gone, failed or changed there is not seen)"
+            .to_string()
     });
     if plan.is_empty() {
         let none = format!(
@@ -69,7 +81,10 @@ pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
             plan.unchanged.len(),
             if plan.unchanged.len() == 1 { "" } else { "s" }
         );
-        let mut lines: Vec<String> = [Some(none), unread].into_iter().flatten().collect();
+        let mut lines: Vec<String> = [Some(none), unread, unrefreshed]
+            .into_iter()
+            .flatten()
+            .collect();
         lines.extend(drift_lines(plan));
         return lines.join("\n");
     }
@@ -89,6 +104,7 @@ pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
         }
     }
     lines.extend(drift_lines(plan));
+    lines.extend(unrefreshed);
     lines.join("\n")
 }
 

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 
 use api_mgmt::ServiceHandle;
 use api_mgmt::declared::{
-    self, ActionKind, ApplyOptions, DeclaredError, FileStateStore, Outcome, Plan, RecordedState,
-    StateError, StateLock, StateStore,
+    self, ActionKind, ApplyOptions, DeclaredError, FileStateStore, Outcome, Plan, PlanOptions,
+    RecordedState, StateError, StateLock, StateStore,
 };
 use serde_json::json;
 
 use super::{Session, wait_options};
-use crate::cli::{ApplyArgs, DirArgs, ImportArgs, ResolveArgs, StateCommand};
+use crate::cli::{ApplyArgs, DirArgs, ImportArgs, PlanArgs, ResolveArgs, StateCommand};
 use crate::declared_view::{
     plan_json, plan_text, report_json, report_text, state_json, state_text,
 };
@@ -24,12 +24,14 @@ use crate::progress::Board;
 const STATE_FILE: &str = ".cloudctl-state.json";
 
 /// `cloudctl plan`: exit 0 with nothing to do, 8 with changes, 7 when a pending create blocks one.
-pub(crate) async fn plan(args: DirArgs, session: &mut Session<'_>) -> Result<Exit, Failure> {
-    let declared = read(&args, session)?;
+pub(crate) async fn plan(args: PlanArgs, session: &mut Session<'_>) -> Result<Exit, Failure> {
+    let declared = read(&args.dir, session)?;
     let service = session.settings()?.service()?;
-    let store = FileStateStore::new(state_path(&args));
+    let store = FileStateStore::new(state_path(&args.dir));
     let recorded = load(&store, &service)?;
-    let plan = make_plan(&service, &declared, &recorded).await?;
+    let options = plan_options(&args.targets).refresh(args.refresh);
+    let plan = make_plan(&service, &declared, &recorded, &options).await?;
+    let args = args.dir;
     let dir = args.dir.display().to_string();
     session
         .out
@@ -66,7 +68,7 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     let store = FileStateStore::new(state_path(&args.dir));
     let lock = lock(&store, &service)?;
     let recorded = load(&store, &service)?;
-    let plan = make_plan(&service, &declared, &recorded).await?;
+    let plan = make_plan(&service, &declared, &recorded, &plan_options(&args.targets)).await?;
     let dir = args.dir.dir.display().to_string();
     let human = !session.out.is_json();
     if human {
@@ -296,12 +298,20 @@ fn load(store: &FileStateStore, service: &ServiceHandle) -> Result<RecordedState
     Ok(recorded)
 }
 
+/// The plan options of `--target` names.
+fn plan_options(targets: &[String]) -> PlanOptions {
+    targets
+        .iter()
+        .fold(PlanOptions::default(), |options, name| options.target(name))
+}
+
 async fn make_plan(
     service: &ServiceHandle,
     declared: &Declared,
     recorded: &RecordedState,
+    options: &PlanOptions,
 ) -> Result<Plan, Failure> {
-    declared::plan(service, &declared.declaration, recorded)
+    declared::plan_with(service, &declared.declaration, recorded, options)
         .await
         .map_err(|e| match e {
             DeclaredError::Api(error) => Failure::sdk(&error, &Context::api(Api::Management)),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::support::{Cloud, KAFKA_PIPE};
 
 /// A Kinesis pipe whose secret key comes from `KINESIS_SECRET_KEY`.
-const KINESIS_PIPE: &str = "\
+pub(crate) const KINESIS_PIPE: &str = "\
 name: clicks
 source:
   kinesis:
@@ -65,7 +65,7 @@ destination: {database: crm}
 ";
 
 /// A directory of pipe files in the test's home: `(file name, text)`.
-fn directory(cloud: &Cloud, name: &str, files: &[(&str, &str)]) -> String {
+pub(crate) fn directory(cloud: &Cloud, name: &str, files: &[(&str, &str)]) -> String {
     for (file, text) in files {
         cloud.file(&format!("{name}/{file}"), text);
     }
@@ -103,7 +103,7 @@ pub(crate) fn apply(cloud: &Cloud, dir: &str) -> crate::support::Run {
 }
 
 /// The names of the pipes on the server, sorted (a duplicate shows twice).
-fn names_on_server(cloud: &Cloud) -> Vec<String> {
+pub(crate) fn names_on_server(cloud: &Cloud) -> Vec<String> {
     let mut names: Vec<String> = cloud.pipes().into_iter().map(|p| p.name).collect();
     names.sort();
     names
@@ -149,7 +149,7 @@ pub(crate) fn recorded_id(dir: &str, name: &str) -> String {
         .to_string()
 }
 
-fn changes(run: &crate::support::Run) -> Vec<(String, String, Vec<String>)> {
+pub(crate) fn changes(run: &crate::support::Run) -> Vec<(String, String, Vec<String>)> {
     run.json()["changes"]
         .as_array()
         .expect("changes")

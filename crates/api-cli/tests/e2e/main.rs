@@ -5,6 +5,7 @@
 mod cassettes;
 mod declared;
 mod declared_production;
+mod declared_scope;
 mod endpoints;
 mod errors;
 mod help;

@@ -5,12 +5,15 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use api_core::management::operations as ops;
-use api_core::management::{Pipe, PipeState, WaitFor, WaitOptions, wait_for_pipe};
+use api_core::management::{
+    Pipe, PipeState, WaitFor, WaitOptions, wait_for_pipe, wait_for_pipe_gone,
+};
 use api_core::{DecodeError, Error, PipeId, Response};
 use chrono::Utc;
 use futures::StreamExt as _;
 use futures::stream::FuturesUnordered;
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
 use super::fingerprint::observed_form;
 use super::plan::{ActionKind, Creation, Plan, PlanAction};
@@ -27,7 +30,7 @@ pub struct ApplyOptions {
 }
 
 impl Default for ApplyOptions {
-    /// Four actions at a time, one declared pipe down at a time; waits as
+    /// Four calls at a time, one declared pipe down at a time; waits as
     /// [`WaitOptions::default`] (up to 10 minutes each).
     fn default() -> Self {
         Self {
@@ -39,10 +42,12 @@ impl Default for ApplyOptions {
 }
 
 impl ApplyOptions {
-    /// How many actions run at once (at least 1). Every call still takes its slot of the client's
-    /// rate limit, shared store included.
-    pub fn parallelism(mut self, actions: usize) -> Self {
-        self.parallelism = actions.max(1);
+    /// How many calls (creates, deletes, and the reads of pipes being waited for) are in flight at
+    /// once (at least 1). A wait holds no slot between its reads: every pipe being provisioned or
+    /// deleted is read in turn (the slots are handed out first come, first served), so a bulk apply
+    /// goes at the pace of the client's rate limit, shared store included, not of the waits.
+    pub fn parallelism(mut self, calls: usize) -> Self {
+        self.parallelism = calls.max(1);
         self
     }
 
@@ -179,6 +184,9 @@ impl Plan {
     /// later plans refuse to create that name again until it is resolved. A kill at any point
     /// leaves at most `max_unavailable` pipes down, and the next apply finishes those first.
     ///
+    /// A plan made without reading the server ([`PlanOptions::refresh`](super::PlanOptions::refresh)
+    /// off) is refused.
+    ///
     /// An error of the API ends only its own action (see [`ApplyReport`]); a store that cannot save
     /// ends the apply, since going on could create without a record (a pipe created but not
     /// recorded is named in [`StateError::CreatedNotRecorded`]).
@@ -190,6 +198,12 @@ impl Plan {
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<ApplyReport, StateError> {
         lock.check(&self.recorded.target)?;
+        if !self.refreshed {
+            return Err(StateError::Refused(
+                "this plan was made without reading the server (refresh off), so it cannot tell a                  pipe gone, failed or changed there; make a plan that reads it to apply"
+                    .into(),
+            ));
+        }
         // A plan is made against one recorded state: applied twice, or after another apply changed
         // the state, it would create again what was created since.
         let current = store.load()?;
@@ -209,6 +223,8 @@ impl Plan {
             state: Mutex::new(self.recorded.clone()),
             store,
         };
+        // The calls in flight: fair, so every waiting pipe is read in its turn.
+        let calls = Semaphore::new(options.parallelism);
         let mut report = ApplyReport::default();
         let mut service_ok = true;
         if let Some(change) = &self.service {
@@ -270,12 +286,13 @@ impl Plan {
             .iter()
             .filter(|a| a.kind == ActionKind::Delete)
             .collect();
-        let deleted: HashMap<String, Result<(), Error>> = futures::stream::iter(deleting)
+        let deleted: HashMap<String, Result<(), Error>> = deleting
+            .into_iter()
             .map(|action| async {
-                let result = self.delete(action, &options.wait, progress).await;
+                let result = self.delete(action, &calls, &options.wait, progress).await;
                 (action.name.clone(), result)
             })
-            .buffer_unordered(options.parallelism)
+            .collect::<FuturesUnordered<_>>()
             .collect()
             .await;
         for (name, result) in &deleted {
@@ -296,6 +313,7 @@ impl Plan {
         let ctx = Context {
             plan: self,
             recording: &recording,
+            calls: &calls,
             wait: &options.wait,
             progress,
             service_ok,
@@ -338,10 +356,12 @@ impl Plan {
         Ok(report)
     }
 
-    /// Deletes the action's pipe (a 404 is fine: it is gone) and waits until it is gone.
+    /// Deletes the action's pipe (a 404 is fine: it is gone) and waits until it is gone, each call
+    /// in one of the `calls` slots.
     async fn delete(
         &self,
         action: &PlanAction,
+        calls: &Semaphore,
         wait: &WaitOptions,
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<(), Error> {
@@ -351,9 +371,9 @@ impl Plan {
         let pipe = self.handle.pipe(id);
         progress(step(action, "deleting", None));
         let result = async {
-            pipe.delete_if_exists().await?;
+            in_slot(calls, pipe.delete_if_exists()).await?;
             progress(step(action, "waiting until gone", None));
-            pipe.wait_until_gone(wait).await
+            wait_for_pipe_gone(|| in_slot(calls, pipe.get()), wait).await
         }
         .await;
         if let Err(e) = &result {
@@ -369,14 +389,16 @@ impl Plan {
 struct Context<'a> {
     plan: &'a Plan,
     recording: &'a Recording<'a>,
+    /// The slots of the calls in flight.
+    calls: &'a Semaphore,
     wait: &'a WaitOptions,
     progress: &'a (dyn Fn(Progress) + Sync),
     service_ok: bool,
 }
 
-/// Runs `actions`, at most [`parallelism`](ApplyOptions::parallelism) at once, and those that
-/// take a declared pipe down (a replace) only while fewer than
-/// [`max_unavailable`](ApplyOptions::max_unavailable) are down. `down` is how many are down as it
+/// Runs `actions` (their calls take the context's slots, at most
+/// [`parallelism`](ApplyOptions::parallelism) in flight), those that take a declared pipe down (a
+/// replace) only while fewer than [`max_unavailable`](ApplyOptions::max_unavailable) are down. `down` is how many are down as it
 /// starts; an action of a pipe that is down (or that it takes down) brings it back when it is done,
 /// and leaves it down when it is not. Answers the reports and how many are down at the end; actions
 /// that cannot start for lack of room are skipped, with the reason.
@@ -390,10 +412,7 @@ async fn rollout(
     let mut waiting = actions.iter().copied().peekable();
     let mut running = FuturesUnordered::new();
     loop {
-        while running.len() < options.parallelism {
-            let Some(action) = waiting.peek().copied() else {
-                break;
-            };
+        while let Some(action) = waiting.peek().copied() {
             let takes_down = action.delete_first && !action.down;
             if takes_down && down >= options.max_unavailable {
                 break;
@@ -440,15 +459,20 @@ async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, Sta
                 pipe.replacing.get_or_insert_with(Utc::now);
             }
         })?;
-        if let Err(error) = ctx.plan.delete(action, ctx.wait, ctx.progress).await {
+        if let Err(error) = ctx
+            .plan
+            .delete(action, ctx.calls, ctx.wait, ctx.progress)
+            .await
+        {
             return Ok(report_of(action, action.id, Outcome::Failed(error)));
         }
     }
     create(ctx, action, creation).await
 }
 
-/// Records the intent (dropping the deleted pipe's record in the same write), creates, records the
-/// id, waits for the pipe to run, and records its observed form.
+/// Takes a call slot, records the intent (dropping the deleted pipe's record in the same write),
+/// creates, records the id, gives the slot back, waits for the pipe to run (each read in a slot),
+/// and records its observed form.
 async fn create(
     ctx: &Context<'_>,
     action: &PlanAction,
@@ -456,6 +480,9 @@ async fn create(
 ) -> Result<ActionReport, StateError> {
     let (recording, progress) = (ctx.recording, ctx.progress);
     let name = action.name.clone();
+    // The slot first: an intent is written only for a create about to be sent, so a kill leaves
+    // pending only the creates that were (or were being) sent.
+    let slot = ctx.calls.acquire().await;
     let intent = PendingCreate {
         fingerprint: creation.fingerprint.clone(),
         declared: creation.form.clone(),
@@ -492,6 +519,7 @@ async fn create(
             return Ok(report_of(action, None, Outcome::Failed(error)));
         }
     };
+    drop(slot);
     let id = created.id;
     recording
         .change(|state| {
@@ -525,7 +553,7 @@ async fn create(
         Ok(created)
     } else {
         let read = || async {
-            let (raw, meta) = pipe.get_wire().await?.into_parts();
+            let (raw, meta) = in_slot(ctx.calls, pipe.get_wire()).await?.into_parts();
             let (json, read) = decoded(raw)?;
             *last_answer.lock().unwrap_or_else(|p| p.into_inner()) = Some(json);
             progress(step(
@@ -540,7 +568,7 @@ async fn create(
     let mut answer = last_answer.into_inner().unwrap_or_else(|p| p.into_inner());
     if answer.is_none() {
         // Done at its create: one read for the form the server keeps.
-        answer = match pipe.get_wire().await {
+        answer = match in_slot(ctx.calls, pipe.get_wire()).await {
             Ok(read) => serde_json::to_value(read.into_inner()).ok(),
             Err(_) => None,
         };
@@ -624,4 +652,11 @@ fn report_of(action: &PlanAction, id: Option<PipeId>, outcome: Outcome) -> Actio
         id: id.or(action.id),
         outcome,
     }
+}
+
+/// `call`, made in one of the `slots` (waiting for one first come, first served).
+async fn in_slot<T>(slots: &Semaphore, call: impl Future<Output = T>) -> T {
+    // The apply never closes its semaphore, so a slot always comes.
+    let _slot = slots.acquire().await;
+    call.await
 }

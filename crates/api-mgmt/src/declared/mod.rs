@@ -37,6 +37,7 @@
 //! ```
 
 mod apply;
+mod cpu_work;
 mod diff;
 mod export;
 mod fingerprint;
@@ -53,7 +54,9 @@ pub use apply::{ActionReport, ApplyOptions, ApplyReport, Outcome, Progress, shor
 pub use diff::{Cause, Change, Effect};
 pub use export::{Exported, export};
 pub use fingerprint::Fingerprint;
-pub use plan::{ActionKind, Drift, Plan, PlanAction, ServiceChange, plan, target_of};
+pub use plan::{
+    ActionKind, Drift, Plan, PlanAction, PlanOptions, ServiceChange, plan, plan_with, target_of,
+};
 pub use recorded::{
     CLOCK_SKEW, PendingCreate, RecordedPipe, RecordedState, STATE_VERSION, StateTarget,
 };

@@ -1,7 +1,7 @@
 //! [`plan`]: what it takes to bring a service to its declaration, read from the server and written
 //! nowhere.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use api_core::management::{NewPipe, PipeState, ServiceState};
 use api_core::raw::support::schema::SchemaSet;
@@ -10,6 +10,7 @@ use futures::StreamExt as _;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::cpu_work::on_every_core;
 use super::diff::{Change, Effect, Sides, changes};
 use super::fingerprint::{Fingerprint, declared_form, observed_form};
 use super::{Declaration, DeclaredError, RecordedState, ServiceTarget, StateTarget};
@@ -147,6 +148,9 @@ pub struct Plan {
     /// The calls the plan made (one read per recorded pipe, and one of the service when its state
     /// is declared); it writes nothing.
     pub reads: u32,
+    /// Whether the server was read (see [`PlanOptions::refresh`]): a plan made without cannot be
+    /// applied.
+    pub refreshed: bool,
     #[serde(skip)]
     pub(crate) handle: ServiceHandle,
     #[serde(skip)]
@@ -204,6 +208,8 @@ enum Read {
     Gone,
     /// An answer that cannot be decoded, and why.
     Unreadable(String),
+    /// Not read (refresh off): what it was last seen as, in its stored form.
+    Assumed(Value),
 }
 
 /// The [`StateTarget`] of `service`: its API URL, organization and id.
@@ -215,13 +221,49 @@ pub fn target_of(service: &ServiceHandle) -> StateTarget {
     }
 }
 
-/// Plans how to bring `service` to `declaration`, from what `recorded` says earlier applies did.
-///
-/// It reads each recorded pipe once (`getPipe`, a few at a time) and, when the declaration has a
-/// service state, the service once; it writes nothing. A recorded pipe the server no longer has is
-/// recreated; a declared pipe that differs from the server, or from the declaration it was created
-/// with, is replaced and every differing member named (see [`Change`]); a recorded pipe no longer
-/// declared is deleted; a name with a pending create is left alone until it is resolved.
+/// How a plan is made: [`PlanOptions::default`] reads every recorded pipe and plans every name.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct PlanOptions {
+    refresh: bool,
+    targets: Option<BTreeSet<String>>,
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        Self {
+            refresh: true,
+            targets: None,
+        }
+    }
+}
+
+impl PlanOptions {
+    /// Whether the plan reads the server (the default). Without it, the plan compares the files
+    /// with the recorded state alone and makes no call: a quick check of what a change of files
+    /// does, which cannot see a pipe gone, failed or changed on the server, and cannot be applied.
+    pub fn refresh(mut self, read: bool) -> Self {
+        self.refresh = read;
+        self
+    }
+
+    /// Plans only the pipe `name` (and others given the same way): the pipes of other names are
+    /// neither read nor acted on. A declared service state is still planned, as the pipes need
+    /// it. A name that no file declares and the state does not record is refused.
+    pub fn target(mut self, name: impl Into<String>) -> Self {
+        self.targets
+            .get_or_insert_with(BTreeSet::new)
+            .insert(name.into());
+        self
+    }
+
+    fn covers(&self, name: &str) -> bool {
+        self.targets.as_ref().is_none_or(|t| t.contains(name))
+    }
+}
+
+/// Plans how to bring `service` to `declaration`, from what `recorded` says earlier applies did,
+/// with the default [`PlanOptions`]: see [`plan_with`].
 ///
 /// ```no_run
 /// # async fn run(service: api_mgmt::ServiceHandle, orders: api_mgmt::NewPipe) -> Result<(), api_mgmt::declared::DeclaredError> {
@@ -243,52 +285,109 @@ pub async fn plan(
     declaration: &Declaration,
     recorded: &RecordedState,
 ) -> Result<Plan, DeclaredError> {
+    plan_with(service, declaration, recorded, &PlanOptions::default()).await
+}
+
+/// Plans how to bring `service` to `declaration`, from what `recorded` says earlier applies did.
+///
+/// It reads each recorded pipe once (`getPipe`, a few at a time) and, when the declaration has a
+/// service state, the service once; it writes nothing. A recorded pipe the server no longer has is
+/// recreated; a declared pipe that differs from the server, or from the declaration it was created
+/// with, is replaced and every differing member named (see [`Change`]); a recorded pipe no longer
+/// declared is deleted; a name with a pending create is left alone until it is resolved. The
+/// secrets' fingerprints (Argon2id) are made off the async runtime's threads, on every core.
+///
+/// ```no_run
+/// # async fn run(service: api_mgmt::ServiceHandle, declaration: api_mgmt::declared::Declaration, recorded: api_mgmt::declared::RecordedState) -> Result<(), api_mgmt::declared::DeclaredError> {
+/// use api_mgmt::declared::{self, PlanOptions};
+///
+/// // A quick check in review: the files against the state, no call made.
+/// let quick = declared::plan_with(&service, &declaration, &recorded, &PlanOptions::default().refresh(false)).await?;
+/// // Only the pipe `orders`, read from the server.
+/// let orders = declared::plan_with(&service, &declaration, &recorded, &PlanOptions::default().target("orders")).await?;
+/// # Ok(()) }
+/// ```
+pub async fn plan_with(
+    service: &ServiceHandle,
+    declaration: &Declaration,
+    recorded: &RecordedState,
+    options: &PlanOptions,
+) -> Result<Plan, DeclaredError> {
     recorded.check_target(&target_of(service))?;
+    if let Some(targets) = &options.targets {
+        let unknown: Vec<&str> = targets
+            .iter()
+            .map(String::as_str)
+            .filter(|&name| {
+                declaration.get(name).is_none()
+                    && !recorded.pipes.contains_key(name)
+                    && !recorded.pending.contains_key(name)
+            })
+            .collect();
+        if !unknown.is_empty() {
+            return Err(DeclaredError::Refused(format!(
+                "no pipe is declared or recorded under the target name {}",
+                unknown.join(", ")
+            )));
+        }
+    }
     let schemas = SchemaSet::management();
     let (request, response) = (schemas.schema("PipeCreateRequest"), schemas.schema("Pipe"));
 
-    let reads = futures::stream::iter(recorded.pipes.iter().map(|(name, record)| async move {
-        let read = service.pipe(record.id).get_wire().await;
-        (name.clone(), read)
-    }))
-    .buffer_unordered(READS_AT_ONCE)
-    .collect::<Vec<_>>()
-    .await;
     let mut calls = 0u32;
     let mut on_server = BTreeMap::new();
-    for (name, read) in reads {
-        calls += 1;
-        let read = match read {
-            Ok(pipe) => match serde_json::to_value(pipe.into_inner()) {
-                Ok(json) => Read::Found(json),
-                Err(e) => Read::Unreadable(format!("the answer cannot be written as JSON: {e}")),
-            },
-            Err(e) if e.is_not_found() => Read::Gone,
-            // One answer the SDK cannot decode blocks only its own pipe.
-            Err(e @ Error::Decode(_)) => Read::Unreadable(e.to_string()),
-            Err(e) => return Err(DeclaredError::Api(e)),
-        };
-        on_server.insert(name, read);
+    if options.refresh {
+        let reads = futures::stream::iter(
+            recorded
+                .pipes
+                .iter()
+                .filter(|(name, _)| options.covers(name))
+                .map(|(name, record)| async move {
+                    let read = service.pipe(record.id).get_wire().await;
+                    (name.clone(), read)
+                }),
+        )
+        .buffer_unordered(READS_AT_ONCE)
+        .collect::<Vec<_>>()
+        .await;
+        for (name, read) in reads {
+            calls += 1;
+            let read = match read {
+                Ok(pipe) => match serde_json::to_value(pipe.into_inner()) {
+                    Ok(json) => Read::Found(json),
+                    Err(e) => {
+                        Read::Unreadable(format!("the answer cannot be written as JSON: {e}"))
+                    }
+                },
+                Err(e) if e.is_not_found() => Read::Gone,
+                // One answer the SDK cannot decode blocks only its own pipe.
+                Err(e @ Error::Decode(_)) => Read::Unreadable(e.to_string()),
+                Err(e) => return Err(DeclaredError::Api(e)),
+            };
+            on_server.insert(name, read);
+        }
+    } else {
+        // No read: the server is taken to answer what it answered when it was last seen.
+        for (name, record) in recorded.pipes.iter().filter(|(n, _)| options.covers(n)) {
+            let seen = record.observed.as_ref().unwrap_or(&record.declared);
+            on_server.insert(name.clone(), Read::Assumed(seen.clone()));
+        }
     }
+
     let mut observations = BTreeMap::new();
     let mut drift = Vec::new();
-
     let mut actions = Vec::new();
     let mut unchanged = Vec::new();
-    for (name, pipe) in declaration.pipes() {
+    // The recorded, declared pipes the server has in a working state: compared once their forms
+    // are made.
+    let mut compared = Vec::new();
+    for (name, pipe) in declaration.pipes().filter(|(name, _)| options.covers(name)) {
         if let Some(pending) = recorded.pending.get(name) {
             actions.push(pending_action(name, pending));
             continue;
         }
         let Some(record) = recorded.pipes.get(name) else {
-            let creation = creation(pipe, &Fingerprint::fresh())?;
-            actions.push(action(
-                name,
-                ActionKind::Create,
-                None,
-                Vec::new(),
-                Some(creation),
-            ));
+            actions.push(action(name, ActionKind::Create, None, Vec::new()));
             continue;
         };
         let unfinished = record.replacing.map(|at| {
@@ -297,16 +396,12 @@ pub async fn plan(
                 at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             )
         });
-        let server = match on_server.get(name) {
-            Some(Read::Found(server)) => server,
+        let (server, read) = match on_server.remove(name) {
+            Some(Read::Found(server)) => (server, true),
+            Some(Read::Assumed(seen)) => (seen, false),
             Some(Read::Unreadable(why)) => {
-                let mut unreadable = action(
-                    name,
-                    ActionKind::Unreadable,
-                    Some(record.id),
-                    Vec::new(),
-                    None,
-                );
+                let mut unreadable =
+                    action(name, ActionKind::Unreadable, Some(record.id), Vec::new());
                 unreadable.note = Some(format!(
                     "the server's answer cannot be read, so nothing is done to it: {why}"
                 ));
@@ -318,7 +413,7 @@ pub async fn plan(
                     format!("pipe {} is gone from the server", record.id),
                     unfinished,
                 );
-                actions.push(recreate(name, pipe, record.id, note, false)?);
+                actions.push(recreate(name, record.id, note, false));
                 continue;
             }
         };
@@ -331,37 +426,61 @@ pub async fn plan(
                 "pipe {} is {state}: it is deleted and created again",
                 record.id
             );
-            actions.push(recreate(name, pipe, record.id, note, true)?);
+            actions.push(recreate(name, record.id, note, true));
             continue;
         }
-        let (form, fingerprint) = declared_form(pipe, &record.fingerprint)?;
+        compared.push(Compared {
+            name: name.to_string(),
+            pipe: pipe.clone(),
+            fingerprint: record.fingerprint.clone(),
+            server,
+            read,
+            unfinished,
+        });
+    }
+
+    // Each secret's fingerprint (Argon2id) off the runtime, on every core.
+    let formed = on_every_core(compared, |compared| {
+        let forms = declared_form(&compared.pipe, &compared.fingerprint).and_then(|declared| {
+            let now = if compared.read {
+                observed_form(&compared.server, &compared.fingerprint)?
+            } else {
+                // Recorded as stored already.
+                compared.server.clone()
+            };
+            Ok((declared, now))
+        });
+        (compared, forms)
+    })
+    .await;
+    for (compared, forms) in formed {
+        let ((form, fingerprint), now) = forms?;
+        let (name, unfinished) = (compared.name.as_str(), compared.unfinished);
+        let record = &recorded.pipes[name];
         let file_changed = fingerprint.digest != record.fingerprint.digest;
-        let now = observed_form(server, &record.fingerprint)?;
+        // Without a read, the server is taken to be as it was seen, so only the file can differ.
+        let observed = if compared.read {
+            record.observed.as_ref()
+        } else {
+            Some(&now)
+        };
         let sides = Sides {
             file: &form,
             recorded: file_changed.then_some(&record.declared),
-            observed: record.observed.as_ref(),
+            observed,
             now: &now,
-            answer: server,
+            answer: &compared.server,
         };
         let differences = changes(&sides, request, response);
         let strongest = differences.iter().map(|c| c.effect).max();
         if strongest == Some(Effect::Replace) || unfinished.is_some() {
-            // A new salt for the new pipe: each record's fingerprints are its own.
-            let creation = creation(pipe, &Fingerprint::fresh())?;
-            let mut replace = action(
-                name,
-                ActionKind::Replace,
-                Some(record.id),
-                differences,
-                Some(creation),
-            );
+            let mut replace = action(name, ActionKind::Replace, Some(record.id), differences);
             replace.delete_first = true;
             replace.down = unfinished.is_some();
             replace.note = unfinished;
             actions.push(replace);
         } else if file_changed || strongest == Some(Effect::Record) {
-            let mut update = action(name, ActionKind::Record, Some(record.id), differences, None);
+            let mut update = action(name, ActionKind::Record, Some(record.id), differences);
             update.note =
                 Some("the server already has what the file says: only the state changes".into());
             update.record = Some(Recorded {
@@ -378,15 +497,15 @@ pub async fn plan(
                     changes: differences,
                 });
             }
-            if record.observed.is_none() {
+            if compared.read && record.observed.is_none() {
                 observations.insert(name.to_string(), now);
             }
             unchanged.push(name.to_string());
         }
     }
     for (name, record) in &recorded.pipes {
-        if declaration.get(name).is_none() {
-            let mut delete = action(name, ActionKind::Delete, Some(record.id), Vec::new(), None);
+        if options.covers(name) && declaration.get(name).is_none() {
+            let mut delete = action(name, ActionKind::Delete, Some(record.id), Vec::new());
             if matches!(on_server.get(name), Some(Read::Gone)) {
                 delete.note = Some(format!(
                     "pipe {} is already gone from the server",
@@ -397,7 +516,7 @@ pub async fn plan(
         }
     }
     for (name, pending) in &recorded.pending {
-        if declaration.get(name).is_none() {
+        if options.covers(name) && declaration.get(name).is_none() {
             actions.push(pending_action(name, pending));
         }
     }
@@ -405,13 +524,13 @@ pub async fn plan(
 
     let service_change = match declaration.declared_service_state() {
         Some(target) => {
-            calls += 1;
             // A server may refuse the read (400): a plan must not write, so it cannot tell the
             // state, and plans the command (which changes nothing on a service already there).
             let learned = service.client.parts().0.learned();
-            let read = if learned.refuses_command_less_read() {
+            let read = if !options.refresh || learned.refuses_command_less_read() {
                 None
             } else {
+                calls += 1;
                 match service.get().await {
                     Ok(now) => now.into_inner().state,
                     Err(e) if e.status() == Some(400) => {
@@ -435,19 +554,38 @@ pub async fn plan(
         }
         None => None,
     };
-    if declaration.declared_service_state() == Some(ServiceTarget::Stopped) {
-        let creating: Vec<&str> = actions
-            .iter()
-            .filter(|a| a.create.is_some())
-            .map(|a| a.name.as_str())
-            .collect();
-        if !creating.is_empty() {
-            return Err(DeclaredError::Refused(format!(
-                "the service is declared stopped, and a stopped service takes no new pipe; the plan \
-                 would create {}",
-                creating.join(", ")
-            )));
-        }
+    let creating: Vec<usize> = actions
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| {
+            matches!(
+                a.kind,
+                ActionKind::Create | ActionKind::Recreate | ActionKind::Replace
+            )
+        })
+        .map(|(i, _)| i)
+        .collect();
+    if declaration.declared_service_state() == Some(ServiceTarget::Stopped) && !creating.is_empty()
+    {
+        let names: Vec<&str> = creating.iter().map(|&i| actions[i].name.as_str()).collect();
+        return Err(DeclaredError::Refused(format!(
+            "the service is declared stopped, and a stopped service takes no new pipe; the plan \
+             would create {}",
+            names.join(", ")
+        )));
+    }
+    // What each create sends and records, with a fresh salt for each new pipe (a record's
+    // fingerprints are its own): off the runtime, on every core.
+    let to_create: Vec<(usize, NewPipe)> = creating
+        .into_iter()
+        .filter_map(|i| Some((i, declaration.get(&actions[i].name)?.clone())))
+        .collect();
+    for (i, creation) in on_every_core(to_create, |(i, pipe)| {
+        (i, creation(&pipe, &Fingerprint::fresh()))
+    })
+    .await
+    {
+        actions[i].create = Some(creation?);
     }
     Ok(Plan {
         service: service_change,
@@ -455,33 +593,34 @@ pub async fn plan(
         unchanged,
         drift,
         reads: calls,
+        refreshed: options.refresh,
         handle: service.clone(),
         recorded: recorded.clone(),
         observations,
     })
 }
 
+/// A recorded, declared pipe to compare with what the server has, before its forms are made.
+struct Compared {
+    name: String,
+    pipe: NewPipe,
+    fingerprint: Fingerprint,
+    /// The server's answer (the generated type's JSON), or what it was last seen as.
+    server: Value,
+    /// Whether `server` was read now.
+    read: bool,
+    /// A replace begun and not finished.
+    unfinished: Option<String>,
+}
+
 /// The recreate of the recorded pipe `id` (down: gone, or failed and then deleted first when
-/// `delete_first`), with a fresh salt for the new pipe.
-fn recreate(
-    name: &str,
-    pipe: &NewPipe,
-    id: PipeId,
-    note: String,
-    delete_first: bool,
-) -> Result<PlanAction, DeclaredError> {
-    let creation = creation(pipe, &Fingerprint::fresh())?;
-    let mut recreate = action(
-        name,
-        ActionKind::Recreate,
-        Some(id),
-        Vec::new(),
-        Some(creation),
-    );
+/// `delete_first`).
+fn recreate(name: &str, id: PipeId, note: String, delete_first: bool) -> PlanAction {
+    let mut recreate = action(name, ActionKind::Recreate, Some(id), Vec::new());
     recreate.note = Some(note);
     recreate.delete_first = delete_first;
     recreate.down = true;
-    Ok(recreate)
+    recreate
 }
 
 fn join_notes(first: String, second: Option<String>) -> String {
@@ -500,20 +639,14 @@ fn creation(pipe: &NewPipe, fingerprint: &Fingerprint) -> Result<Creation, Decla
     })
 }
 
-fn action(
-    name: &str,
-    kind: ActionKind,
-    id: Option<PipeId>,
-    changes: Vec<Change>,
-    create: Option<Creation>,
-) -> PlanAction {
+fn action(name: &str, kind: ActionKind, id: Option<PipeId>, changes: Vec<Change>) -> PlanAction {
     PlanAction {
         name: name.to_string(),
         kind,
         id,
         changes,
         note: None,
-        create,
+        create: None,
         delete_first: false,
         down: false,
         record: None,
@@ -525,7 +658,7 @@ fn pending_action(name: &str, pending: &super::PendingCreate) -> PlanAction {
         .reason
         .as_deref()
         .map_or_else(String::new, |reason| format!(" ({reason})"));
-    let mut action = action(name, ActionKind::Pending, None, Vec::new(), None);
+    let mut action = action(name, ActionKind::Pending, None, Vec::new());
     action.note = Some(format!(
         "a create sent at {} has no known outcome{reason}: the pipe may exist, and the API cannot \
          find it by name; adopt it by its id, or confirm that nothing was made",
@@ -542,6 +675,7 @@ impl From<Error> for DeclaredError {
         DeclaredError::Api(error)
     }
 }
+
 #[cfg(test)]
 mod tests {
     use super::ActionKind;

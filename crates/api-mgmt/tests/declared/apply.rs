@@ -1,7 +1,11 @@
 //! Applies: a plan applies once, a service that does not start keeps the pipes a replace would have
 //! deleted, and one pipe is never recorded under two names.
 
-use api_emulator::{Emulator, EmulatorOptions, ServiceState};
+use std::time::Duration;
+
+use api_emulator::{
+    Emulator, EmulatorOptions, Fault, FaultRule, OperationId, PipeState, ServiceState, Timing,
+};
 use api_mgmt::declared::{
     self, ActionKind, Declaration, Outcome, RecordedState, ServiceTarget, StateError, StateStore,
 };
@@ -162,5 +166,66 @@ async fn one_pipe_is_never_recorded_under_two_names() {
     assert!(
         recorded.adopt("orders", created.id, &answer).is_err(),
         "no pending create to adopt"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn parallelism_bounds_the_calls_in_flight_not_the_waits() {
+    // Pipes that run 1.5 s after their create, and creates that take 300 ms to answer.
+    let timing = Timing {
+        pipe_provisioning_ms: 1500,
+        ..Timing::INSTANT
+    };
+    let emulator = Emulator::start(EmulatorOptions::for_tests().timing(timing))
+        .await
+        .unwrap();
+    emulator
+        .inject(
+            FaultRule::operation(OperationId::CreatePipe)
+                .then(Fault::delay(Duration::from_millis(300)).always()),
+        )
+        .unwrap();
+    let service = service(&emulator).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
+    let mut declaration = Declaration::new();
+    for name in ["a", "b", "c", "d"] {
+        declaration.insert(pipe(name, 1));
+    }
+    let recorded = RecordedState::new(declared::target_of(&service));
+    let plan = declared::plan(&service, &declaration, &recorded)
+        .await
+        .unwrap();
+    let report = plan
+        .apply(&lock, &store, &options().parallelism(2))
+        .await
+        .unwrap();
+    assert!(report.is_complete(), "{report:?}");
+
+    let mut sent: Vec<_> = emulator
+        .requests()
+        .of(OperationId::CreatePipe)
+        .iter()
+        .map(|r| r.at)
+        .collect();
+    sent.sort();
+    assert_eq!(sent.len(), 4);
+    // At most 2 in flight: the third create waits for one of the first two to answer.
+    assert!(
+        sent[2] - sent[0] >= chrono::Duration::milliseconds(300),
+        "{sent:?}"
+    );
+    // A pipe being waited for holds no slot: the last create goes before the first pipe runs.
+    assert!(
+        sent[3] - sent[0] < chrono::Duration::milliseconds(1500),
+        "{sent:?}"
+    );
+    assert!(
+        emulator
+            .pipes()
+            .iter()
+            .all(|p| p.state == PipeState::Running),
+        "every pipe was waited for until it ran"
     );
 }

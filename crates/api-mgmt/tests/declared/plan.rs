@@ -3,7 +3,9 @@
 //! in.
 
 use api_emulator::{Emulator, EmulatorOptions, Fault, FaultRule, OperationId, ServiceState};
-use api_mgmt::declared::{self, ActionKind, Declaration, Effect, RecordedState, ServiceTarget};
+use api_mgmt::declared::{
+    self, ActionKind, Declaration, Effect, PlanOptions, RecordedState, ServiceTarget, StateStore,
+};
 use serde_json::json;
 
 use crate::support::{applied, pipe, service};
@@ -290,4 +292,138 @@ async fn a_service_state_the_server_will_not_read_is_unknown_and_no_known_change
     );
     assert!(plan.is_empty(), "no known change");
     assert!(plan.has_work(), "an apply sends the command");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn without_a_refresh_the_files_are_compared_with_the_state_alone_and_nothing_is_applied() {
+    let emulator = emulator().await;
+    let service = service(&emulator).await;
+    let declaration = Declaration::new()
+        .pipe(pipe("orders", 1))
+        .pipe(pipe("events", 1));
+    let mut recorded = applied(&service, &declaration).await;
+    // Out of band: events is changed on the server, and the state of an older version has no
+    // observed form for it.
+    let events = recorded.pipes["events"].id;
+    emulator
+        .patch_pipe(events, &json!({"scaling": {"replicas": 3}}))
+        .unwrap();
+    recorded.pipes.get_mut("events").unwrap().observed = None;
+    emulator.clear_requests();
+
+    let quick = PlanOptions::default().refresh(false);
+    let changed = Declaration::new()
+        .pipe(pipe("orders", 2))
+        .pipe(pipe("events", 1))
+        .service_state(ServiceTarget::Running);
+    let plan = declared::plan_with(&service, &changed, &recorded, &quick)
+        .await
+        .unwrap();
+    assert!(emulator.requests().into_entries().is_empty(), "no call");
+    assert_eq!((plan.reads, plan.refreshed), (0, false));
+    assert_eq!(
+        names(plan.actions.iter()),
+        [(ActionKind::Replace, "orders")]
+    );
+    let change = &plan.actions[0].changes[0];
+    assert_eq!(
+        (change.path.as_str(), change.old.clone(), change.new.clone()),
+        ("scaling.replicas", Some(json!(1)), Some(json!(2)))
+    );
+    assert_eq!(
+        plan.unchanged,
+        ["events"],
+        "the server's change is not seen"
+    );
+    let service_change = plan.service.clone().expect("not read, so not known");
+    assert!(!service_change.known);
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::support::store(&dir);
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
+    store.save(&recorded).unwrap();
+    let refused = plan
+        .apply(&lock, &store, &crate::support::options())
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("refresh off"), "{refused}");
+    assert!(
+        emulator.requests().into_entries().is_empty(),
+        "nothing was sent"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_targeted_plan_reads_and_acts_on_its_names_alone() {
+    let emulator = emulator().await;
+    let service = service(&emulator).await;
+    let declaration = Declaration::new()
+        .pipe(pipe("orders", 1))
+        .pipe(pipe("events", 1))
+        .pipe(pipe("crm", 1));
+    let recorded = applied(&service, &declaration).await;
+    let changed = Declaration::new()
+        .pipe(pipe("orders", 2))
+        .pipe(pipe("crm", 2))
+        .pipe(pipe("new", 1));
+    emulator.clear_requests();
+
+    let only = PlanOptions::default().target("orders").target("events");
+    let plan = declared::plan_with(&service, &changed, &recorded, &only)
+        .await
+        .unwrap();
+    assert_eq!(
+        names(plan.actions.iter()),
+        [
+            (ActionKind::Delete, "events"),
+            (ActionKind::Replace, "orders")
+        ]
+    );
+    assert!(plan.unchanged.is_empty());
+    assert_eq!(plan.reads, 2);
+    let read: Vec<String> = emulator
+        .requests()
+        .of(OperationId::GetPipe)
+        .iter()
+        .map(|r| r.path.rsplit('/').next().unwrap().to_string())
+        .collect();
+    let mut expected = vec![
+        recorded.pipes["orders"].id.to_string(),
+        recorded.pipes["events"].id.to_string(),
+    ];
+    let mut read = read;
+    read.sort();
+    expected.sort();
+    assert_eq!(read, expected, "crm is not read");
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::support::store(&dir);
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
+    store.save(&recorded).unwrap();
+    let report = plan
+        .apply(&lock, &store, &crate::support::options())
+        .await
+        .unwrap();
+    assert!(report.is_complete(), "{report:?}");
+    let now = store.load().unwrap().unwrap();
+    assert_eq!(now.pipes["crm"], recorded.pipes["crm"], "crm is untouched");
+    assert!(!now.pipes.contains_key("events") && !now.pipes.contains_key("new"));
+    let rest = declared::plan(&service, &changed, &now).await.unwrap();
+    assert_eq!(
+        names(rest.actions.iter()),
+        [(ActionKind::Replace, "crm"), (ActionKind::Create, "new")]
+    );
+
+    let unknown = declared::plan_with(
+        &service,
+        &changed,
+        &recorded,
+        &PlanOptions::default().target("orders").target("nope"),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        unknown.to_string(),
+        "no pipe is declared or recorded under the target name nope"
+    );
 }

@@ -1,0 +1,124 @@
+//! CPU work off the async runtime: each secret's Argon2id fingerprint takes tens of milliseconds
+//! (19 MiB, two passes), so a plan of hundreds of pipes fingerprints them on blocking threads, on
+//! every core at once, never on a thread that drives calls.
+
+use std::num::NonZeroUsize;
+use std::sync::Mutex;
+
+/// `work` applied to each of `items`, in the items' order: on tokio's blocking threads, as many at
+/// once as the machine has cores (no more than there are items). Each thread takes the next item
+/// when it is done with one, so a pipe with many secrets does not hold back the others' share.
+pub(crate) async fn on_every_core<T, R, F>(items: Vec<T>, work: F) -> Vec<R>
+where
+    T: Send + 'static,
+    R: Send + 'static,
+    F: Fn(T) -> R + Send + Sync + 'static,
+{
+    if items.is_empty() {
+        return Vec::new();
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, NonZeroUsize::get)
+        .min(items.len());
+    let count = items.len();
+    let run = move || {
+        let queue = Mutex::new(items.into_iter().enumerate());
+        let next = || {
+            queue
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .next()
+        };
+        let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut mine = Vec::new();
+                        while let Some((i, item)) = next() {
+                            mine.push((i, work(item)));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        done.sort_unstable_by_key(|(i, _)| *i);
+        debug_assert_eq!(done.len(), count);
+        done.into_iter().map(|(_, r)| r).collect()
+    };
+    match tokio::task::spawn_blocking(run)
+        .await
+        .map_err(|e| e.try_into_panic())
+    {
+        Ok(results) => results,
+        // A panic of `work` is the caller's, as if `work` had run on its thread.
+        Err(Ok(panic)) => std::panic::resume_unwind(panic),
+        // Only a runtime shutting down cancels a blocking task before it starts: nothing awaits
+        // this future any more.
+        Err(Err(_)) => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_every_core;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn every_item_is_worked_once_and_answered_in_order() {
+        let main = std::thread::current().id();
+        let results = on_every_core((0..100u64).collect(), move |i| {
+            (i * i, std::thread::current().id() != main)
+        })
+        .await;
+        let squares: Vec<u64> = results.iter().map(|(s, _)| *s).collect();
+        assert_eq!(squares, (0..100u64).map(|i| i * i).collect::<Vec<_>>());
+        assert!(
+            results.iter().all(|(_, off)| *off),
+            "none on the runtime's thread"
+        );
+        assert!(on_every_core(Vec::<u8>::new(), |x| x).await.is_empty());
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_panic_of_the_work_is_the_callers() {
+        let worked = tokio::spawn(on_every_core(vec![1, 2, 3], |i: u8| {
+            assert!(i != 2, "the work of item {i} panics");
+            i
+        }));
+        let joined = tokio::time::timeout(std::time::Duration::from_secs(10), worked)
+            .await
+            .expect("the panic ends the call, it does not hang");
+        let panic = joined
+            .expect_err("the panic reaches the caller")
+            .into_panic();
+        let message = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .unwrap_or_default();
+        assert_eq!(message, "the work of item 2 panics");
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn items_run_on_several_threads_at_once_where_there_are_cores() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::{Arc, Barrier};
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if cores < 2 {
+            return; // one core: nothing runs at once, and nothing can show it does
+        }
+        // Two items that each wait for the other: they finish only if they run at once.
+        let barrier = Arc::new(Barrier::new(2));
+        let met = Arc::new(AtomicUsize::new(0));
+        let (b, m) = (barrier.clone(), met.clone());
+        on_every_core(vec![(), ()], move |()| {
+            b.wait();
+            m.fetch_add(1, Ordering::SeqCst);
+        })
+        .await;
+        assert_eq!(met.load(Ordering::SeqCst), 2);
+    }
+}
