@@ -39,7 +39,7 @@ pub(crate) fn plan_json(plan: &Plan) -> Value {
         "changes": changes,
         "unchanged": plan.unchanged.len(),
         "reads": plan.reads,
-        "refreshed": plan.refreshed,
+        "refreshed": plan.is_refreshed(),
     });
     if !drift.is_empty() {
         shown["drift"] = json!(drift);
@@ -58,7 +58,7 @@ pub(crate) fn plan_json(plan: &Plan) -> Value {
 pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
     // A service state the server would not let the plan read: apply sends the command anyway.
     let unread = plan.service.as_ref().filter(|s| !s.known).map(|service| {
-        if plan.refreshed {
+        if plan.is_refreshed() {
             format!(
                 "  ? service   not read (the server refuses a read without a command): apply sends \
                  `{}`, which changes nothing on a service already {}",
@@ -70,7 +70,7 @@ pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
         }
     });
     // Without a read, only the files were compared with the state.
-    let unrefreshed = (!plan.refreshed).then(|| {
+    let unrefreshed = (!plan.is_refreshed()).then(|| {
         "  (not refreshed: the files compared with the state alone; the server was not read, so a \
          pipe gone, failed or changed there is not seen)"
             .to_string()

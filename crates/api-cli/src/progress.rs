@@ -114,8 +114,9 @@ impl Board {
         // `wide_msg`: the step takes what the terminal's width leaves, and is cut there.
         let style = ProgressStyle::with_template("{spinner} {prefix} {elapsed:>4} {wide_msg}")
             .unwrap_or_else(|_| ProgressStyle::default_spinner());
-        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
-        let lines = named
+        // Drawn nowhere until every line is on it: the first frame on screen is the whole board.
+        let multi = MultiProgress::with_draw_target(ProgressDrawTarget::hidden());
+        let lines: Vec<Line> = named
             .into_iter()
             .map(|name| {
                 // Added to the board before anything is drawn: it draws through the board only.
@@ -123,7 +124,6 @@ impl Board {
                 bar.set_style(style.clone());
                 bar.set_prefix(fitted(name.as_deref().unwrap_or(SERVICE), column));
                 bar.set_message("waiting its turn");
-                bar.enable_steady_tick(Duration::from_millis(120));
                 Line {
                     name,
                     bar,
@@ -131,6 +131,10 @@ impl Board {
                 }
             })
             .collect();
+        multi.set_draw_target(ProgressDrawTarget::stderr());
+        for line in &lines {
+            line.bar.enable_steady_tick(Duration::from_millis(120));
+        }
         let lines = Arc::new(Lines { multi, lines });
         *on_screen() = Some(Drawn::Board(Arc::clone(&lines)));
         Self { lines: Some(lines) }

@@ -46,8 +46,11 @@ impl ApplyOptions {
     /// once (at least 1). A wait holds no slot between its reads: every pipe being provisioned or
     /// deleted is read in turn (the slots are handed out first come, first served), so a bulk apply
     /// goes at the pace of the client's rate limit, shared store included, not of the waits.
+    ///
+    /// A wait's timeout counts the time its reads queue for a slot: with many pipes, few slots and
+    /// a short timeout, a wait can end before its pipe was read often.
     pub fn parallelism(mut self, calls: usize) -> Self {
-        self.parallelism = calls.max(1);
+        self.parallelism = calls.clamp(1, Semaphore::MAX_PERMITS);
         self
     }
 
@@ -198,9 +201,10 @@ impl Plan {
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<ApplyReport, StateError> {
         lock.check(&self.recorded.target)?;
-        if !self.refreshed {
+        if !self.is_refreshed() {
             return Err(StateError::Refused(
-                "this plan was made without reading the server (refresh off), so it cannot tell a                  pipe gone, failed or changed there; make a plan that reads it to apply"
+                "this plan was made without reading the server (refresh off), so it cannot tell a \
+                 pipe gone, failed or changed there; make a plan that reads it to apply"
                     .into(),
             ));
         }
@@ -318,7 +322,8 @@ impl Plan {
             progress,
             service_ok,
         };
-        let down = first.iter().filter(|a| a.down).count();
+        // Pipes outside a targeted plan that a replace left down count too.
+        let down = first.iter().filter(|a| a.down).count() + self.down_elsewhere;
         let (opened, down) = rollout(&ctx, &first, options, down).await?;
         let (replaced, _) = rollout(&ctx, &replaces, options, down).await?;
         let mut created: HashMap<String, ActionReport> = opened

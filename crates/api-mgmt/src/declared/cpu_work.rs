@@ -5,67 +5,83 @@
 use std::num::NonZeroUsize;
 use std::sync::Mutex;
 
-/// `work` applied to each of `items`, in the items' order: on tokio's blocking threads, as many at
-/// once as the machine has cores (no more than there are items). Each thread takes the next item
-/// when it is done with one, so a pipe with many secrets does not hold back the others' share.
-pub(crate) async fn on_every_core<T, R, F>(items: Vec<T>, work: F) -> Vec<R>
+/// The runtime shut down before the work could run (nothing awaits its answer any more).
+#[derive(Debug)]
+pub(crate) struct ShutDown;
+
+/// `work` applied to each of `items`, in the items' order: on one of tokio's blocking threads and
+/// as many more threads as the machine has cores (no more than there are items). Each thread takes
+/// the next item when it is done with one, so a pipe with many secrets does not hold back the
+/// others' share. Outside a tokio runtime the work runs on the caller's thread, and where the OS
+/// gives fewer threads, on those it gives. A panic of `work` is the caller's.
+pub(crate) async fn on_every_core<T, R, F>(items: Vec<T>, work: F) -> Result<Vec<R>, ShutDown>
 where
     T: Send + 'static,
     R: Send + 'static,
     F: Fn(T) -> R + Send + Sync + 'static,
 {
     if items.is_empty() {
-        return Vec::new();
+        return Ok(Vec::new());
     }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, NonZeroUsize::get)
-        .min(items.len());
-    let count = items.len();
-    let run = move || {
-        let queue = Mutex::new(items.into_iter().enumerate());
-        let next = || {
-            queue
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .next()
-        };
-        let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    scope.spawn(|| {
-                        let mut mine = Vec::new();
-                        while let Some((i, item)) = next() {
-                            mine.push((i, work(item)));
-                        }
-                        mine
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
-        done.sort_unstable_by_key(|(i, _)| *i);
-        debug_assert_eq!(done.len(), count);
-        done.into_iter().map(|(_, r)| r).collect()
+    let run = move || all_of(items, &work);
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return Ok(run());
     };
-    match tokio::task::spawn_blocking(run)
+    match runtime
+        .spawn_blocking(run)
         .await
         .map_err(|e| e.try_into_panic())
     {
-        Ok(results) => results,
-        // A panic of `work` is the caller's, as if `work` had run on its thread.
+        Ok(results) => Ok(results),
         Err(Ok(panic)) => std::panic::resume_unwind(panic),
-        // Only a runtime shutting down cancels a blocking task before it starts: nothing awaits
-        // this future any more.
-        Err(Err(_)) => std::future::pending().await,
+        Err(Err(_)) => Err(ShutDown),
     }
+}
+
+/// `work` on each of `items` on this thread and up to one helper per further core.
+fn all_of<T: Send, R: Send>(items: Vec<T>, work: &(impl Fn(T) -> R + Sync)) -> Vec<R> {
+    let helpers = std::thread::available_parallelism()
+        .map_or(1, NonZeroUsize::get)
+        .min(items.len())
+        - 1;
+    let count = items.len();
+    let queue = Mutex::new(items.into_iter().enumerate());
+    let next = || {
+        queue
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .next()
+    };
+    let worker = || {
+        let mut mine = Vec::new();
+        while let Some((i, item)) = next() {
+            mine.push((i, work(item)));
+        }
+        mine
+    };
+    let mut done: Vec<(usize, R)> = std::thread::scope(|scope| {
+        // A helper the OS will not start leaves its share to the others.
+        let started: Vec<_> = (0..helpers)
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, worker).ok())
+            .collect();
+        let mut done = worker();
+        for helper in started {
+            done.extend(
+                helper
+                    .join()
+                    .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            );
+        }
+        done
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    debug_assert_eq!(done.len(), count);
+    done.into_iter().map(|(_, r)| r).collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::on_every_core;
+    use super::{all_of, on_every_core};
 
     #[tokio::test(flavor = "current_thread")]
     async fn every_item_is_worked_once_and_answered_in_order() {
@@ -73,14 +89,32 @@ mod tests {
         let results = on_every_core((0..100u64).collect(), move |i| {
             (i * i, std::thread::current().id() != main)
         })
-        .await;
+        .await
+        .unwrap();
         let squares: Vec<u64> = results.iter().map(|(s, _)| *s).collect();
         assert_eq!(squares, (0..100u64).map(|i| i * i).collect::<Vec<_>>());
         assert!(
             results.iter().all(|(_, off)| *off),
             "none on the runtime's thread"
         );
-        assert!(on_every_core(Vec::<u8>::new(), |x| x).await.is_empty());
+        assert!(
+            on_every_core(Vec::<u8>::new(), |x| x)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn outside_a_runtime_the_work_runs_all_the_same() {
+        use std::future::Future as _;
+        let mut future = std::pin::pin!(on_every_core(vec![1, 2, 3], |i: u32| i * 10));
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let std::task::Poll::Ready(results) = future.as_mut().poll(&mut cx) else {
+            panic!("outside a runtime the work is done at once");
+        };
+        assert_eq!(results.unwrap(), [10, 20, 30]);
+        assert_eq!(all_of(vec!["a"], &|s: &str| s.len()), [1]);
     }
 
     #[tokio::test(flavor = "current_thread")]
@@ -118,7 +152,8 @@ mod tests {
             b.wait();
             m.fetch_add(1, Ordering::SeqCst);
         })
-        .await;
+        .await
+        .unwrap();
         assert_eq!(met.load(Ordering::SeqCst), 2);
     }
 }

@@ -10,7 +10,7 @@ use futures::StreamExt as _;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::cpu_work::on_every_core;
+use super::cpu_work::{ShutDown, on_every_core};
 use super::diff::{Change, Effect, Sides, changes};
 use super::fingerprint::{Fingerprint, declared_form, observed_form};
 use super::{Declaration, DeclaredError, RecordedState, ServiceTarget, StateTarget};
@@ -145,12 +145,16 @@ pub struct Plan {
     pub unchanged: Vec<String>,
     /// Pipes that need nothing but changed on the server in members their files leave out.
     pub drift: Vec<Drift>,
-    /// The calls the plan made (one read per recorded pipe, and one of the service when its state
-    /// is declared); it writes nothing.
+    /// The calls the plan made (one read per recorded pipe it covers, and one of the service when
+    /// its state is declared and the server lets it be read; none without a refresh); it writes
+    /// nothing.
     pub reads: u32,
-    /// Whether the server was read (see [`PlanOptions::refresh`]): a plan made without cannot be
-    /// applied.
-    pub refreshed: bool,
+    /// Whether the server was read ([`Plan::is_refreshed`]).
+    pub(crate) refreshed: bool,
+    /// Recorded pipes outside the plan's targets that a replace left down: they count against
+    /// [`max_unavailable`](super::ApplyOptions::max_unavailable).
+    #[serde(skip)]
+    pub(crate) down_elsewhere: usize,
     #[serde(skip)]
     pub(crate) handle: ServiceHandle,
     #[serde(skip)]
@@ -190,6 +194,12 @@ impl Plan {
                 .actions
                 .iter()
                 .any(|a| !matches!(a.kind, ActionKind::Pending | ActionKind::Unreadable))
+    }
+
+    /// Whether the server was read (see [`PlanOptions::refresh`]): a plan made without it cannot be
+    /// applied.
+    pub fn is_refreshed(&self) -> bool {
+        self.refreshed
     }
 
     /// The recorded pipes whose answers could not be decoded: nothing is done to them.
@@ -248,8 +258,11 @@ impl PlanOptions {
     }
 
     /// Plans only the pipe `name` (and others given the same way): the pipes of other names are
-    /// neither read nor acted on. A declared service state is still planned, as the pipes need
-    /// it. A name that no file declares and the state does not record is refused.
+    /// neither read nor acted on, so one of them gone or failed on the server is not seen; one a
+    /// replace left down (in the state) still counts against
+    /// [`max_unavailable`](super::ApplyOptions::max_unavailable). A declared service state is still
+    /// planned, as the pipes need it. A name that no file declares and the state does not record
+    /// is refused.
     pub fn target(mut self, name: impl Into<String>) -> Self {
         self.targets
             .get_or_insert_with(BTreeSet::new)
@@ -452,7 +465,8 @@ pub async fn plan_with(
         });
         (compared, forms)
     })
-    .await;
+    .await
+    .map_err(shut_down)?;
     for (compared, forms) in formed {
         let ((form, fingerprint), now) = forms?;
         let (name, unfinished) = (compared.name.as_str(), compared.unfinished);
@@ -584,6 +598,7 @@ pub async fn plan_with(
         (i, creation(&pipe, &Fingerprint::fresh()))
     })
     .await
+    .map_err(shut_down)?
     {
         actions[i].create = Some(creation?);
     }
@@ -594,6 +609,11 @@ pub async fn plan_with(
         drift,
         reads: calls,
         refreshed: options.refresh,
+        down_elsewhere: recorded
+            .pipes
+            .iter()
+            .filter(|(name, record)| !options.covers(name) && record.replacing.is_some())
+            .count(),
         handle: service.clone(),
         recorded: recorded.clone(),
         observations,
@@ -621,6 +641,14 @@ fn recreate(name: &str, id: PipeId, note: String, delete_first: bool) -> PlanAct
     recreate.delete_first = delete_first;
     recreate.down = true;
     recreate
+}
+
+/// The plan's error when the runtime shut down under its fingerprints.
+fn shut_down(_: ShutDown) -> DeclaredError {
+    DeclaredError::Refused(
+        "the async runtime shut down while the plan fingerprinted its secrets; nothing was planned"
+            .into(),
+    )
 }
 
 fn join_notes(first: String, second: Option<String>) -> String {

@@ -320,7 +320,7 @@ async fn without_a_refresh_the_files_are_compared_with_the_state_alone_and_nothi
         .await
         .unwrap();
     assert!(emulator.requests().into_entries().is_empty(), "no call");
-    assert_eq!((plan.reads, plan.refreshed), (0, false));
+    assert_eq!((plan.reads, plan.is_refreshed()), (0, false));
     assert_eq!(
         names(plan.actions.iter()),
         [(ActionKind::Replace, "orders")]
@@ -346,7 +346,12 @@ async fn without_a_refresh_the_files_are_compared_with_the_state_alone_and_nothi
         .apply(&lock, &store, &crate::support::options())
         .await
         .unwrap_err();
-    assert!(refused.to_string().contains("refresh off"), "{refused}");
+    assert!(
+        refused
+            .to_string()
+            .contains("(refresh off), so it cannot tell a pipe gone, failed"),
+        "{refused}"
+    );
     assert!(
         emulator.requests().into_entries().is_empty(),
         "nothing was sent"
@@ -425,5 +430,54 @@ async fn a_targeted_plan_reads_and_acts_on_its_names_alone() {
     assert_eq!(
         unknown.to_string(),
         "no pipe is declared or recorded under the target name nope"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_pipe_left_down_outside_the_targets_counts_against_max_unavailable() {
+    let emulator = emulator().await;
+    let service = service(&emulator).await;
+    let declaration = Declaration::new()
+        .pipe(pipe("orders", 1))
+        .pipe(pipe("events", 1));
+    let mut recorded = applied(&service, &declaration).await;
+    // A replace of events began and did not finish: events is down.
+    recorded.pipes.get_mut("events").unwrap().replacing =
+        Some("2030-01-01T00:00:00Z".parse().unwrap());
+    let orders = recorded.pipes["orders"].id;
+    let changed = Declaration::new()
+        .pipe(pipe("orders", 2))
+        .pipe(pipe("events", 1));
+
+    let plan = declared::plan_with(
+        &service,
+        &changed,
+        &recorded,
+        &PlanOptions::default().target("orders"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        names(plan.actions.iter()),
+        [(ActionKind::Replace, "orders")]
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let store = crate::support::store(&dir);
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
+    store.save(&recorded).unwrap();
+    let report = plan
+        .apply(&lock, &store, &crate::support::options())
+        .await
+        .unwrap();
+    let declared::Outcome::Skipped(why) = &report.actions[0].outcome else {
+        panic!("the replace waits for events: {report:?}");
+    };
+    assert!(why.contains("1 declared pipe is down"), "{why}");
+    assert!(
+        emulator
+            .pipes()
+            .iter()
+            .any(|p| p.id == orders && !p.deleted),
+        "orders is not taken down while events is"
     );
 }
