@@ -3,6 +3,10 @@
 //! by SIGKILL), on the host's clock. A file that does not read back as ours is replaced, never
 //! trusted. The record has a fixed width and is written over the old one in one write, never
 //! truncated first: a process killed while writing leaves the old record or the new one.
+//!
+//! The host clock's readings mean something only on the boot of the host that took them, so each
+//! record names its boot (Linux's `boot_id`): a record of another boot, or of another host sharing
+//! the directory (a home on NFS), reads as foreign, never shifted by the difference of two uptimes.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -13,7 +17,7 @@ use super::clock;
 use super::pacing::PaceState;
 
 /// The first word of a state file.
-const MAGIC: &str = "cloud-sdk-rate-limit-v2";
+const MAGIC: &str = "cloud-sdk-rate-limit-v3";
 
 /// The width of a record, its newline included.
 const RECORD: usize = 256;
@@ -67,12 +71,13 @@ impl HostFile {
         let mut text = String::new();
         // A file that is not UTF-8 text is foreign: read as nothing, then replaced. More than two
         // records' worth is not read.
+        let boot = boot();
         let state = match (&file).take(2 * RECORD as u64).read_to_string(&mut text) {
-            Ok(_) => decode(&text).unwrap_or_default(),
+            Ok(_) => decode(&text, boot).unwrap_or_default(),
             Err(_) => PaceState::default(),
         };
         let (state, result) = change(state, clock::host());
-        let record = encode(&state);
+        let record = encode(&state, boot);
         write_at_start(&mut file, record.as_bytes())?;
         if file.metadata()?.len() > record.len() as u64 {
             // Only a foreign file is longer; a crash before this leaves our record, then junk
@@ -183,11 +188,27 @@ fn open(path: &Path) -> std::io::Result<File> {
     options.open(path)
 }
 
-/// `MAGIC next blocked rate throttled generation seen checksum`, padded with spaces to [`RECORD`]
-/// bytes, then a newline.
-fn encode(state: &PaceState) -> String {
+/// This boot of this host, as the host clock's readings belong to it: Linux's `boot_id` (a random
+/// UUID per boot), `-` where there is none (the records of other hosts and boots are then not told
+/// from ours, as before).
+fn boot() -> &'static str {
+    static BOOT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BOOT.get_or_init(|| {
+        let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+        let id = id.trim();
+        // One word of at most 64 hex digits and dashes: anything else is not a boot id.
+        let word = !id.is_empty()
+            && id.len() <= 64
+            && id.chars().all(|c| c.is_ascii_hexdigit() || c == '-');
+        if word { id.to_string() } else { "-".into() }
+    })
+}
+
+/// `MAGIC boot next blocked rate throttled generation seen checksum`, padded with spaces to
+/// [`RECORD`] bytes, then a newline.
+fn encode(state: &PaceState, boot: &str) -> String {
     let fields = format!(
-        "{MAGIC} {} {} {:e} {} {} {}",
+        "{MAGIC} {boot} {} {} {:e} {} {} {}",
         state.next_slot,
         state.blocked_until,
         state.rate,
@@ -199,15 +220,15 @@ fn encode(state: &PaceState) -> String {
     format!("{line:<width$}\n", width = RECORD - 1)
 }
 
-/// The state a file holds, when its first line is ours and whole.
-fn decode(text: &str) -> Option<PaceState> {
+/// The state a file holds, when its first line is ours, whole, and of the boot `boot`.
+fn decode(text: &str, boot: &str) -> Option<PaceState> {
     let (line, _) = text.split_once('\n')?;
     let (fields, checksum) = line.trim_end_matches(' ').rsplit_once(' ')?;
     if u64::from_str_radix(checksum, 16).ok()? != super::store::fnv(fields.as_bytes()) {
         return None;
     }
     let mut parts = fields.split(' ');
-    if parts.next()? != MAGIC {
+    if parts.next()? != MAGIC || parts.next()? != boot {
         return None;
     }
     let state = PaceState {
@@ -239,9 +260,10 @@ mod tests {
     #[test]
     fn the_state_round_trips_in_a_fixed_width_and_anything_else_reads_as_nothing() {
         let state = state();
-        let good = encode(&state);
+        let boot = "0b3c9d2e-5f6a-4b7c-8d9e-0f1a2b3c4d5e";
+        let good = encode(&state, boot);
         assert_eq!(good.len(), RECORD);
-        assert_eq!(decode(&good), Some(state));
+        assert_eq!(decode(&good, boot), Some(state));
         let widest = PaceState {
             next_slot: u64::MAX,
             blocked_until: u64::MAX,
@@ -250,11 +272,20 @@ mod tests {
             generation: u64::MAX,
             seen: u64::MAX,
         };
-        assert_eq!(encode(&widest).len(), RECORD, "every state fits the width");
-        // What a write cut short by a crash after the record would leave: the record, then junk.
-        assert_eq!(decode(&format!("{good}{good}")), Some(state));
+        let longest_boot = "f".repeat(64);
         assert_eq!(
-            decode(&format!("{good}tail of an older, longer file")),
+            encode(&widest, &longest_boot).len(),
+            RECORD,
+            "every state fits the width"
+        );
+        assert_eq!(
+            decode(&encode(&widest, &longest_boot), &longest_boot),
+            Some(widest)
+        );
+        // What a write cut short by a crash after the record would leave: the record, then junk.
+        assert_eq!(decode(&format!("{good}{good}"), boot), Some(state));
+        assert_eq!(
+            decode(&format!("{good}tail of an older, longer file"), boot),
             Some(state)
         );
         for foreign in [
@@ -264,9 +295,45 @@ mod tests {
             good.trim_end().to_string(),
             good.replace(MAGIC, "other-magic"),
             good.replacen(' ', "  ", 1),
+            // The record of version 2, before boots were named.
+            good.replace(&format!("{MAGIC} {boot} "), "cloud-sdk-rate-limit-v2 "),
         ] {
-            assert_eq!(decode(&foreign), None, "{foreign:?}");
+            assert_eq!(decode(&foreign, boot), None, "{foreign:?}");
         }
+        // Another boot's clock readings (another host's, or this one's before a reboot).
+        assert_eq!(decode(&good, "7a1b2c3d-0000-4000-8000-000000000000"), None);
+    }
+
+    #[test]
+    fn a_record_of_another_boot_is_not_read_as_this_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = HostFile::new(Some(dir.path()), "k");
+        // A sharer on another host (or before a reboot) blocked the key until its clock's 10^15.
+        let theirs = PaceState {
+            blocked_until: 1_000_000_000_000_000,
+            ..state()
+        };
+        std::fs::write(
+            file.path(),
+            encode(&theirs, "7a1b2c3d-0000-4000-8000-000000000000"),
+        )
+        .unwrap();
+        let seen = file.update(|state, _| (state, state)).unwrap();
+        if boot() == "-" {
+            return; // no boot id here: other boots cannot be told (documented)
+        }
+        assert_eq!(
+            seen,
+            PaceState::default(),
+            "another boot's block is not ours"
+        );
+        let ours = file
+            .update(|state, _| (state, ()))
+            .map(|()| std::fs::read_to_string(file.path()).unwrap());
+        assert!(
+            ours.unwrap().contains(boot()),
+            "the record names this boot now"
+        );
     }
 
     #[test]

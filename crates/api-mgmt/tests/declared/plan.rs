@@ -4,11 +4,11 @@
 
 use api_emulator::{Emulator, EmulatorOptions, Fault, FaultRule, OperationId, ServiceState};
 use api_mgmt::declared::{
-    self, ActionKind, Declaration, Effect, PlanOptions, RecordedState, ServiceTarget, StateStore,
+    self, ActionKind, Declaration, Effect, PlanOptions, RecordedState, ServiceTarget,
 };
 use serde_json::json;
 
-use crate::support::{applied, pipe, service};
+use crate::support::{applied, apply_saved, pipe, service};
 
 async fn emulator() -> Emulator {
     Emulator::start(EmulatorOptions::for_tests()).await.unwrap()
@@ -338,14 +338,7 @@ async fn without_a_refresh_the_files_are_compared_with_the_state_alone_and_nothi
     let service_change = plan.service.clone().expect("not read, so not known");
     assert!(!service_change.known);
 
-    let dir = tempfile::tempdir().unwrap();
-    let store = crate::support::store(&dir);
-    let lock = store.lock(&declared::target_of(&service)).unwrap();
-    store.save(&recorded).unwrap();
-    let refused = plan
-        .apply(&lock, &store, &crate::support::options())
-        .await
-        .unwrap_err();
+    let refused = apply_saved(&service, &recorded, &plan).await.0.unwrap_err();
     assert!(
         refused
             .to_string()
@@ -401,16 +394,10 @@ async fn a_targeted_plan_reads_and_acts_on_its_names_alone() {
     expected.sort();
     assert_eq!(read, expected, "crm is not read");
 
-    let dir = tempfile::tempdir().unwrap();
-    let store = crate::support::store(&dir);
-    let lock = store.lock(&declared::target_of(&service)).unwrap();
-    store.save(&recorded).unwrap();
-    let report = plan
-        .apply(&lock, &store, &crate::support::options())
-        .await
-        .unwrap();
+    let (report, now) = apply_saved(&service, &recorded, &plan).await;
+    let report = report.unwrap();
     assert!(report.is_complete(), "{report:?}");
-    let now = store.load().unwrap().unwrap();
+    let now = now.unwrap();
     assert_eq!(now.pipes["crm"], recorded.pipes["crm"], "crm is untouched");
     assert!(!now.pipes.contains_key("events") && !now.pipes.contains_key("new"));
     let rest = declared::plan(&service, &changed, &now).await.unwrap();
@@ -461,14 +448,7 @@ async fn a_pipe_left_down_outside_the_targets_counts_against_max_unavailable() {
         names(plan.actions.iter()),
         [(ActionKind::Replace, "orders")]
     );
-    let dir = tempfile::tempdir().unwrap();
-    let store = crate::support::store(&dir);
-    let lock = store.lock(&declared::target_of(&service)).unwrap();
-    store.save(&recorded).unwrap();
-    let report = plan
-        .apply(&lock, &store, &crate::support::options())
-        .await
-        .unwrap();
+    let report = apply_saved(&service, &recorded, &plan).await.0.unwrap();
     let declared::Outcome::Skipped(why) = &report.actions[0].outcome else {
         panic!("the replace waits for events: {report:?}");
     };

@@ -2,7 +2,8 @@
 
 use api_emulator::Emulator;
 use api_mgmt::declared::{
-    self, ApplyOptions, Declaration, FileStateStore, RecordedState, StateStore,
+    self, ApplyOptions, ApplyReport, Declaration, FileStateStore, Plan, RecordedState, StateError,
+    StateStore,
 };
 use api_mgmt::{
     Client, Credentials, Destination, KafkaSource, NewPipe, Scaling, ServiceHandle, WaitOptions,
@@ -54,14 +55,27 @@ pub fn options() -> ApplyOptions {
 
 /// What the store records after `declaration` is planned and applied, from nothing, on `service`.
 pub async fn applied(service: &ServiceHandle, declaration: &Declaration) -> RecordedState {
-    let dir = tempfile::tempdir().unwrap();
-    let store = store(&dir);
-    let lock = store.lock(&declared::target_of(service)).unwrap();
     let recorded = RecordedState::new(declared::target_of(service));
     let plan = declared::plan(service, declaration, &recorded)
         .await
         .unwrap();
-    let report = plan.apply(&lock, &store, &options()).await.unwrap();
+    let (report, state) = apply_saved(service, &recorded, &plan).await;
+    let report = report.unwrap();
     assert!(report.is_complete(), "{report:?}");
-    store.load().unwrap().expect("a saved state")
+    state.expect("a saved state")
+}
+
+/// `plan` applied, holding the service's lock, on a store that holds `recorded` (the state it was
+/// made against); and what the store holds after.
+pub async fn apply_saved(
+    service: &ServiceHandle,
+    recorded: &RecordedState,
+    plan: &Plan,
+) -> (Result<ApplyReport, StateError>, Option<RecordedState>) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let lock = store.lock(&declared::target_of(service)).unwrap();
+    store.save(recorded).unwrap();
+    let report = plan.apply(&lock, &store, &options()).await;
+    (report, store.load().unwrap())
 }
