@@ -403,10 +403,11 @@ struct Context<'a> {
 
 /// Runs `actions` (their calls take the context's slots, at most
 /// [`parallelism`](ApplyOptions::parallelism) in flight), those that take a declared pipe down (a
-/// replace) only while fewer than [`max_unavailable`](ApplyOptions::max_unavailable) are down. `down` is how many are down as it
-/// starts; an action of a pipe that is down (or that it takes down) brings it back when it is done,
-/// and leaves it down when it is not. Answers the reports and how many are down at the end; actions
-/// that cannot start for lack of room are skipped, with the reason.
+/// replace) only while fewer than [`max_unavailable`](ApplyOptions::max_unavailable) are down.
+/// `down` is how many are down as it starts; an action of a pipe that is down (or that it takes
+/// down) brings it back when it is done, and leaves it down when it is not. Answers the reports and
+/// how many are down at the end; actions that cannot start for lack of room are skipped, with the
+/// reason.
 async fn rollout(
     ctx: &Context<'_>,
     actions: &[&PlanAction],
