@@ -279,14 +279,17 @@ pub(crate) enum PipeCommand {
 const DECLARED_HELP: &str = "\
 DIR holds one pipe file per pipe (*.yaml, *.yml, *.json, as for `pipe create`) and optionally
 service.yaml (`state: running` or `state: stopped`); files whose names start with a dot are never
-read as pipe files. The state (DIR/.cloudctl-state.json unless --state says otherwise) records each
+read as pipe files. The state (DIR/.cloudctl-state.json unless --state or CLOUD_STATE names another
+file or a shared store, redis://HOST or rediss://HOST, for applies from many hosts) records each
 pipe's id, its declaration and the form the server answered it in (secrets only as salted
 fingerprints), and every create whose outcome is unknown: such a pending create blocks its name
 (exit 7) until `cloudctl state resolve`. A change in a file is measured against the recorded
 declaration, drift on the server against the recorded answer, so a server's own way of writing a
 value is never a change. A replace deletes, creates and waits, --max-unavailable pipes at a time.
-An apply holds its service's lock; a second apply of the service at the same time, from this
-directory or another, is refused, not run. Exit 8: changes to make; 9: a pipe's answer is unreadable.";
+An apply holds its service's lock (in a shared store a lease, renewed while it works, taken over
+--lease-ttl after its holder dies, and every write fenced by it); a second apply of the service at
+the same time, from this directory, another or another host, is refused, not run.
+Exit 8: changes to make; 9: a pipe's answer is unreadable.";
 
 /// The directory of declared pipes, and its state file.
 #[derive(Debug, Args)]
@@ -294,9 +297,14 @@ pub(crate) struct DirArgs {
     /// The directory of pipe files
     #[arg(short = 'f', long = "files", value_name = "DIR")]
     pub dir: PathBuf,
-    /// The state file [default: DIR/.cloudctl-state.json]
-    #[arg(long, value_name = "FILE")]
-    pub state: Option<PathBuf>,
+    /// The state: a file, or a shared store's URL (redis://, rediss://) for applies from many hosts;
+    /// CLOUD_STATE when not given (a URL with a password belongs there) [default: DIR/.cloudctl-state.json]
+    #[arg(long, value_name = "FILE|URL")]
+    pub state: Option<String>,
+    /// How long a shared store's lease outlives a holder that died (renewed every third of it
+    /// while its apply works)
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    pub lease_ttl: Duration,
 }
 
 /// `cloudctl plan`
@@ -358,6 +366,25 @@ pub(crate) enum StateCommand {
     List(DirArgs),
     /// Resolve a pending create: adopt the pipe it made (--id) or confirm it made none (--absent)
     Resolve(ResolveArgs),
+    /// Show who holds the service's lease in a shared store; --force ends it (a holder known dead)
+    Unlock {
+        /// The directory and its state.
+        #[command(flatten)]
+        dir: DirArgs,
+        /// End the lease whoever holds it; its holder, if alive, can no longer write
+        #[arg(long)]
+        force: bool,
+    },
+    /// Copy the state to another store or file (a file to a shared store, or back); refuses to
+    /// overwrite a state that exists there
+    Push {
+        /// The directory and its state.
+        #[command(flatten)]
+        dir: DirArgs,
+        /// Where to: a file, or a shared store's URL (CLOUD_STATE_TO when not given)
+        #[arg(long, value_name = "FILE|URL")]
+        to: Option<String>,
+    },
     /// Forget a pipe (or a pending create) without touching the server
     Forget {
         /// The directory and its state.

@@ -225,6 +225,34 @@ impl Failure {
                     "another apply of this service is running (from this directory or another); run again when it has finished",
                 ),
             ),
+            StateError::Leased { .. } => (
+                Exit::Failure,
+                "STATE_LOCKED",
+                Some(
+                    "another apply holds this service's lease (on this host or another); run again when it has finished, or after the lease lapses if it died (`cloudctl state unlock` shows it)",
+                ),
+            ),
+            StateError::Fenced { .. } => (
+                Exit::Failure,
+                "STATE_FENCED",
+                Some(
+                    "this apply was paused past its lease and another took the service over; plan again (`cloudctl plan`) to see what it left",
+                ),
+            ),
+            StateError::Store { .. } => (
+                Exit::Failure,
+                "STATE_STORE_ERROR",
+                Some(
+                    "check the store's URL, that it is reachable from here, and its password; nothing was applied",
+                ),
+            ),
+            StateError::UnsafeStore { .. } => (
+                Exit::Usage,
+                "STATE_STORE_UNSAFE",
+                Some(
+                    "use a Redis or Valkey server that runs Lua scripts atomically (not a proxy that drops them)",
+                ),
+            ),
             StateError::CreatedNotRecorded { .. } => (Exit::Failure, "STATE_ERROR", None),
             StateError::Io { .. } => (Exit::Failure, "STATE_ERROR", None),
             StateError::Corrupt(_) | StateError::Newer { .. } => (

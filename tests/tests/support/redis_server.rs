@@ -93,6 +93,58 @@ impl RedisServer {
     }
 }
 
+impl RedisServer {
+    /// Runs one command and answers its reply as text: a number or a string as written, an array
+    /// one element per line, nil as an empty string. An error reply fails the test.
+    #[allow(dead_code)] // not every user of this module sends commands
+    pub fn command(&self, args: &[&str]) -> String {
+        let port = self
+            .url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse::<u16>().ok());
+        let mut stream =
+            TcpStream::connect(("127.0.0.1", port.expect("a port"))).expect("connects");
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+        let mut command = format!("*{}\r\n", args.len());
+        for arg in args {
+            command.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+        }
+        stream.write_all(command.as_bytes()).expect("sends");
+        let mut reader = std::io::BufReader::new(stream);
+        reply(&mut reader, args)
+    }
+}
+
+/// One RESP reply, as text.
+fn reply(reader: &mut impl std::io::BufRead, args: &[&str]) -> String {
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("a reply");
+    let line = line.trim_end_matches("\r\n");
+    let (kind, rest) = line.split_at(1.min(line.len()));
+    match kind {
+        "+" | ":" => rest.to_string(),
+        "-" => panic!("{args:?} answered the error {rest}"),
+        "$" => {
+            let Ok(length) = rest.parse::<usize>() else {
+                return String::new(); // $-1: nil
+            };
+            let mut bulk = vec![0u8; length + 2];
+            reader.read_exact(&mut bulk).expect("the bulk string");
+            bulk.truncate(length);
+            String::from_utf8_lossy(&bulk).into_owned()
+        }
+        "*" => {
+            let count = rest.parse::<usize>().unwrap_or(0);
+            (0..count)
+                .map(|_| reply(reader, args))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        _ => panic!("{args:?} answered {line:?}"),
+    }
+}
+
 impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -1,12 +1,11 @@
 //! `cloudctl plan`, `apply`, `import` and `state`: a service's pipes kept as a directory of files.
 
 use std::io::{BufRead as _, IsTerminal as _};
-use std::path::PathBuf;
 
 use api_mgmt::ServiceHandle;
 use api_mgmt::declared::{
     self, ActionKind, ApplyOptions, DeclaredError, FileStateStore, Outcome, Plan, PlanOptions,
-    RecordedState, StateError, StateLock, StateStore,
+    RecordedState, SharedStateStore, StateError, StateLock, StateStore,
 };
 use serde_json::json;
 
@@ -27,8 +26,8 @@ const STATE_FILE: &str = ".cloudctl-state.json";
 pub(crate) async fn plan(args: PlanArgs, session: &mut Session<'_>) -> Result<Exit, Failure> {
     let declared = read(&args.dir, session)?;
     let service = session.settings()?.service()?;
-    let store = FileStateStore::new(state_path(&args.dir));
-    let recorded = load(&store, &service)?;
+    let store = open_store(&args.dir, session, &service)?;
+    let recorded = load(&*store, &service)?;
     let options = plan_options(&args.targets).refresh(args.refresh);
     let plan = make_plan(&service, &declared, &recorded, &options).await?;
     let args = args.dir;
@@ -65,9 +64,9 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     }
     let declared = read(&args.dir, session)?;
     let service = session.settings()?.service()?;
-    let store = FileStateStore::new(state_path(&args.dir));
-    let lock = lock(&store, &service)?;
-    let recorded = load(&store, &service)?;
+    let store = open_store(&args.dir, session, &service)?;
+    let lock = lock(&*store, &service)?;
+    let recorded = load(&*store, &service)?;
     let plan = make_plan(&service, &declared, &recorded, &plan_options(&args.targets)).await?;
     let dir = args.dir.dir.display().to_string();
     let human = !session.out.is_json();
@@ -106,7 +105,7 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     let names: Vec<&str> = plan.actions.iter().map(|a| a.name.as_str()).collect();
     let board = Board::start(plan.service.is_some(), &names);
     let applied = plan
-        .apply_with(&lock, &store, &options, &|progress| board.show(&progress))
+        .apply_with(&lock, &*store, &options, &|progress| board.show(&progress))
         .await;
     drop(board);
     let report = applied.map_err(|e| unrecorded_failure(&e, &args.dir))?;
@@ -149,9 +148,9 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
         )));
     };
     let service = session.settings()?.service()?;
-    let store = FileStateStore::new(state_path(&args.dir));
-    let _lock = lock(&store, &service)?;
-    let mut recorded = load(&store, &service)?;
+    let store = open_store(&args.dir, session, &service)?;
+    let lock = lock(&*store, &service)?;
+    let mut recorded = load(&*store, &service)?;
     // Refused before any call when the name is taken.
     recorded
         .check_import(args.id, &args.name)
@@ -160,7 +159,9 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
     let differences = recorded
         .import(args.id, pipe, &answer)
         .map_err(|e| Failure::state(&e))?;
-    store.save(&recorded).map_err(|e| Failure::state(&e))?;
+    store
+        .save(&lock, &recorded)
+        .map_err(|e| Failure::state(&e))?;
     let dir = args.dir.dir.display().to_string();
     let paths: Vec<&str> = differences.iter().map(|c| c.path.as_str()).collect();
     session.out.show(
@@ -195,22 +196,26 @@ pub(crate) async fn state(command: StateCommand, session: &mut Session<'_>) -> R
     match command {
         StateCommand::List(args) => {
             let service = session.settings()?.service()?;
-            let store = FileStateStore::new(state_path(&args));
-            let recorded = load(&store, &service)?;
+            let store = open_store(&args, session, &service)?;
+            let recorded = load(&*store, &service)?;
             session
                 .out
                 .show(&state_json(&recorded), |_| state_text(&recorded))
         }
         StateCommand::Resolve(args) => resolve(args, session).await,
+        StateCommand::Unlock { dir, force } => unlock(&dir, force, session),
+        StateCommand::Push { dir, to } => push(&dir, to, session),
         StateCommand::Forget { dir, name } => {
             let service = session.settings()?.service()?;
-            let store = FileStateStore::new(state_path(&dir));
-            let _lock = lock(&store, &service)?;
-            let mut recorded = load(&store, &service)?;
+            let store = open_store(&dir, session, &service)?;
+            let lock = lock(&*store, &service)?;
+            let mut recorded = load(&*store, &service)?;
             if !recorded.forget(&name) {
                 return Err(not_in_state(&name));
             }
-            store.save(&recorded).map_err(|e| Failure::state(&e))?;
+            store
+                .save(&lock, &recorded)
+                .map_err(|e| Failure::state(&e))?;
             session
                 .out
                 .show(&json!({"name": name, "forgotten": true}), |_| {
@@ -224,9 +229,9 @@ pub(crate) async fn state(command: StateCommand, session: &mut Session<'_>) -> R
 
 async fn resolve(args: ResolveArgs, session: &mut Session<'_>) -> Result<(), Failure> {
     let service = session.settings()?.service()?;
-    let store = FileStateStore::new(state_path(&args.dir));
-    let _lock = lock(&store, &service)?;
-    let mut recorded = load(&store, &service)?;
+    let store = open_store(&args.dir, session, &service)?;
+    let lock = lock(&*store, &service)?;
+    let mut recorded = load(&*store, &service)?;
     if !recorded.pending.contains_key(&args.name) {
         return Err(
             Failure::usage(format!("{:?} has no pending create to resolve", args.name))
@@ -251,7 +256,9 @@ async fn resolve(args: ResolveArgs, session: &mut Session<'_>) -> Result<(), Fai
             )
         }
     };
-    store.save(&recorded).map_err(|e| Failure::state(&e))?;
+    store
+        .save(&lock, &recorded)
+        .map_err(|e| Failure::state(&e))?;
     session.out.show(
         &json!({"name": args.name, "id": args.id, "resolved": true}),
         |_| shown.clone(),
@@ -272,21 +279,149 @@ fn read(args: &DirArgs, session: &Session<'_>) -> Result<Declared, Failure> {
     Ok(declared)
 }
 
-fn state_path(args: &DirArgs) -> PathBuf {
+/// Where `args` keeps the state: `--state`, else `CLOUD_STATE`, else the directory's state file.
+fn state_location(args: &DirArgs, session: &Session<'_>) -> Option<String> {
     args.state
         .clone()
-        .unwrap_or_else(|| args.dir.join(STATE_FILE))
+        .or_else(|| (session.env)("CLOUD_STATE"))
+        .filter(|location| !location.trim().is_empty())
+}
+
+/// The state of `service` that `args` names: a file, or a shared store.
+fn open_store(
+    args: &DirArgs,
+    session: &Session<'_>,
+    service: &ServiceHandle,
+) -> Result<Box<dyn StateStore>, Failure> {
+    open_at(state_location(args, session).as_deref(), args, service)
+}
+
+/// The state at `location` (a file or a store's URL), or the directory's file.
+fn open_at(
+    location: Option<&str>,
+    args: &DirArgs,
+    service: &ServiceHandle,
+) -> Result<Box<dyn StateStore>, Failure> {
+    Ok(match location {
+        Some(url) if declared::is_store_url(url) => Box::new(
+            SharedStateStore::open(url, &declared::target_of(service))
+                .map_err(|e| Failure::state(&e))?
+                .lease_ttl(args.lease_ttl),
+        ),
+        Some(path) => Box::new(FileStateStore::new(path)),
+        None => Box::new(FileStateStore::new(args.dir.join(STATE_FILE))),
+    })
 }
 
 /// The lock of the service's applies (and of the state file).
-fn lock(store: &FileStateStore, service: &ServiceHandle) -> Result<StateLock, Failure> {
+fn lock(store: &dyn StateStore, service: &ServiceHandle) -> Result<StateLock, Failure> {
     store
         .lock(&declared::target_of(service))
         .map_err(|e| Failure::state(&e))
 }
 
+/// `cloudctl state unlock`: who holds the service's lease in a shared store, ended with --force.
+fn unlock(args: &DirArgs, force: bool, session: &mut Session<'_>) -> Result<(), Failure> {
+    let service = session.settings()?.service()?;
+    let location = state_location(args, session);
+    let Some(url) = location.as_deref().filter(|l| declared::is_store_url(l)) else {
+        return Err(Failure::usage(
+            "the state is a file: its locks are the operating system's, and end with the process \
+             that holds them; there is no lease to end",
+        )
+        .with_code("STATE_REFUSED")
+        .with_hint("a shared store is named with --state URL or CLOUD_STATE"));
+    };
+    let store = SharedStateStore::open(url, &declared::target_of(&service))
+        .map_err(|e| Failure::state(&e))?;
+    let holder = if force {
+        store.force_unlock()
+    } else {
+        store.lease_holder()
+    }
+    .map_err(|e| Failure::state(&e))?;
+    let name = store.describe().to_string();
+    session.out.show(
+        &json!({
+            "store": name,
+            "held": holder.is_some(),
+            "holder": holder.as_ref().map(|h| h.holder.clone()),
+            "since": holder.as_ref().and_then(|h| chrono::DateTime::from_timestamp(h.since, 0)).map(|t| t.to_rfc3339()),
+            "expiresInSeconds": holder.as_ref().map(|h| h.expires_in.as_secs_f64()),
+            "ended": force && holder.is_some(),
+        }),
+        |_| match (&holder, force) {
+            (None, _) => format!("No apply holds the service in {name}."),
+            (Some(holder), true) => format!(
+                "Ended the lease of {holder}; if that apply is still running it can no longer write."
+            ),
+            (Some(holder), false) => format!(
+                "Held by {holder}. `cloudctl state unlock --force` ends it (only when that apply is known to be gone)."
+            ),
+        },
+    )
+}
+
+/// `cloudctl state push`: the state copied to another file or store, which must hold none yet.
+fn push(args: &DirArgs, to: Option<String>, session: &mut Session<'_>) -> Result<(), Failure> {
+    let service = session.settings()?.service()?;
+    let Some(to) = to
+        .or_else(|| (session.env)("CLOUD_STATE_TO"))
+        .filter(|to| !to.trim().is_empty())
+    else {
+        return Err(Failure::usage(
+            "where to? --to FILE|URL (or CLOUD_STATE_TO)",
+        ));
+    };
+    let from_location = state_location(args, session);
+    if !declared::is_store_url(&to) && !from_location.as_deref().is_some_and(declared::is_store_url)
+    {
+        return Err(Failure::usage(
+            "both the state and --to are files: copy the file instead (with the service's applies stopped)",
+        )
+        .with_code("STATE_REFUSED"));
+    }
+    let from = open_store(args, session, &service)?;
+    let destination = open_at(Some(&to), args, &service)?;
+    let _held = lock(&*from, &service)?;
+    let lock = lock(&*destination, &service)?;
+    let recorded = from
+        .load()
+        .map_err(|e| Failure::state(&e))?
+        .ok_or_else(|| {
+            Failure::usage("there is no recorded state to push").with_code("STATE_REFUSED")
+        })?;
+    recorded
+        .check_target(&declared::target_of(&service))
+        .map_err(|e| Failure::state(&e))?;
+    if destination
+        .load()
+        .map_err(|e| Failure::state(&e))?
+        .is_some()
+    {
+        return Err(Failure::usage(
+            "the destination already holds a state of this service; nothing was written",
+        )
+        .with_code("STATE_REFUSED")
+        .with_hint("compare the two with `cloudctl state list`, and remove the one that is not wanted first"));
+    }
+    destination
+        .save(&lock, &recorded)
+        .map_err(|e| Failure::state(&e))?;
+    session.out.show(
+        &json!({"pushed": true, "pipes": recorded.pipes.len(), "pending": recorded.pending.len()}),
+        |_| {
+            format!(
+                "Pushed the state ({} pipes, {} pending creates); point --state (or CLOUD_STATE) at its new place.",
+                recorded.pipes.len(),
+                recorded.pending.len()
+            )
+        },
+    )
+}
+
 /// The recorded state of `service` (empty when there is none yet), refused when it is another's.
-fn load(store: &FileStateStore, service: &ServiceHandle) -> Result<RecordedState, Failure> {
+fn load(store: &dyn StateStore, service: &ServiceHandle) -> Result<RecordedState, Failure> {
     let target = declared::target_of(service);
     let recorded = store
         .load()

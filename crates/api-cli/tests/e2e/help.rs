@@ -24,6 +24,8 @@ fn help_of_every_command() {
         &["state", "list"],
         &["state", "resolve"],
         &["state", "forget"],
+        &["state", "unlock"],
+        &["state", "push"],
         &["endpoint"],
         &["endpoint", "list"],
         &["endpoint", "register"],

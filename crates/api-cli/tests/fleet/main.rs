@@ -27,6 +27,7 @@ mod support;
 mod redis_server;
 #[path = "../../../../tests/tests/support/served.rs"]
 mod served_log;
+mod shared_state;
 
 /// The emulator's limit, and cloudctl's.
 const LIMIT: &str = "20/2s";

@@ -143,13 +143,14 @@ impl ApplyReport {
 struct Recording<'a> {
     state: Mutex<RecordedState>,
     store: &'a dyn StateStore,
+    lock: &'a StateLock,
 }
 
 impl Recording<'_> {
     fn change(&self, change: impl FnOnce(&mut RecordedState)) -> Result<(), StateError> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         change(&mut state);
-        self.store.save(&state)
+        self.store.save(self.lock, &state)
     }
 }
 
@@ -201,6 +202,9 @@ impl Plan {
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<ApplyReport, StateError> {
         lock.check(&self.recorded.target)?;
+        // A lease lost while the plan was made (a pause past it) is said as such, before the
+        // state's comparison below would call it another apply's change.
+        store.check_held(lock)?;
         if !self.is_refreshed() {
             return Err(StateError::Refused(
                 "this plan was made without reading the server (refresh off), so it cannot tell a \
@@ -217,6 +221,8 @@ impl Plan {
             None => fresh,
         };
         if !unchanged {
+            // Another apply's change, unless this one lost its lease after the check above.
+            store.check_held(lock)?;
             return Err(StateError::Refused(
                 "the recorded state changed since this plan was made (another apply, or this plan \
                  applied already); make a new plan"
@@ -226,6 +232,7 @@ impl Plan {
         let recording = Recording {
             state: Mutex::new(self.recorded.clone()),
             store,
+            lock,
         };
         // The calls in flight: fair, so every waiting pipe is read in its turn.
         let calls = Semaphore::new(options.parallelism);

@@ -43,6 +43,8 @@ mod export;
 mod fingerprint;
 mod plan;
 mod recorded;
+#[cfg(feature = "state-redis")]
+mod shared;
 mod store;
 
 use std::collections::BTreeMap;
@@ -60,7 +62,10 @@ pub use plan::{
 pub use recorded::{
     CLOCK_SKEW, PendingCreate, RecordedPipe, RecordedState, STATE_VERSION, StateTarget,
 };
-pub use store::{FileStateStore, StateError, StateLock, StateStore};
+#[cfg(feature = "state-redis")]
+#[cfg_attr(docsrs, doc(cfg(feature = "state-redis")))]
+pub use shared::{DEFAULT_LEASE_TTL, SharedStateStore, is_store_url};
+pub use store::{FileStateStore, LeaseHolder, StateError, StateLock, StateStore};
 
 /// The declared state of a service.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -35,6 +35,24 @@ pub struct StateTarget {
     pub service_id: ServiceId,
 }
 
+impl StateTarget {
+    /// A short digest of the service's API URL, organization and id: the name of its lock file and
+    /// of its keys in a shared store.
+    pub(crate) fn digest(&self) -> String {
+        use blake2::Digest as _;
+        let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();
+        for part in [
+            self.api_url.as_str(),
+            &self.organization_id.to_string(),
+            &self.service_id.to_string(),
+        ] {
+            hasher.update(part.as_bytes());
+            hasher.update([0]);
+        }
+        super::fingerprint::hex(&hasher.finalize()[..12])
+    }
+}
+
 /// What applies have done to one service: each pipe they created, by name, and each create whose
 /// outcome is not known yet. It never holds a secret: see [`Fingerprint`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

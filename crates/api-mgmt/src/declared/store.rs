@@ -5,21 +5,33 @@ use std::any::Any;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use api_core::PipeId;
-use blake2::Digest as _;
 
 use super::RecordedState;
 use super::recorded::StateTarget;
 
-/// Where a recorded state is kept. An apply saves after every step that changes it (an intent
-/// before each create, the id after it), so `save` must be durable when it returns.
+/// Where a recorded state is kept: [`FileStateStore`], or `SharedStateStore` (the `state-redis`
+/// feature) for applies from many hosts. An apply saves after every step that changes it (an intent before each create,
+/// the id after it), so `save` must be durable when it returns.
 pub trait StateStore: Send + Sync {
     /// The recorded state, or `None` when nothing has been recorded yet.
     fn load(&self) -> Result<Option<RecordedState>, StateError>;
 
-    /// Replaces the recorded state, durably.
-    fn save(&self, state: &RecordedState) -> Result<(), StateError>;
+    /// Replaces the recorded state, durably, under `lock` (this store's lock of the state's
+    /// service): a store with fencing writes nothing once another holder has taken the service
+    /// ([`StateError::Fenced`]).
+    fn save(&self, lock: &StateLock, state: &RecordedState) -> Result<(), StateError>;
+
+    /// Checks that `lock` still holds its service: a store with leases answers
+    /// [`StateError::Fenced`] once another holder has taken it (this process was paused, or cut off
+    /// from the store, past its lease). [`Plan::apply`](super::Plan::apply) asks before it starts.
+    /// Locks that cannot be taken over (the file store's) always hold.
+    fn check_held(&self, lock: &StateLock) -> Result<(), StateError> {
+        let _ = lock;
+        Ok(())
+    }
 
     /// Takes the lock of `target`'s service without waiting, held until the [`StateLock`] is
     /// dropped: one apply per service at a time, whichever state file or directory it comes from.
@@ -32,6 +44,7 @@ pub trait StateStore: Send + Sync {
 /// the service.
 pub struct StateLock {
     target: StateTarget,
+    fence: Option<u64>,
     _held: Box<dyn Any + Send + Sync>,
 }
 
@@ -39,6 +52,7 @@ impl std::fmt::Debug for StateLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StateLock")
             .field("target", &self.target)
+            .field("fence", &self.fence)
             .finish_non_exhaustive()
     }
 }
@@ -49,8 +63,21 @@ impl StateLock {
     pub fn new(target: StateTarget, held: impl Any + Send + Sync) -> Self {
         Self {
             target,
+            fence: None,
             _held: Box::new(held),
         }
+    }
+
+    /// With the fencing number of its lease (for stores that fence their writes: every write
+    /// presents it, and the store refuses it once a later lease exists).
+    pub fn with_fence(mut self, fence: u64) -> Self {
+        self.fence = Some(fence);
+        self
+    }
+
+    /// The fencing number of its lease, for stores that fence their writes.
+    pub fn fence(&self) -> Option<u64> {
+        self.fence
     }
 
     /// The service it locks.
@@ -72,6 +99,31 @@ impl StateLock {
                 target.service_id
             )))
         }
+    }
+}
+
+/// Who holds a service's lease, as the store says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseHolder {
+    /// Who took it (process, host, and what it said of itself).
+    pub holder: String,
+    /// When it was taken, as the store's clock says (seconds since the Unix epoch).
+    pub since: i64,
+    /// How long until it lapses unless renewed.
+    pub expires_in: Duration,
+}
+
+impl std::fmt::Display for LeaseHolder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let since = chrono::DateTime::from_timestamp(self.since, 0).map_or_else(
+            || format!("{}s after the epoch", self.since),
+            |at| at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        );
+        write!(
+            f,
+            "{}, since {since}, lapsing in {:.0?} unless renewed",
+            self.holder, self.expires_in
+        )
     }
 }
 
@@ -132,6 +184,50 @@ pub enum StateError {
         holder: String,
         /// The lock file.
         path: PathBuf,
+    },
+    /// A shared store holds the service's lease for another apply (another host, or another
+    /// process).
+    #[error(
+        "another apply holds service {} of organization {} at {} in {store} ({holder}); nothing was done",
+        target.service_id, target.organization_id, target.api_url
+    )]
+    Leased {
+        /// The service.
+        target: Box<StateTarget>,
+        /// Who holds it, since when, and for how long unless renewed.
+        holder: LeaseHolder,
+        /// The store, its URL's password redacted.
+        store: String,
+    },
+    /// Another apply took the service's lease after this one's lapsed (this process was paused, or
+    /// cut off from the store, past its TTL): the write was refused and nothing was written.
+    #[error(
+        "{store}: this apply's lease of the service lapsed and another apply took it (held now by \
+         {holder}); nothing more was written, the state is as the new holder keeps it"
+    )]
+    Fenced {
+        /// The store, its URL's password redacted.
+        store: String,
+        /// Who holds the lease now.
+        holder: String,
+    },
+    /// A shared store could not be reached or used (unreachable, timeout, authentication): it is
+    /// named, and nothing falls back to a local file.
+    #[error("the state store {store}: {message}")]
+    Store {
+        /// The store, its URL's password redacted.
+        store: String,
+        /// What failed.
+        message: String,
+    },
+    /// A shared store failed the self-check of its fencing, so it could not keep a paused holder
+    /// from writing over the next one's state; it is not used.
+    #[error("the state store {store} is refused: {message}")]
+    UnsafeStore {
+        /// The store, its URL's password redacted.
+        store: String,
+        /// What the self-check found.
+        message: String,
     },
     /// A pipe was created and the state could not record it: its id, so that it can be recorded
     /// (the intent of its create is pending in the state).
@@ -226,16 +322,7 @@ impl FileStateStore {
 
     /// The lock file of `target`'s service in the lock directory.
     pub fn service_lock_path(&self, target: &StateTarget) -> PathBuf {
-        let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();
-        for part in [
-            target.api_url.as_str(),
-            &target.organization_id.to_string(),
-            &target.service_id.to_string(),
-        ] {
-            hasher.update(part.as_bytes());
-            hasher.update([0]);
-        }
-        let digest = super::fingerprint::hex(&hasher.finalize()[..12]);
+        let digest = target.digest();
         self.lock_dir
             .join(format!("service-{}-{digest}.lock", target.service_id))
     }
@@ -342,7 +429,8 @@ impl StateStore for FileStateStore {
         }
     }
 
-    fn save(&self, state: &RecordedState) -> Result<(), StateError> {
+    fn save(&self, lock: &StateLock, state: &RecordedState) -> Result<(), StateError> {
+        lock.check(&state.target)?;
         let directory = match self.path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
             _ => PathBuf::from("."),
@@ -403,10 +491,12 @@ mod tests {
     #[test]
     fn a_saved_state_reads_back_private_and_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let store = FileStateStore::new(dir.path().join("state.json"));
+        let locks = tempfile::tempdir().unwrap();
+        let store = FileStateStore::new(dir.path().join("state.json")).lock_dir(locks.path());
         assert!(store.load().unwrap().is_none(), "nothing recorded yet");
         let state = RecordedState::new(target());
-        store.save(&state).unwrap();
+        let lock = store.lock(&target()).unwrap();
+        store.save(&lock, &state).unwrap();
         assert_eq!(store.load().unwrap(), Some(state));
         #[cfg(unix)]
         {
@@ -417,11 +507,16 @@ mod tests {
                 .mode();
             assert_eq!(mode & 0o777, 0o600);
         }
-        let names: Vec<String> = std::fs::read_dir(dir.path())
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(names, ["state.json"], "no temporary file is left");
+        names.sort();
+        assert_eq!(
+            names,
+            ["state.json", "state.json.lock"],
+            "no temporary file is left"
+        );
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub async fn apply_saved(
     let dir = tempfile::tempdir().unwrap();
     let store = store(&dir);
     let lock = store.lock(&declared::target_of(service)).unwrap();
-    store.save(recorded).unwrap();
+    store.save(&lock, recorded).unwrap();
     let report = plan.apply(&lock, &store, &options()).await;
     (report, store.load().unwrap())
 }

@@ -1,0 +1,556 @@
+//! Declared pipes applied from many hosts through one shared state in Redis: each `cloudctl`
+//! process has a home, XDG directories and a working directory of its own (as a CI runner with a
+//! fresh disk would), against an emulator that creates a second pipe with a live pipe's name
+//! rather than refuse it (as a production server may).
+//!
+//! - A holder stopped (SIGSTOP) past its lease, continued after another took the service over,
+//!   writes nothing: the fencing test.
+//! - The fleet: 8 processes, 20 rounds of a changing directory, holders killed and others stopped
+//!   past their lease; no name ever has two pipes, no pipe is left that the state does not record,
+//!   one more apply converges and the next plan is no change, and a killed holder's lease is taken
+//!   over within its TTL and 5 s.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use api_emulator::{EmulatorOptions, Fault, FaultRule, OperationId};
+use serde_json::Value;
+
+use super::redis_server::RedisServer;
+use super::support::Cloud;
+
+/// The lease's TTL the processes are given.
+const TTL: Duration = Duration::from_secs(1);
+
+/// A pipe file of `name` with `replicas` replicas (its password from the environment).
+fn pipe_file(name: &str, replicas: u32) -> String {
+    format!(
+        "name: {name}
+source:
+  kafka:
+    brokers: b-1.kafka.emulator.local:9098
+    topics: {name}
+    credentials: {{username: reader, password: {{env: KAFKA_PASSWORD}}}}
+destination:
+  database: default
+  table: {name}
+  managedTable: true
+  columns:
+    - {{name: id, type: UInt64}}
+fieldMappings:
+  - {{sourceField: id, destinationField: id}}
+scaling: {{replicas: {replicas}}}
+"
+    )
+}
+
+/// One runner: a home of its own and its copy of the directory.
+struct Runner {
+    home: tempfile::TempDir,
+}
+
+impl Runner {
+    fn new() -> Self {
+        Self {
+            home: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn dir(&self) -> PathBuf {
+        self.home.path().join("pipes")
+    }
+
+    /// Replaces its directory with `files` (name, replicas).
+    fn checkout(&self, files: &[(String, u32)]) {
+        let dir = self.dir();
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, replicas) in files {
+            std::fs::write(dir.join(format!("{name}.yaml")), pipe_file(name, *replicas)).unwrap();
+        }
+    }
+
+    /// `cloudctl args` as this runner, with the state in `redis`.
+    fn command(&self, cloud: &Cloud, redis: &RedisServer, args: &[&str]) -> Command {
+        let mut command = cloud.process();
+        let home = self.home.path();
+        command
+            .env("HOME", home)
+            .env("XDG_CONFIG_HOME", home.join(".config"))
+            .env("XDG_STATE_HOME", home.join(".state"))
+            .env("XDG_CACHE_HOME", home.join(".cache"))
+            .env("XDG_RUNTIME_DIR", home)
+            .env("CLOUD_STATE", &redis.url)
+            .current_dir(home)
+            .args(args);
+        command
+    }
+
+    fn spawn_apply(&self, cloud: &Cloud, redis: &RedisServer) -> Child {
+        let dir = self.dir();
+        let mut command = self.command(
+            cloud,
+            redis,
+            &[
+                "apply",
+                "-f",
+                dir.to_str().unwrap(),
+                "--yes",
+                "-o",
+                "json",
+                "--parallelism",
+                "2",
+                "--lease-ttl",
+                "1s",
+            ],
+        );
+        command.stdout(Stdio::null()).stderr(Stdio::piped());
+        command.spawn().expect("cloudctl starts")
+    }
+
+    /// Runs `cloudctl args` (with `-f DIR`, the lease's TTL and JSON output) to its end.
+    fn run(&self, cloud: &Cloud, redis: &RedisServer, args: &[&str]) -> (i32, Value, String) {
+        let dir = self.dir();
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend([
+            "-f",
+            dir.to_str().unwrap(),
+            "-o",
+            "json",
+            "--lease-ttl",
+            "1s",
+        ]);
+        let output = self
+            .command(cloud, redis, &all)
+            .output()
+            .expect("cloudctl runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert!(
+            !stdout.contains(super::support::KAFKA_PASSWORD)
+                && !stderr.contains(super::support::KAFKA_PASSWORD),
+            "a secret was printed"
+        );
+        (
+            output.status.code().unwrap_or(-1),
+            serde_json::from_str(&stdout).unwrap_or(Value::Null),
+            stderr,
+        )
+    }
+}
+
+fn signal(child: &Child, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success(), "kill {signal} {}", child.id());
+}
+
+/// Waits for `child` (at most `within`), killing it if it does not end; its exit code and
+/// standard error.
+fn finish(mut child: Child, within: Duration) -> (i32, String) {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                use std::io::Read as _;
+                let _ = pipe.read_to_string(&mut stderr);
+            }
+            return (status.code().unwrap_or(-1), stderr);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("cloudctl {} did not end within {within:?}", child.id());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The process id in the lease's holder ("process N on HOST"), when a lease is held.
+fn lease_holder(redis: &RedisServer) -> Option<u32> {
+    let keys = redis.command(&["KEYS", "{cloud-sdk:state:*}:lease"]);
+    let key = keys.lines().find(|k| !k.is_empty())?;
+    let holder = redis.command(&["HGET", key, "holder"]);
+    holder
+        .strip_prefix("process ")?
+        .split(' ')
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// Fails when two live pipes on the server share a name.
+#[track_caller]
+fn assert_no_duplicate(cloud: &Cloud, when: &str) {
+    let mut names: Vec<String> = cloud
+        .pipes()
+        .into_iter()
+        .filter(|p| !p.deleted)
+        .map(|p| p.name)
+        .collect();
+    names.sort();
+    let before = names.len();
+    names.dedup();
+    assert_eq!(
+        before,
+        names.len(),
+        "{when}: a name has two pipes: {names:?}"
+    );
+}
+
+/// Brings the service to the directory with one runner: takes the lease as soon as it is free,
+/// resolves each pending create from what the server has; then the plan is no change, and every
+/// live pipe is one the state records.
+fn converge(cloud: &Cloud, redis: &RedisServer, runner: &Runner, round: usize) {
+    let started = Instant::now();
+    loop {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "round {round}: no convergence in 30 s"
+        );
+        let (code, _, stderr) = runner.run(cloud, redis, &["apply", "--yes"]);
+        match code {
+            0 => break,
+            1 if stderr.contains("STATE_LOCKED") => std::thread::sleep(Duration::from_millis(100)),
+            7 => {
+                let (code, state, stderr) = runner.run(cloud, redis, &["state", "list"]);
+                assert_eq!(code, 0, "{stderr}");
+                for pending in state["pending"].as_array().unwrap() {
+                    let name = pending["name"].as_str().unwrap();
+                    let made: Vec<String> = cloud
+                        .pipes()
+                        .into_iter()
+                        .filter(|p| p.name == name && !p.deleted)
+                        .map(|p| p.id.to_string())
+                        .collect();
+                    assert!(made.len() <= 1, "round {round}: {name} twice: {made:?}");
+                    let mut args = vec!["state", "resolve", name];
+                    match made.first() {
+                        Some(id) => args.extend(["--id", id.as_str()]),
+                        None => args.push("--absent"),
+                    }
+                    let (code, _, stderr) = runner.run(cloud, redis, &args);
+                    assert_eq!(code, 0, "round {round}: resolve {name}: {stderr}");
+                }
+            }
+            _ => panic!("round {round}: the converging apply exited {code}: {stderr}"),
+        }
+    }
+    let (code, _, stderr) = runner.run(cloud, redis, &["plan"]);
+    assert_eq!(
+        code, 0,
+        "round {round}: the plan after convergence: {stderr}"
+    );
+    let (_, state, _) = runner.run(cloud, redis, &["state", "list"]);
+    let mut recorded: Vec<String> = state["pipes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect();
+    recorded.sort();
+    let mut live: Vec<String> = cloud
+        .pipes()
+        .into_iter()
+        .filter(|p| !p.deleted)
+        .map(|p| p.id.to_string())
+        .collect();
+    live.sort();
+    assert_eq!(live, recorded, "round {round}: every live pipe is recorded");
+}
+
+fn production_cloud(provisioning: Duration) -> Cloud {
+    let mut timing = api_emulator::Timing::INSTANT;
+    timing.pipe_provisioning_ms = u64::try_from(provisioning.as_millis()).unwrap();
+    Cloud::with(
+        EmulatorOptions::for_tests()
+            .duplicate_names(true)
+            .timing(timing),
+    )
+}
+
+#[test]
+fn a_holder_stopped_past_its_lease_writes_nothing_once_another_took_over() {
+    let _alone = super::alone();
+    let Some(redis) = RedisServer::start("a_holder_stopped_past_its_lease") else {
+        return;
+    };
+    let cloud = production_cloud(Duration::ZERO);
+    // Every create is answered after 1.5 s: the first runner is stopped in the middle of one.
+    cloud.inject(
+        FaultRule::operation(OperationId::CreatePipe)
+            .then(Fault::delay(Duration::from_millis(1500)).always()),
+    );
+    let files: Vec<(String, u32)> = ["orders", "events", "clicks"]
+        .iter()
+        .map(|n| ((*n).to_string(), 1))
+        .collect();
+    let (first, second) = (Runner::new(), Runner::new());
+    first.checkout(&files);
+    second.checkout(&files);
+    let stopped = first.spawn_apply(&cloud, &redis);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while cloud
+        .requests()
+        .iter()
+        .all(|r| r.operation_id != Some(OperationId::CreatePipe))
+    {
+        assert!(Instant::now() < deadline, "the first runner never created");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal(&stopped, "-STOP");
+    // Past its lease, the second runner takes the service over, and its plan finds the creates the
+    // first one had under way pending: it does not create those names again.
+    std::thread::sleep(TTL + Duration::from_millis(500));
+    cloud.clear_faults();
+    let (code, _, stderr) = second.run(&cloud, &redis, &["apply", "--yes"]);
+    assert_eq!(code, 7, "the pending creates block their names: {stderr}");
+    let state_key = redis.command(&["KEYS", "{cloud-sdk:state:*}:state"]);
+    let taken_over = redis.command(&["GET", state_key.trim()]);
+    assert!(!taken_over.is_empty());
+    signal(&stopped, "-CONT");
+    let (code, stderr) = finish(stopped, Duration::from_secs(20));
+    assert_eq!(
+        code, 1,
+        "the stopped runner fails at its next write: {stderr}"
+    );
+    assert!(
+        stderr.contains("lease of the service lapsed and another apply took it"),
+        "{stderr}"
+    );
+    assert_eq!(
+        redis.command(&["GET", state_key.trim()]),
+        taken_over,
+        "the stopped runner wrote nothing"
+    );
+    assert_no_duplicate(&cloud, "after the stopped runner went on");
+    converge(&cloud, &redis, &second, 0);
+    assert_no_duplicate(&cloud, "after convergence");
+}
+
+#[test]
+fn eight_runners_apply_one_directory_through_redis_with_kills_and_pauses() {
+    let _alone = super::alone();
+    let Some(redis) = RedisServer::start("eight_runners_apply_one_directory") else {
+        return;
+    };
+    let cloud = production_cloud(Duration::from_millis(150));
+    let runners: Vec<Runner> = (0..8).map(|_| Runner::new()).collect();
+    let mut rng = fastrand::Rng::with_seed(34);
+    let mut files: Vec<(String, u32)> = (0..10).map(|i| (format!("p{i:02}"), 1)).collect();
+    let mut next_name = 10;
+    let mut takeovers = Vec::new();
+    let (mut applied, mut refused, mut fenced, mut blocked) = (0, 0, 0, 0);
+    let mut count = |code: i32, stderr: &str| match code {
+        0 => applied += 1,
+        7 => blocked += 1,
+        _ if stderr.contains("STATE_LOCKED") => refused += 1,
+        _ => fenced += 1,
+    };
+    for round in 0..20 {
+        // The directory changes: a file added, one removed, or a pipe's replicas changed.
+        match rng.usize(0..3) {
+            0 => {
+                files.push((format!("p{next_name:02}"), 1));
+                next_name += 1;
+            }
+            1 if files.len() > 5 => {
+                files.remove(rng.usize(0..files.len()));
+            }
+            _ => {
+                let i = rng.usize(0..files.len());
+                files[i].1 = files[i].1 % 3 + 1;
+            }
+        }
+        for runner in &runners {
+            runner.checkout(&files);
+        }
+        let mut running: Vec<Option<Child>> = runners
+            .iter()
+            .map(|r| Some(r.spawn_apply(&cloud, &redis)))
+            .collect();
+        std::thread::sleep(Duration::from_millis(rng.u64(100..600)));
+        // The lease's holder, still at work, is killed (even rounds) or stopped past its lease
+        // (odd rounds); and another runner is stopped.
+        let mut stopped_holder = None;
+        if let Some(holder) = lease_holder(&redis)
+            && let Some(slot) = running
+                .iter_mut()
+                .find(|c| c.as_ref().is_some_and(|c| c.id() == holder))
+        {
+            let mut child = slot.take().unwrap();
+            if round % 2 == 0 {
+                let _ = child.kill();
+                let _ = child.wait();
+                // No one renews its lease now: it lapses after its TTL, and the store is free.
+                let killed_at = Instant::now();
+                while lease_holder(&redis) == Some(holder) {
+                    assert!(
+                        killed_at.elapsed() < TTL + Duration::from_secs(5),
+                        "round {round}: the killed holder's lease is still held"
+                    );
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                takeovers.push(killed_at.elapsed());
+            } else {
+                signal(&child, "-STOP");
+                stopped_holder = Some(child);
+            }
+        }
+        let stop = rng.usize(0..running.len());
+        let stopped = running[stop].take().filter(|child| {
+            // A runner that has ended already is not stopped.
+            Command::new("kill")
+                .args(["-STOP", &child.id().to_string()])
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        for child in running.iter_mut().filter_map(Option::take) {
+            let (code, stderr) = finish(child, Duration::from_secs(30));
+            assert!(
+                [0, 1, 7].contains(&code),
+                "round {round}: an apply exited {code}: {stderr}"
+            );
+            if code == 1 {
+                assert!(
+                    stderr.contains("STATE_LOCKED")
+                        || stderr.contains("STATE_FENCED")
+                        || stderr.contains("lease of the service lapsed"),
+                    "round {round}: {stderr}"
+                );
+            }
+            count(code, &stderr);
+        }
+        assert_no_duplicate(
+            &cloud,
+            &format!("round {round}, before the stopped went on"),
+        );
+        // The stopped holder's lease lapses, and another runner takes the service over while it is
+        // stopped; continued, it writes nothing.
+        if let Some(child) = stopped_holder {
+            std::thread::sleep(TTL + Duration::from_millis(300));
+            converge(&cloud, &redis, &runners[(round + 1) % 8], round);
+            let state_key = redis.command(&["KEYS", "{cloud-sdk:state:*}:state"]);
+            let taken_over = redis.command(&["GET", state_key.trim()]);
+            signal(&child, "-CONT");
+            let (code, stderr) = finish(child, Duration::from_secs(30));
+            assert!([0, 1, 7].contains(&code), "round {round}: {code}: {stderr}");
+            count(code, &stderr);
+            assert_eq!(
+                redis.command(&["GET", state_key.trim()]),
+                taken_over,
+                "round {round}: the stopped holder wrote after another took over"
+            );
+        }
+        if let Some(child) = stopped {
+            std::thread::sleep(TTL + Duration::from_millis(300));
+            signal(&child, "-CONT");
+            let (code, stderr) = finish(child, Duration::from_secs(30));
+            assert!([0, 1, 7].contains(&code), "round {round}: {code}: {stderr}");
+            count(code, &stderr);
+        }
+        assert_no_duplicate(&cloud, &format!("round {round}, after the stopped went on"));
+        converge(&cloud, &redis, &runners[round % 8], round);
+        assert_no_duplicate(&cloud, &format!("round {round}, converged"));
+    }
+    assert!(
+        !takeovers.is_empty() && fenced > 0,
+        "some round killed a lease holder at work ({}), and one stopped was fenced ({fenced})",
+        takeovers.len()
+    );
+    eprintln!(
+        "fleet: {} holders killed, their leases free after at most {:?}; applies: {applied} \
+         done, {refused} refused (lease held), {fenced} stopped by fencing, {blocked} blocked by \
+         a pending create",
+        takeovers.len(),
+        takeovers.iter().max()
+    );
+}
+
+#[test]
+fn a_state_pushed_to_redis_and_back_and_a_lease_ended_by_hand() {
+    let _alone = super::alone();
+    let Some(redis) = RedisServer::start("a_state_pushed_to_redis_and_back") else {
+        return;
+    };
+    let cloud = production_cloud(Duration::ZERO);
+    let runner = Runner::new();
+    runner.checkout(&[("orders".into(), 1), ("events".into(), 1)]);
+    let dir = runner.dir();
+    let file = dir.join(".cloudctl-state.json");
+    let file = file.to_str().unwrap();
+    // Applied with a state file, then pushed to Redis: a runner with nothing on disk sees no change.
+    let (code, _, stderr) = runner.run(&cloud, &redis, &["apply", "--yes", "--state", file]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, pushed, stderr) = runner.run(
+        &cloud,
+        &redis,
+        &["state", "push", "--state", file, "--to", &redis.url],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(pushed["pipes"], 2);
+    let elsewhere = Runner::new();
+    elsewhere.checkout(&[("orders".into(), 1), ("events".into(), 1)]);
+    let (code, _, stderr) = elsewhere.run(&cloud, &redis, &["plan"]);
+    assert_eq!(code, 0, "no change from the state in Redis: {stderr}");
+    // A second push would overwrite it: refused.
+    let (code, _, stderr) = runner.run(
+        &cloud,
+        &redis,
+        &["state", "push", "--state", file, "--to", &redis.url],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("already holds a state"), "{stderr}");
+    // And back to a file, which must not exist yet.
+    let back = elsewhere.home.path().join("state.json");
+    let (code, _, stderr) = elsewhere.run(
+        &cloud,
+        &redis,
+        &["state", "push", "--to", back.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let (code, _, stderr) =
+        elsewhere.run(&cloud, &redis, &["plan", "--state", back.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+
+    // A lease held by a process that is stopped: shown, then ended by hand, and its holder fenced.
+    cloud.inject(
+        FaultRule::operation(OperationId::DeletePipe)
+            .then(Fault::delay(Duration::from_secs(2)).always()),
+    );
+    elsewhere.checkout(&[("orders".into(), 1)]);
+    let holder = elsewhere.spawn_apply(&cloud, &redis);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while lease_holder(&redis) != Some(holder.id()) {
+        assert!(Instant::now() < deadline, "the apply never took the lease");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    signal(&holder, "-STOP");
+    let (code, shown, stderr) = runner.run(&cloud, &redis, &["state", "unlock"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(shown["held"], true);
+    let named = format!("process {} on ", holder.id());
+    assert!(
+        shown["holder"].as_str().unwrap().starts_with(&named),
+        "{shown}"
+    );
+    assert!(shown["since"].is_string(), "{shown}");
+    let (code, ended, stderr) = runner.run(&cloud, &redis, &["state", "unlock", "--force"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(ended["ended"], true, "{ended}");
+    assert_eq!(lease_holder(&redis), None);
+    cloud.clear_faults();
+    signal(&holder, "-CONT");
+    let (code, stderr) = finish(holder, Duration::from_secs(20));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("lease of the service lapsed"), "{stderr}");
+    // A file's locks cannot be ended by hand: said, not pretended.
+    let (code, _, stderr) = runner.run(&cloud, &redis, &["state", "unlock", "--state", file]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("there is no lease to end"), "{stderr}");
+}

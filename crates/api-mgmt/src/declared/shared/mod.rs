@@ -1,0 +1,423 @@
+//! A recorded state shared by many hosts: [`SharedStateStore`], on Redis / Valkey (the
+//! `state-redis` feature). A lease per service, renewed while its holder works, and fencing: every
+//! write is a compare-and-swap on the lease's number, so a holder paused past its lease writes
+//! nothing.
+
+mod redis;
+
+use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use api_core::Secret;
+use api_core::redact::Redactor;
+
+use super::RecordedState;
+use super::recorded::StateTarget;
+use super::store::{LeaseHolder, StateError, StateLock, StateStore};
+
+/// How long a lease lasts without renewal, unless [`SharedStateStore::lease_ttl`] says otherwise.
+pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
+
+/// Where an engine writes: the state, or the self-check's own slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Slot {
+    State,
+    Probe,
+}
+
+/// What a lease request found.
+pub(crate) enum Taken {
+    /// The lease, with its fencing number (greater than any before it).
+    Lease(u64),
+    /// Another holds it.
+    Held(LeaseHolder),
+}
+
+/// The atomic operations of one engine on one service's keys. Each is a single atomic step on the
+/// server (a Lua script, a single SQL statement); an `Err` is the engine's own failure, its text
+/// free of the URL's password.
+pub(crate) trait Engine: Send + Sync + 'static {
+    /// Takes the lease when no live lease exists: a new fencing number, greater than every one
+    /// before, and the lease lapses after `ttl` unless renewed.
+    fn acquire(&self, holder: &str, ttl: Duration) -> Result<Taken, String>;
+    /// Extends the lease by `ttl` when `fence` is still the latest number (taking it again if it
+    /// lapsed and no one took it since); `false` when another took it.
+    fn renew(&self, fence: u64, holder: &str, ttl: Duration) -> Result<bool, String>;
+    /// Ends the lease when `fence` is still the latest number.
+    fn release(&self, fence: u64) -> Result<(), String>;
+    /// Ends the lease whoever holds it, and moves the fencing number on so that its holder can no
+    /// longer write; answers who held it.
+    fn force_release(&self) -> Result<Option<LeaseHolder>, String>;
+    /// Who holds the lease now.
+    fn holder(&self) -> Result<Option<LeaseHolder>, String>;
+    /// The text in `slot`.
+    fn read(&self, slot: Slot) -> Result<Option<String>, String>;
+    /// Writes `text` in `slot` only when `fence` is the latest number; `false` (nothing written)
+    /// when a later lease exists.
+    fn write(&self, fence: u64, slot: Slot, text: &str) -> Result<bool, String>;
+}
+
+/// A recorded state kept in a shared store, one per service, for applies that run on many hosts
+/// (CI runners with fresh disks): `redis://` or `rediss://` (Redis, Valkey; the `state-redis`
+/// feature).
+///
+/// - **A lease per service** (API URL, organization, service): [`lock`](StateStore::lock) takes it
+///   without waiting, a thread of its own renews it every third of its TTL while the
+///   [`StateLock`] lives, and dropping the lock ends it. A holder that was killed is replaced once
+///   its TTL has passed ([`DEFAULT_LEASE_TTL`]) with no manual step;
+///   [`force_unlock`](Self::force_unlock) ends a lease at once.
+/// - **Fencing:** each lease carries a number that only grows, and every [`save`](StateStore::save)
+///   is a compare-and-swap on it, in one atomic step on the server. A holder paused past its lease
+///   (SIGSTOP, a long pause, a partition) whose lease another took writes nothing: its next save
+///   fails with [`StateError::Fenced`], the state as the new holder left it.
+/// - **Intents** are part of the recorded state, so a create whose outcome is unknown on one
+///   runner blocks its name on every runner.
+/// - **A self-check** with every lease: a write with the previous number must be refused and one
+///   with the lease's number accepted, or the store is refused ([`StateError::UnsafeStore`]).
+/// - The URL's password is never shown: messages name the store by its URL, redacted. The store's
+///   own failures (unreachable, timeout, authentication) are [`StateError::Store`] errors naming
+///   it, never a fallback to a local file.
+///
+/// Its calls block their thread for at most a few seconds (the engine's timeouts), as the file
+/// store's `fsync` does.
+///
+/// ```no_run
+/// # fn run(target: api_mgmt::declared::StateTarget) -> Result<(), api_mgmt::declared::StateError> {
+/// use api_mgmt::declared::{SharedStateStore, StateStore};
+///
+/// let url = std::env::var("CLOUD_STATE_URL").unwrap_or_default(); // redis://:pw@redis:6379/0
+/// let store = SharedStateStore::open(&url, &target)?;
+/// let lock = store.lock(&target)?; // the lease, renewed until dropped
+/// let recorded = store.load()?;
+/// # let _ = (lock, recorded); Ok(()) }
+/// ```
+pub struct SharedStateStore {
+    engine: Arc<dyn Engine>,
+    store: String,
+    target: StateTarget,
+    ttl: Duration,
+    holder: String,
+}
+
+impl std::fmt::Debug for SharedStateStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedStateStore")
+            .field("store", &self.store)
+            .field("target", &self.target)
+            .field("ttl", &self.ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether `text` names a shared store (a URL of a scheme [`SharedStateStore::open`] knows), rather
+/// than a file.
+pub fn is_store_url(text: &str) -> bool {
+    ["redis://", "rediss://", "valkey://", "valkeys://"]
+        .iter()
+        .any(|scheme| {
+            text.get(..scheme.len())
+                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+        })
+}
+
+impl SharedStateStore {
+    /// The state of `target`'s service in the store at `url`. Connects (and fails, naming the
+    /// store, when it cannot); the URL's password is kept as a secret.
+    pub fn open(url: &str, target: &StateTarget) -> Result<Self, StateError> {
+        let url = Secret::new(url.to_string());
+        let store = describe(url.expose());
+        let lower = url.expose().to_ascii_lowercase();
+        let key = target.digest();
+        if lower.starts_with("redis://")
+            || lower.starts_with("rediss://")
+            || lower.starts_with("valkey://")
+            || lower.starts_with("valkeys://")
+        {
+            let engine =
+                redis::RedisEngine::connect(&url, &key).map_err(|message| StateError::Store {
+                    store: store.clone(),
+                    message,
+                })?;
+            return Ok(Self::with_engine(Arc::new(engine), store, target));
+        }
+        Err(StateError::Store {
+            store,
+            message: "not a state store URL: redis://, rediss://, valkey:// or valkeys:// expected"
+                .into(),
+        })
+    }
+
+    pub(crate) fn with_engine(
+        engine: Arc<dyn Engine>,
+        store: String,
+        target: &StateTarget,
+    ) -> Self {
+        Self {
+            engine,
+            store,
+            target: target.clone(),
+            ttl: DEFAULT_LEASE_TTL,
+            holder: default_holder(),
+        }
+    }
+
+    /// A lease that lapses after `ttl` without renewal (at least 1 s): how long after a holder
+    /// dies another can take the service.
+    pub fn lease_ttl(mut self, ttl: Duration) -> Self {
+        self.ttl = ttl.max(Duration::from_secs(1));
+        self
+    }
+
+    /// Says who takes the lease (shown to those it refuses, and by `force_unlock`): by default the
+    /// process id and the host name.
+    pub fn holder(mut self, holder: impl Into<String>) -> Self {
+        self.holder = holder.into();
+        self
+    }
+
+    /// The store's URL, its password redacted.
+    pub fn describe(&self) -> &str {
+        &self.store
+    }
+
+    /// Who holds the service's lease now, if anyone.
+    pub fn lease_holder(&self) -> Result<Option<LeaseHolder>, StateError> {
+        self.engine.holder().map_err(|m| self.failed(m))
+    }
+
+    /// Ends the service's lease, whoever holds it, and answers who did: for a holder that is known
+    /// to be gone, when its TTL is too long to wait. A holder still alive can no longer write (its
+    /// fencing number is passed).
+    pub fn force_unlock(&self) -> Result<Option<LeaseHolder>, StateError> {
+        self.engine.force_release().map_err(|m| self.failed(m))
+    }
+
+    fn foreign_lock(&self) -> StateError {
+        StateError::Refused(format!(
+            "this lock was not taken from the shared store {}; take it with its `lock`",
+            self.store
+        ))
+    }
+
+    /// The error of a write refused by fencing, naming the lease's holder now.
+    fn fenced(&self) -> StateError {
+        let now = self.engine.holder().ok().flatten();
+        StateError::Fenced {
+            store: self.store.clone(),
+            holder: now.map_or_else(|| "no one now".into(), |h| h.to_string()),
+        }
+    }
+
+    fn failed(&self, message: String) -> StateError {
+        StateError::Store {
+            store: self.store.clone(),
+            message,
+        }
+    }
+
+    fn check_target(&self, target: &StateTarget) -> Result<(), StateError> {
+        if target == &self.target {
+            Ok(())
+        } else {
+            Err(StateError::OtherTarget {
+                recorded: Box::new(self.target.clone()),
+                asked: Box::new(target.clone()),
+            })
+        }
+    }
+
+    /// The self-check: the store must refuse a write with a number before the lease's, and take
+    /// one with it.
+    fn self_check(&self, fence: u64) -> Result<(), StateError> {
+        let refuse = |why: &str| StateError::UnsafeStore {
+            store: self.store.clone(),
+            message: why.to_string(),
+        };
+        let stale = self
+            .engine
+            .write(fence - 1, Slot::Probe, "stale")
+            .map_err(|m| self.failed(m))?;
+        if stale {
+            return Err(refuse(
+                "it accepted a write with a fencing number older than the lease's, so a holder \
+                 paused past its lease could overwrite the next holder's state",
+            ));
+        }
+        let current = self
+            .engine
+            .write(fence, Slot::Probe, "current")
+            .map_err(|m| self.failed(m))?;
+        if !current
+            || self
+                .engine
+                .read(Slot::Probe)
+                .map_err(|m| self.failed(m))?
+                .as_deref()
+                != Some("current")
+        {
+            return Err(refuse(
+                "it refused (or did not keep) a write with the lease's own fencing number",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The store's URL for messages: its password (and any other secret of the SDK's rule) redacted.
+fn describe(url: &str) -> String {
+    Redactor::new().text(url).into_owned()
+}
+
+/// The process id and the host's name.
+fn default_holder() -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+        .or_else(|| std::env::var("HOSTNAME").ok().filter(|h| !h.is_empty()))
+        .or_else(|| std::env::var("COMPUTERNAME").ok().filter(|h| !h.is_empty()))
+        .unwrap_or_else(|| "an unnamed host".into());
+    format!("process {} on {host}", std::process::id())
+}
+
+/// A held lease: the renewing thread, stopped and the lease ended when dropped.
+struct Lease {
+    engine: Arc<dyn Engine>,
+    fence: u64,
+    stop: Option<mpsc::Sender<()>>,
+    renewer: Option<JoinHandle<()>>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        drop(self.stop.take());
+        if let Some(renewer) = self.renewer.take() {
+            let _ = renewer.join();
+        }
+        if let Err(why) = self.engine.release(self.fence) {
+            tracing::warn!(error = %why, "the state store's lease could not be ended; it lapses on its own");
+        }
+    }
+}
+
+impl StateStore for SharedStateStore {
+    fn load(&self) -> Result<Option<RecordedState>, StateError> {
+        let Some(text) = self.engine.read(Slot::State).map_err(|m| self.failed(m))? else {
+            return Ok(None);
+        };
+        let state = RecordedState::from_json(&text).map_err(|e| match e {
+            StateError::Corrupt(why) => StateError::Corrupt(format!("{}: {why}", self.store)),
+            other => other,
+        })?;
+        state.check_target(&self.target)?;
+        Ok(Some(state))
+    }
+
+    fn save(&self, lock: &StateLock, state: &RecordedState) -> Result<(), StateError> {
+        lock.check(&self.target)?;
+        state.check_target(&self.target)?;
+        let Some(fence) = lock.fence() else {
+            return Err(self.foreign_lock());
+        };
+        let text = state.to_json()?;
+        let written = self
+            .engine
+            .write(fence, Slot::State, &text)
+            .map_err(|m| self.failed(m))?;
+        if written {
+            return Ok(());
+        }
+        Err(self.fenced())
+    }
+
+    fn check_held(&self, lock: &StateLock) -> Result<(), StateError> {
+        lock.check(&self.target)?;
+        let Some(fence) = lock.fence() else {
+            return Err(self.foreign_lock());
+        };
+        if self
+            .engine
+            .renew(fence, &self.holder, self.ttl)
+            .map_err(|m| self.failed(m))?
+        {
+            return Ok(());
+        }
+        Err(self.fenced())
+    }
+
+    fn lock(&self, target: &StateTarget) -> Result<StateLock, StateError> {
+        self.check_target(target)?;
+        let fence = match self
+            .engine
+            .acquire(&self.holder, self.ttl)
+            .map_err(|m| self.failed(m))?
+        {
+            Taken::Lease(fence) => fence,
+            Taken::Held(holder) => {
+                return Err(StateError::Leased {
+                    target: Box::new(target.clone()),
+                    holder,
+                    store: self.store.clone(),
+                });
+            }
+        };
+        let mut lease = Lease {
+            engine: Arc::clone(&self.engine),
+            fence,
+            stop: None,
+            renewer: None,
+        };
+        // A store that would let a stale holder write is refused before anything is written.
+        self.self_check(fence)?;
+        let (stop, stopped) = mpsc::channel::<()>();
+        let renewer = {
+            let engine = Arc::clone(&self.engine);
+            let holder = self.holder.clone();
+            let ttl = self.ttl;
+            let store = self.store.clone();
+            std::thread::Builder::new()
+                .name("state-lease".into())
+                .spawn(move || renew(&*engine, fence, &holder, ttl, &stopped, &store))
+                .map_err(|e| self.failed(format!("cannot start the lease's renewal: {e}")))?
+        };
+        lease.stop = Some(stop);
+        lease.renewer = Some(renewer);
+        Ok(StateLock::new(target.clone(), lease).with_fence(fence))
+    }
+}
+
+/// Renews the lease every third of its TTL until told to stop (or the lease is found taken).
+fn renew(
+    engine: &dyn Engine,
+    fence: u64,
+    holder: &str,
+    ttl: Duration,
+    stopped: &mpsc::Receiver<()>,
+    store: &str,
+) {
+    let every = ttl / 3;
+    loop {
+        match stopped.recv_timeout(every) {
+            Err(RecvTimeoutError::Timeout) => {}
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+        }
+        match engine.renew(fence, holder, ttl) {
+            Ok(true) => {}
+            Ok(false) => {
+                tracing::warn!(
+                    store,
+                    "the state's lease was taken by another holder; this apply's next write will be refused"
+                );
+                return;
+            }
+            Err(why) => {
+                tracing::warn!(store, error = %why, "the state's lease could not be renewed; trying again")
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
