@@ -103,6 +103,7 @@ fn a_lease_that_is_not_renewed_lapses_and_its_holder_then_writes_nothing() {
         .holder("runner B");
     let held = first.lock(&target()).unwrap();
     let mut state = RecordedState::new(target());
+    assert!(state.pipes.is_empty());
     first.save(&held, &state).unwrap();
     // Renewed while its holder lives: after three TTLs the lease is still A's.
     std::thread::sleep(ttl * 3);
@@ -123,7 +124,19 @@ fn a_lease_that_is_not_renewed_lapses_and_its_holder_then_writes_nothing() {
     };
     assert_eq!(taken.fence(), held.fence().map(|f| f + 1));
     let taken_over = second.load().unwrap().expect("the state B found");
-    state.pending.clear();
+    // A's next write would record a pipe: refused, and nothing of it is in the store.
+    state.pipes.insert(
+        "orders".into(),
+        serde_json::from_value(serde_json::json!({
+            "id": "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c",
+            "declared": {},
+            "fingerprint": {"algorithm": "argon2id", "version": 19, "memoryKib": 19456,
+                            "iterations": 2, "parallelism": 1, "salt": "AAAAAAAAAAAAAAAAAAAAAA==",
+                            "digest": "00"},
+            "recordedAt": "2026-11-26T00:00:00Z"
+        }))
+        .unwrap_or_else(|e| panic!("a recorded pipe: {e}")),
+    );
     let fenced = first.save(&held, &state).unwrap_err();
     assert!(matches!(fenced, StateError::Fenced { .. }), "{fenced:?}");
     assert!(fenced.to_string().contains("runner B"), "{fenced}");
@@ -216,6 +229,18 @@ fn the_stores_own_failures_name_it_without_its_password() {
     redis.command(&["CONFIG", "SET", "requirepass", "right-password"]);
     let wrong = redis.url.replace("redis://", "redis://:wrong%2Fpassword@");
     let refused = SharedStateStore::open(&wrong, &target()).unwrap_err();
+    // A password written unescaped, with a `/` in it, as a generated one may be.
+    for url in [
+        "redis://:ab/cd+ef@127.0.0.1:1/0",
+        "redis://user:p@ss/w0rd@127.0.0.1:1",
+    ] {
+        let refused = SharedStateStore::open(url, &target()).unwrap_err();
+        let text = format!("{refused} {refused:?}");
+        assert!(
+            !text.contains("cd+ef") && !text.contains("w0rd") && !text.contains("ab/"),
+            "{text}"
+        );
+    }
     let text = refused.to_string();
     assert!(matches!(refused, StateError::Store { .. }), "{refused:?}");
     assert!(

@@ -29,7 +29,7 @@ pub const CRATES: [(&str, &[&str]); 5] = [
             "metrics",
         ],
     ),
-    ("api-mgmt", &["redis", "metrics", "declared"]),
+    ("api-mgmt", &["redis", "metrics", "declared", "state-redis"]),
     ("api-obs", &["redis", "metrics"]),
     ("api-emulator", &[]),
 ];

@@ -243,7 +243,7 @@ impl Failure {
                 Exit::Failure,
                 "STATE_STORE_ERROR",
                 Some(
-                    "check the store's URL, that it is reachable from here, and its password; nothing was applied",
+                    "check the store's URL, that it is reachable from here, and its password; `cloudctl plan` shows what an apply cut short left",
                 ),
             ),
             StateError::UnsafeStore { .. } => (

@@ -296,6 +296,13 @@ fn open_store(
     open_at(state_location(args, session).as_deref(), args, service)
 }
 
+/// The password of a store's URL, kept out of everything cloudctl writes.
+fn keep_store_secret(url: &str) {
+    if let Some(password) = declared::store_url_password(url) {
+        keep_secret(password);
+    }
+}
+
 /// The state at `location` (a file or a store's URL), or the directory's file.
 fn open_at(
     location: Option<&str>,
@@ -303,11 +310,12 @@ fn open_at(
     service: &ServiceHandle,
 ) -> Result<Box<dyn StateStore>, Failure> {
     Ok(match location {
-        Some(url) if declared::is_store_url(url) => Box::new(
+        Some(url) if declared::is_store_url(url) => Box::new({
+            keep_store_secret(url);
             SharedStateStore::open(url, &declared::target_of(service))
                 .map_err(|e| Failure::state(&e))?
-                .lease_ttl(args.lease_ttl),
-        ),
+                .lease_ttl(args.lease_ttl)
+        }),
         Some(path) => Box::new(FileStateStore::new(path)),
         None => Box::new(FileStateStore::new(args.dir.join(STATE_FILE))),
     })
@@ -332,6 +340,7 @@ fn unlock(args: &DirArgs, force: bool, session: &mut Session<'_>) -> Result<(), 
         .with_code("STATE_REFUSED")
         .with_hint("a shared store is named with --state URL or CLOUD_STATE"));
     };
+    keep_store_secret(url);
     let store = SharedStateStore::open(url, &declared::target_of(&service))
         .map_err(|e| Failure::state(&e))?;
     let holder = if force {

@@ -348,8 +348,11 @@ fn eight_runners_apply_one_directory_through_redis_with_kills_and_pauses() {
     let mut count = |code: i32, stderr: &str| match code {
         0 => applied += 1,
         7 => blocked += 1,
-        _ if stderr.contains("STATE_LOCKED") => refused += 1,
-        _ => fenced += 1,
+        1 if stderr.contains("STATE_LOCKED") => refused += 1,
+        1 if stderr.contains("STATE_FENCED") || stderr.contains("lease of the service lapsed") => {
+            fenced += 1;
+        }
+        _ => panic!("an apply exited {code}: {stderr}"),
     };
     for round in 0..20 {
         // The directory changes: a file added, one removed, or a pipe's replicas changed.

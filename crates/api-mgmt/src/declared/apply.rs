@@ -291,12 +291,16 @@ impl Plan {
             }
         }
 
-        // Deletes of pipes no longer declared.
+        // Deletes of pipes no longer declared: nothing is written before them, so the lease is
+        // checked first (the service's wait may have been long).
         let deleting: Vec<&PlanAction> = self
             .actions
             .iter()
             .filter(|a| a.kind == ActionKind::Delete)
             .collect();
+        if !deleting.is_empty() {
+            store.check_held(lock)?;
+        }
         let deleted: HashMap<String, Result<(), Error>> = deleting
             .into_iter()
             .map(|action| async {

@@ -64,7 +64,7 @@ pub use recorded::{
 };
 #[cfg(feature = "state-redis")]
 #[cfg_attr(docsrs, doc(cfg(feature = "state-redis")))]
-pub use shared::{DEFAULT_LEASE_TTL, SharedStateStore, is_store_url};
+pub use shared::{DEFAULT_LEASE_TTL, SharedStateStore, is_store_url, store_url_password};
 pub use store::{FileStateStore, LeaseHolder, StateError, StateLock, StateStore};
 
 /// The declared state of a service.

@@ -80,6 +80,11 @@ impl StateLock {
         self.fence
     }
 
+    /// What keeps the lock (for a store to tell its own locks from others').
+    pub(crate) fn held(&self) -> &(dyn Any + Send + Sync) {
+        &*self._held
+    }
+
     /// The service it locks.
     pub fn target(&self) -> &StateTarget {
         &self.target
@@ -431,6 +436,12 @@ impl StateStore for FileStateStore {
 
     fn save(&self, lock: &StateLock, state: &RecordedState) -> Result<(), StateError> {
         lock.check(&state.target)?;
+        if lock.held().downcast_ref::<FileLocks>().is_none() {
+            return Err(StateError::Refused(format!(
+                "{}: this lock was not taken from a state file's store; take it with its `lock`",
+                self.path.display()
+            )));
+        }
         let directory = match self.path.parent() {
             Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
             _ => PathBuf::from("."),

@@ -20,6 +20,9 @@ use super::store::{LeaseHolder, StateError, StateLock, StateStore};
 /// How long a lease lasts without renewal, unless [`SharedStateStore::lease_ttl`] says otherwise.
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
 
+/// The longest lease [`SharedStateStore::lease_ttl`] takes.
+const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
+
 /// Where an engine writes: the state, or the self-check's own slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Slot {
@@ -163,10 +166,10 @@ impl SharedStateStore {
         }
     }
 
-    /// A lease that lapses after `ttl` without renewal (at least 1 s): how long after a holder
+    /// A lease that lapses after `ttl` without renewal (from 1 s to a day): how long after a holder
     /// dies another can take the service.
     pub fn lease_ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl.max(Duration::from_secs(1));
+        self.ttl = ttl.clamp(Duration::from_secs(1), MAX_LEASE_TTL);
         self
     }
 
@@ -194,11 +197,16 @@ impl SharedStateStore {
         self.engine.force_release().map_err(|m| self.failed(m))
     }
 
-    fn foreign_lock(&self) -> StateError {
-        StateError::Refused(format!(
-            "this lock was not taken from the shared store {}; take it with its `lock`",
-            self.store
-        ))
+    /// The fencing number of `lock`, a lease this store's engine gave (a lock of another store,
+    /// whose number could match by chance, is refused).
+    fn own_fence(&self, lock: &StateLock) -> Result<u64, StateError> {
+        match (lock.held().downcast_ref::<Lease>(), lock.fence()) {
+            (Some(lease), Some(fence)) if Arc::ptr_eq(&lease.engine, &self.engine) => Ok(fence),
+            _ => Err(StateError::Refused(format!(
+                "this lock was not taken from the shared store {}; take it with its `lock`",
+                self.store
+            ))),
+        }
     }
 
     /// The error of a write refused by fencing, naming the lease's holder now.
@@ -250,6 +258,15 @@ impl SharedStateStore {
             .write(fence, Slot::Probe, "current")
             .map_err(|m| self.failed(m))?;
         if !current
+            && !self
+                .engine
+                .renew(fence, &self.holder, self.ttl)
+                .map_err(|m| self.failed(m))?
+        {
+            // Another took the lease in between (a forced unlock): fenced, not unsafe.
+            return Err(self.fenced());
+        }
+        if !current
             || self
                 .engine
                 .read(Slot::Probe)
@@ -265,9 +282,39 @@ impl SharedStateStore {
     }
 }
 
-/// The store's URL for messages: its password (and any other secret of the SDK's rule) redacted.
-fn describe(url: &str) -> String {
-    Redactor::new().text(url).into_owned()
+/// The store's URL for messages: its user part (user name and password, however written) never
+/// shown, and any other secret of the SDK's rule redacted.
+pub(crate) fn describe(url: &str) -> String {
+    let shown = match (url.find("://"), userinfo(url)) {
+        (Some(scheme), Some(info)) => {
+            let rest = &url[scheme + 3 + info.len() + 1..];
+            format!("{}[REDACTED]@{rest}", &url[..scheme + 3])
+        }
+        _ => url.to_string(),
+    };
+    Redactor::new().text(&shown).into_owned()
+}
+
+/// The user part of a URL (before its last `@` ahead of the path), however its password is
+/// written (escaped or not).
+pub(crate) fn userinfo(url: &str) -> Option<&str> {
+    let after = &url[url.find("://")? + 3..];
+    // The host and port hold no `@`; the user part may (unescaped), and may hold a `/` too.
+    let at = after.rfind('@')?;
+    Some(&after[..at])
+}
+
+/// The password in a store URL's user part, as written (escaped or not), when there is one: for a
+/// caller that keeps its own list of secrets to redact.
+pub fn store_url_password(url: &str) -> Option<&str> {
+    password(url)
+}
+
+/// The password in a URL's user part, as written, when there is one.
+pub(crate) fn password(url: &str) -> Option<&str> {
+    let info = userinfo(url)?;
+    let (_, password) = info.split_once(':')?;
+    (!password.is_empty()).then_some(password)
 }
 
 /// The process id and the host's name.
@@ -318,9 +365,7 @@ impl StateStore for SharedStateStore {
     fn save(&self, lock: &StateLock, state: &RecordedState) -> Result<(), StateError> {
         lock.check(&self.target)?;
         state.check_target(&self.target)?;
-        let Some(fence) = lock.fence() else {
-            return Err(self.foreign_lock());
-        };
+        let fence = self.own_fence(lock)?;
         let text = state.to_json()?;
         let written = self
             .engine
@@ -334,9 +379,7 @@ impl StateStore for SharedStateStore {
 
     fn check_held(&self, lock: &StateLock) -> Result<(), StateError> {
         lock.check(&self.target)?;
-        let Some(fence) = lock.fence() else {
-            return Err(self.foreign_lock());
-        };
+        let fence = self.own_fence(lock)?;
         if self
             .engine
             .renew(fence, &self.holder, self.ttl)

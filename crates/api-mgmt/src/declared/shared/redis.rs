@@ -80,6 +80,8 @@ pub(crate) struct RedisEngine {
     state: String,
     probe: String,
     connection: Mutex<Option<redis::Connection>>,
+    /// The renewals' own connection: a slow save never holds a renewal back.
+    renewal: Mutex<Option<redis::Connection>>,
 }
 
 impl RedisEngine {
@@ -100,6 +102,7 @@ impl RedisEngine {
             state: format!("{base}:state"),
             probe: format!("{base}:probe"),
             connection: Mutex::new(None),
+            renewal: Mutex::new(None),
         };
         let connection = engine.open()?;
         *engine.connection.lock().unwrap_or_else(|p| p.into_inner()) = Some(connection);
@@ -118,13 +121,26 @@ impl RedisEngine {
         Ok(connection)
     }
 
-    /// Runs `script` on the open connection (opened again once when it failed).
+    /// Runs `script` on the open connection (opened again, and the script run again, once when
+    /// the connection was found broken: every script but [`ACQUIRE`] and [`FORCE_RELEASE`] can run
+    /// twice to the same effect).
     fn run<T: redis::FromRedisValue>(
         &self,
         script: &str,
         keys: &[&str],
         args: &[&str],
     ) -> Result<T, String> {
+        self.run_on(&self.connection, script, keys, args)
+    }
+
+    fn run_on<T: redis::FromRedisValue>(
+        &self,
+        connection: &Mutex<Option<redis::Connection>>,
+        script: &str,
+        keys: &[&str],
+        args: &[&str],
+    ) -> Result<T, String> {
+        let once = script == ACQUIRE || script == FORCE_RELEASE;
         let script = redis::Script::new(script);
         let mut invocation = script.prepare_invoke();
         for key in keys {
@@ -133,7 +149,7 @@ impl RedisEngine {
         for arg in args {
             invocation.arg(*arg);
         }
-        let mut slot = self.connection.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = connection.lock().unwrap_or_else(|p| p.into_inner());
         for attempt in 0..2 {
             let connection = match slot.as_mut() {
                 Some(connection) => connection,
@@ -145,6 +161,7 @@ impl RedisEngine {
                 // script error or a timeout is the answer.
                 Err(e)
                     if attempt == 0
+                        && !once
                         && (e.is_connection_dropped() || e.is_io_error())
                         && !e.is_timeout() =>
                 {
@@ -190,7 +207,8 @@ impl Engine for RedisEngine {
 
     fn renew(&self, fence: u64, holder_text: &str, ttl: Duration) -> Result<bool, String> {
         let ms = ttl.as_millis().max(1).to_string();
-        let renewed: i64 = self.run(
+        let renewed: i64 = self.run_on(
+            &self.renewal,
             RENEW,
             &[&self.fence, &self.lease],
             &[&fence.to_string(), holder_text, &ms],
@@ -234,9 +252,40 @@ return {1, h[1] or '', tonumber(h[2]) or 0, redis.call('PTTL', KEYS[1])}
     }
 }
 
-/// `text` with the URL (and any secret in it) redacted.
+/// `text` with the URL, its password (as written and unescaped) and any other secret redacted.
 fn redacted(url: &Secret, text: &str) -> String {
-    Redactor::new().secret(url.expose()).text(text).into_owned()
+    let mut redactor = Redactor::new().secret(url.expose());
+    if let Some(password) = super::password(url.expose()) {
+        redactor = redactor.secret(password);
+        let unescaped = percent_decoded(password);
+        if unescaped != password {
+            redactor = redactor.secret(&unescaped);
+        }
+    }
+    redactor.text(text).into_owned()
+}
+
+/// `text` with its `%XX` escapes decoded (an invalid one kept as written).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(high), Some(low)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push(u8::try_from(high * 16 + low).unwrap_or(b'%'));
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `rediss://` goes through rustls, which takes the process's crypto provider: the one installed

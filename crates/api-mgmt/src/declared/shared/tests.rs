@@ -210,3 +210,18 @@ fn only_store_urls_are_taken_for_stores() {
     let refused = SharedStateStore::open("memcached://:pw@h", &target()).unwrap_err();
     assert!(!refused.to_string().contains("pw"), "{refused}");
 }
+
+#[test]
+fn a_store_is_described_without_its_user_part_however_written() {
+    for (url, shown) in [
+        ("redis://:ab/cd+ef@h:6379/0", "redis://[REDACTED]@h:6379/0"),
+        ("rediss://user:p@ss@h", "rediss://[REDACTED]@h"),
+        ("redis://:pw%2Fx@h/1", "redis://[REDACTED]@h/1"),
+        ("redis://h:6379", "redis://h:6379"),
+    ] {
+        assert_eq!(describe(url), shown, "{url}");
+    }
+    assert_eq!(password("redis://u:ab/cd@h"), Some("ab/cd"));
+    assert_eq!(password("redis://u@h"), None);
+    assert_eq!(password("redis://h"), None);
+}
