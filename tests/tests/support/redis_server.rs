@@ -70,26 +70,10 @@ impl RedisServer {
     /// never expires.
     #[allow(dead_code)] // not every user of this module reads keys
     pub fn pttl(&self, key: &str) -> i64 {
-        let port = self
-            .url
-            .rsplit(':')
-            .next()
-            .and_then(|p| p.parse::<u16>().ok());
-        let mut stream =
-            TcpStream::connect(("127.0.0.1", port.expect("a port"))).expect("connects");
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
-        let command = format!("*2\r\n$4\r\nPTTL\r\n${}\r\n{key}\r\n", key.len());
-        stream.write_all(command.as_bytes()).expect("sends");
-        let mut answer = Vec::new();
-        let mut byte = [0u8; 1];
-        while !answer.ends_with(b"\r\n") && stream.read_exact(&mut byte).is_ok() {
-            answer.push(byte[0]);
-        }
-        let text = String::from_utf8_lossy(&answer);
-        text.trim()
-            .strip_prefix(':')
-            .and_then(|n| n.parse().ok())
-            .unwrap_or_else(|| panic!("PTTL answered {text:?}"))
+        let answer = self.command(&["PTTL", key]);
+        answer
+            .parse()
+            .unwrap_or_else(|_| panic!("PTTL answered {answer:?}"))
     }
 }
 

@@ -131,13 +131,8 @@ impl SharedStateStore {
     pub fn open(url: &str, target: &StateTarget) -> Result<Self, StateError> {
         let url = Secret::new(url.to_string());
         let store = describe(url.expose());
-        let lower = url.expose().to_ascii_lowercase();
         let key = target.digest();
-        if lower.starts_with("redis://")
-            || lower.starts_with("rediss://")
-            || lower.starts_with("valkey://")
-            || lower.starts_with("valkeys://")
-        {
+        if is_store_url(url.expose()) {
             let engine =
                 redis::RedisEngine::connect(&url, &key).map_err(|message| StateError::Store {
                     store: store.clone(),
