@@ -8,13 +8,48 @@ use std::time::{Duration, Instant};
 
 use api_emulator::{Emulator, EmulatorOptions, OperationId};
 use api_mgmt::declared::{
-    self, ApplyOptions, Declaration, FileStateStore, RecordedState, StateStore,
+    self, ApplyOptions, Declaration, FileStateStore, RecordedState, SharedStateStore, StateStore,
 };
 use api_mgmt::{
     Client, Credentials, Destination, KafkaSource, NewPipe, RateLimit, SchemaRegistry, WaitOptions,
 };
 
 use crate::clients::Failure;
+use crate::fleet::redis_server::RedisServer;
+
+#[path = "../../tests/tests/support/postgres_server.rs"]
+mod postgres_server;
+
+/// A Redis and a PostgreSQL server of this run's own, for the shared stores' rows: each left
+/// out, saying so, where this machine has none.
+pub(crate) struct Servers {
+    redis: Option<RedisServer>,
+    postgres: Option<postgres_server::PostgresServer>,
+}
+
+impl Servers {
+    /// Starts those installed.
+    pub(crate) fn start() -> Self {
+        Servers {
+            redis: RedisServer::start("the declared benchmark's Redis store"),
+            postgres: postgres_server::PostgresServer::start(
+                "the declared benchmark's PostgreSQL store",
+            ),
+        }
+    }
+
+    /// The shared stores on them.
+    pub(crate) fn stores(&self) -> Vec<Store> {
+        let mut stores = Vec::new();
+        if let Some(redis) = &self.redis {
+            stores.push(Store::Shared("redis", redis.url.clone()));
+        }
+        if let Some(postgres) = &self.postgres {
+            stores.push(Store::Shared("postgres", postgres.url.clone()));
+        }
+        stores
+    }
+}
 
 /// How big a run is.
 #[derive(Debug, Clone, Copy)]
@@ -48,9 +83,30 @@ impl Plan {
     };
 }
 
+/// Where an apply records its state.
+#[derive(Debug, Clone)]
+pub(crate) enum Store {
+    /// A file in a temporary directory (and its lock beside it).
+    File,
+    /// A shared store (its engine's name, and its URL).
+    Shared(&'static str, String),
+}
+
+impl Store {
+    /// Its name in the tables.
+    pub(crate) fn name(&self) -> &'static str {
+        match self {
+            Store::File => "file",
+            Store::Shared(name, _) => name,
+        }
+    }
+}
+
 /// The figures of one run.
 #[derive(Debug, Clone)]
 pub(crate) struct Figures {
+    /// The state's store.
+    pub store: &'static str,
     /// Pipes applied, then planned.
     pub pipes: usize,
     /// Actions at once.
@@ -77,8 +133,9 @@ pub(crate) struct Figures {
     pub plan_time: Duration,
 }
 
-/// Applies `plan.pipes` new pipes under the limit, `parallelism` at a time, then plans them again.
-pub(crate) async fn run(plan: Plan, parallelism: usize) -> Result<Figures, Failure> {
+/// Applies `plan.pipes` new pipes under the limit, `parallelism` at a time, recording them in
+/// `store`, then plans them again.
+pub(crate) async fn run(plan: Plan, parallelism: usize, store: &Store) -> Result<Figures, Failure> {
     let window_secs = plan.window.as_secs();
     let emulator = Emulator::start(
         EmulatorOptions::new()
@@ -100,9 +157,16 @@ pub(crate) async fn run(plan: Plan, parallelism: usize) -> Result<Figures, Failu
         declaration.insert(pipe(&format!("orders-{i:02}"))?);
     }
     let dir = tempfile::tempdir()?;
-    let store =
-        FileStateStore::new(dir.path().join("state.json")).lock_dir(dir.path().join("locks"));
-    let lock = store.lock(&declared::target_of(&service))?;
+    let target = declared::target_of(&service);
+    let name = store.name();
+    let store: Box<dyn StateStore> = match store {
+        Store::File => Box::new(
+            FileStateStore::new(dir.path().join("state.json")).lock_dir(dir.path().join("locks")),
+        ),
+        // The apply starts from an empty state and saves over whatever the store held.
+        Store::Shared(_, url) => Box::new(SharedStateStore::open(url, &target)?),
+    };
+    let lock = store.lock(&target)?;
     let options = ApplyOptions::default()
         .parallelism(parallelism)
         .wait(WaitOptions::default().timeout(Duration::from_secs(120)));
@@ -111,7 +175,7 @@ pub(crate) async fn run(plan: Plan, parallelism: usize) -> Result<Figures, Failu
     let started = Instant::now();
     let recorded = RecordedState::new(declared::target_of(&service));
     let made = declared::plan(&service, &declaration, &recorded).await?;
-    let report = made.apply(&lock, &store, &options).await?;
+    let report = made.apply(&lock, &*store, &options).await?;
     let apply = started.elapsed();
     if !report.is_complete() {
         return Err(format!("the apply did not finish: {report:?}").into());
@@ -144,6 +208,7 @@ pub(crate) async fn run(plan: Plan, parallelism: usize) -> Result<Figures, Failu
     let plan_writes = entries.len() - plan_reads;
     emulator.shutdown().await;
     Ok(Figures {
+        store: name,
         pipes: plan.pipes,
         parallelism,
         apply,

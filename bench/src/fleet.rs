@@ -16,7 +16,7 @@ use api_emulator::{LogEntry, OperationId, Seed};
 use crate::clients::Failure;
 
 #[path = "../../tests/tests/support/redis_server.rs"]
-mod redis_server;
+pub(crate) mod redis_server;
 #[path = "../../tests/tests/support/served.rs"]
 mod served_log;
 

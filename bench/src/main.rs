@@ -245,13 +245,32 @@ fn run(args: &Args) -> Result<(), Failure> {
         } else {
             vec![(plan, plan.pipes), (plan, 4), (declared::Plan::BULK, 4)]
         };
+        let mut baseline = None;
         for (plan, parallelism) in runs {
             eprintln!(
                 "measuring: an apply of {} declared pipes, {parallelism} calls at a time, then a plan",
                 plan.pipes
             );
-            let figures = runtime.block_on(declared::run(plan, parallelism))?;
+            let figures =
+                runtime.block_on(declared::run(plan, parallelism, &declared::Store::File))?;
             println!("{}", report::declared(&figures, plan));
+            if plan.pipes == declared::Plan::FULL.pipes.min(plan.pipes) && parallelism == 4 {
+                baseline.get_or_insert((plan, figures));
+            }
+        }
+        // The same apply with its state in each shared store, against the file store's run.
+        if let Some((plan, file)) = baseline {
+            let servers = declared::Servers::start();
+            let mut rows = vec![file];
+            for store in servers.stores() {
+                eprintln!(
+                    "measuring: an apply of {} declared pipes, its state in {}",
+                    plan.pipes,
+                    store.name()
+                );
+                rows.push(runtime.block_on(declared::run(plan, 4, &store))?);
+            }
+            println!("{}", report::stores(&rows, plan));
         }
         let pipes = if args.quick { 20 } else { 500 };
         eprintln!("measuring: a plan of {pipes} recorded pipes with 2 secrets each");

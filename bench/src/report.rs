@@ -257,6 +257,30 @@ pub fn declared(f: &crate::declared::Figures, plan: crate::declared::Plan) -> St
     )
 }
 
+/// The same apply with its state in each store: wall time against the file store's (the first row).
+pub fn stores(rows: &[crate::declared::Figures], plan: crate::declared::Plan) -> String {
+    let mut table = format!(
+        "Declared pipes' state stores, {pipes} new pipes applied under a limit of {limit} per {window:.0} s (parallelism 4):\n\
+         | store | apply: wall time | against the file store | 429s |\n|---|---|---|---|\n",
+        pipes = plan.pipes,
+        limit = plan.limit,
+        window = plan.window.as_secs_f64(),
+    );
+    let Some(file) = rows.first() else {
+        return table;
+    };
+    for row in rows {
+        table.push_str(&format!(
+            "| {} | {:.2} s | {:.3}x | {} |\n",
+            row.store,
+            row.apply.as_secs_f64(),
+            row.apply.as_secs_f64() / file.apply.as_secs_f64(),
+            row.throttled
+        ));
+    }
+    table
+}
+
 /// A plan of many recorded pipes: its wall and CPU time (Argon2id for each secret).
 pub fn plan_cost(c: &crate::declared::PlanCost) -> String {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());

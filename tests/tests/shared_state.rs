@@ -1,7 +1,7 @@
-//! Declared pipes' state in a real Redis (`SharedStateStore`): the lease refuses a second holder
-//! and names the first, lapses when its holder stops renewing and is then taken with a greater
-//! fencing number, a holder whose lease was taken writes nothing, an apply records into the store
-//! as into a file (no secret in any form), and the store's own failures name it without its
+//! Declared pipes' state in a real Redis and a real PostgreSQL (`SharedStateStore`), each test run
+//! on both: the lease refuses a second holder and names the first, is taken with a greater fencing
+//! number once it lapsed, a holder whose lease was taken writes nothing, an apply records into the
+//! store as into a file (no secret in any form), and the store's own failures name it without its
 //! password.
 
 use std::time::{Duration, Instant};
@@ -16,7 +16,97 @@ use api_mgmt::{
 };
 
 mod support;
+use support::postgres_server::PostgresServer;
 use support::redis_server::RedisServer;
+
+/// A real server of one engine, and what the tests read or do behind the store's back.
+trait Server {
+    /// The store's URL.
+    fn url(&self) -> String;
+    /// Ends the service's lease as its expiry would (a holder that stopped renewing).
+    fn lapse(&self);
+    /// The recorded state's JSON as the server keeps it (empty when none).
+    fn raw_state(&self) -> String;
+    /// Makes connections without the right password fail.
+    fn require_password(&self);
+}
+
+impl Server for RedisServer {
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    fn lapse(&self) {
+        let keys = self.command(&["KEYS", "{cloud-sdk:state:*}:lease"]);
+        for key in keys.lines().filter(|k| !k.is_empty()) {
+            self.command(&["DEL", key]);
+        }
+    }
+
+    fn raw_state(&self) -> String {
+        let keys = self.command(&["KEYS", "{cloud-sdk:state:*}:state"]);
+        keys.lines()
+            .find(|k| !k.is_empty())
+            .map(|key| self.command(&["GET", key]))
+            .unwrap_or_default()
+    }
+
+    fn require_password(&self) {
+        self.command(&["CONFIG", "SET", "requirepass", "right-password"]);
+    }
+}
+
+impl Server for PostgresServer {
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+
+    fn lapse(&self) {
+        self.sql("UPDATE cloud_sdk_state SET expires_at = now() - interval '1 millisecond'");
+    }
+
+    fn raw_state(&self) -> String {
+        self.sql("SELECT coalesce(state, '') FROM cloud_sdk_state")
+    }
+
+    fn require_password(&self) {
+        // Every TCP connection authenticates with SCRAM already (`postgres_server.rs`).
+    }
+}
+
+/// Runs `check` against a Redis and against a PostgreSQL, as two tests.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod redis {
+            $(
+                #[test]
+                fn $name() {
+                    if let Some(server) = super::RedisServer::start(stringify!($name)) {
+                        super::$name(&server);
+                    }
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[test]
+                fn $name() {
+                    if let Some(server) = super::PostgresServer::start(stringify!($name)) {
+                        super::$name(&server);
+                    }
+                }
+            )*
+        }
+    };
+}
+
+on_both!(
+    a_held_lease_refuses_the_next_holder_and_names_the_first,
+    a_lease_that_lapses_is_taken_over_and_its_holder_then_writes_nothing,
+    a_forced_unlock_names_the_holder_and_fences_it,
+    an_apply_records_into_the_store_and_the_store_holds_no_secret,
+    the_stores_own_failures_name_it_without_its_password,
+);
 
 fn target() -> StateTarget {
     StateTarget {
@@ -48,15 +138,12 @@ async fn service(emulator: &Emulator) -> ServiceHandle {
         )
 }
 
-#[test]
-fn a_held_lease_refuses_the_next_holder_and_names_the_first() {
-    let Some(redis) = RedisServer::start("a_held_lease_refuses_the_next_holder") else {
-        return;
-    };
-    let first = SharedStateStore::open(&redis.url, &target())
+fn a_held_lease_refuses_the_next_holder_and_names_the_first(server: &impl Server) {
+    let url = server.url();
+    let first = SharedStateStore::open(&url, &target())
         .unwrap()
         .holder("runner A");
-    let second = SharedStateStore::open(&redis.url, &target())
+    let second = SharedStateStore::open(&url, &target())
         .unwrap()
         .holder("runner B");
     let held = first.lock(&target()).unwrap();
@@ -66,9 +153,13 @@ fn a_held_lease_refuses_the_next_holder_and_names_the_first() {
     };
     assert_eq!(holder.holder, "runner A");
     assert!(
-        holder.expires_in <= Duration::from_secs(30) && holder.expires_in > Duration::from_secs(20)
+        holder.expires_in <= Duration::from_secs(30) && holder.expires_in > Duration::from_secs(20),
+        "{holder:?}"
     );
-    assert_eq!(store, &redis.url);
+    assert!(
+        !store.contains(support::postgres_server::PASSWORD),
+        "{store}"
+    );
     assert!(
         refused.to_string().contains("runner A, since "),
         "{refused}"
@@ -76,7 +167,7 @@ fn a_held_lease_refuses_the_next_holder_and_names_the_first() {
     // Another service is not held.
     let mut other = target();
     other.service_id = "b1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse().unwrap();
-    let other_store = SharedStateStore::open(&redis.url, &other).unwrap();
+    let other_store = SharedStateStore::open(&url, &other).unwrap();
     assert!(other_store.lock(&other).is_ok());
     drop(held);
     let again = second.lock(&target()).unwrap();
@@ -87,17 +178,14 @@ fn a_held_lease_refuses_the_next_holder_and_names_the_first() {
     );
 }
 
-#[test]
-fn a_lease_that_is_not_renewed_lapses_and_its_holder_then_writes_nothing() {
-    let Some(redis) = RedisServer::start("a_lease_that_is_not_renewed_lapses") else {
-        return;
-    };
+fn a_lease_that_lapses_is_taken_over_and_its_holder_then_writes_nothing(server: &impl Server) {
+    let url = server.url();
     let ttl = Duration::from_secs(1);
-    let first = SharedStateStore::open(&redis.url, &target())
+    let first = SharedStateStore::open(&url, &target())
         .unwrap()
         .lease_ttl(ttl)
         .holder("runner A");
-    let second = SharedStateStore::open(&redis.url, &target())
+    let second = SharedStateStore::open(&url, &target())
         .unwrap()
         .lease_ttl(ttl)
         .holder("runner B");
@@ -111,11 +199,11 @@ fn a_lease_that_is_not_renewed_lapses_and_its_holder_then_writes_nothing() {
         second.lock(&target()),
         Err(StateError::Leased { .. })
     ));
-    // A holder that stops renewing (killed, paused past its TTL) leaves no lease: its key is gone
-    // (here deleted, between two of A's renewals, as its expiry would leave it) and B takes it.
+    // A holder that stops renewing (killed, paused past its TTL) leaves a lapsed lease (here made
+    // to lapse between two of A's renewals) and B takes it.
     let started = Instant::now();
     let taken = loop {
-        redis.command(&["DEL", &lease_key(&redis)]);
+        server.lapse();
         match second.lock(&target()) {
             Ok(lock) => break lock,
             Err(StateError::Leased { .. }) if started.elapsed() < ttl * 5 => {}
@@ -124,6 +212,7 @@ fn a_lease_that_is_not_renewed_lapses_and_its_holder_then_writes_nothing() {
     };
     assert_eq!(taken.fence(), held.fence().map(|f| f + 1));
     let taken_over = second.load().unwrap().expect("the state B found");
+    let raw = server.raw_state();
     // A's next write would record a pipe: refused, and nothing of it is in the store.
     state.pipes.insert(
         "orders".into(),
@@ -137,14 +226,15 @@ fn a_lease_that_is_not_renewed_lapses_and_its_holder_then_writes_nothing() {
         }))
         .unwrap_or_else(|e| panic!("a recorded pipe: {e}")),
     );
+    assert!(matches!(
+        first.check_held(&held),
+        Err(StateError::Fenced { .. })
+    ));
     let fenced = first.save(&held, &state).unwrap_err();
     assert!(matches!(fenced, StateError::Fenced { .. }), "{fenced:?}");
     assert!(fenced.to_string().contains("runner B"), "{fenced}");
-    assert_eq!(
-        second.load().unwrap(),
-        Some(taken_over),
-        "the fenced write changed nothing"
-    );
+    assert_eq!(server.raw_state(), raw, "the fenced write changed nothing");
+    assert_eq!(second.load().unwrap(), Some(taken_over));
     // Dropping A's stale lock does not end B's lease.
     drop(held);
     assert_eq!(
@@ -153,12 +243,8 @@ fn a_lease_that_is_not_renewed_lapses_and_its_holder_then_writes_nothing() {
     );
 }
 
-#[test]
-fn a_forced_unlock_names_the_holder_and_fences_it() {
-    let Some(redis) = RedisServer::start("a_forced_unlock_names_the_holder") else {
-        return;
-    };
-    let store = SharedStateStore::open(&redis.url, &target())
+fn a_forced_unlock_names_the_holder_and_fences_it(server: &impl Server) {
+    let store = SharedStateStore::open(&server.url(), &target())
         .unwrap()
         .holder("runner A");
     let held = store.lock(&target()).unwrap();
@@ -173,40 +259,46 @@ fn a_forced_unlock_names_the_holder_and_fences_it() {
     assert_eq!(store.force_unlock().unwrap(), None, "no one holds it now");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_apply_records_into_the_store_and_the_store_holds_no_secret() {
-    let Some(redis) = RedisServer::start("an_apply_records_into_the_store") else {
-        return;
-    };
-    let emulator = Emulator::start(EmulatorOptions::for_tests().duplicate_names(true))
-        .await
+fn an_apply_records_into_the_store_and_the_store_holds_no_secret(server: &impl Server) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
         .unwrap();
-    let service = service(&emulator).await;
-    let target = declared::target_of(&service);
-    let store = SharedStateStore::open(&redis.url, &target).unwrap();
-    let declaration = Declaration::new().pipe(pipe("orders")).pipe(pipe("events"));
-    let lock = store.lock(&target).unwrap();
-    let recorded = store
-        .load()
-        .unwrap()
-        .unwrap_or_else(|| RecordedState::new(target.clone()));
-    let plan = declared::plan(&service, &declaration, &recorded)
-        .await
-        .unwrap();
-    let options =
-        ApplyOptions::default().wait(WaitOptions::default().timeout(Duration::from_secs(10)));
-    let report = plan.apply(&lock, &store, &options).await.unwrap();
-    assert!(report.is_complete(), "{report:?}");
-    drop(lock);
-    // Another runner, with nothing on its disk, sees what was applied: no change.
-    let elsewhere = SharedStateStore::open(&redis.url, &target).unwrap();
-    let recorded = elsewhere.load().unwrap().expect("the state in Redis");
-    assert_eq!(recorded.pipes.len(), 2);
-    let plan = declared::plan(&service, &declaration, &recorded)
-        .await
-        .unwrap();
-    assert!(plan.is_empty(), "{:?}", plan.actions);
-    let text = redis.command(&["GET", &format!("{}:state", key_base(&redis))]);
+    runtime.block_on(async {
+        let emulator = Emulator::start(EmulatorOptions::for_tests().duplicate_names(true))
+            .await
+            .unwrap();
+        let service = service(&emulator).await;
+        let target = declared::target_of(&service);
+        // Opened, used and dropped on the runtime's threads, as an application does.
+        let store = SharedStateStore::open(&server.url(), &target).unwrap();
+        let declaration = Declaration::new().pipe(pipe("orders")).pipe(pipe("events"));
+        let lock = store.lock(&target).unwrap();
+        let recorded = store
+            .load()
+            .unwrap()
+            .unwrap_or_else(|| RecordedState::new(target.clone()));
+        let plan = declared::plan(&service, &declaration, &recorded)
+            .await
+            .unwrap();
+        let options =
+            ApplyOptions::default().wait(WaitOptions::default().timeout(Duration::from_secs(10)));
+        let report = plan.apply(&lock, &store, &options).await.unwrap();
+        assert!(report.is_complete(), "{report:?}");
+        drop(lock);
+        drop(store);
+        // Another runner, with nothing on its disk, sees what was applied: no change.
+        let elsewhere = SharedStateStore::open(&server.url(), &target).unwrap();
+        let recorded = elsewhere.load().unwrap().expect("the state in the store");
+        assert_eq!(recorded.pipes.len(), 2);
+        let plan = declared::plan(&service, &declaration, &recorded)
+            .await
+            .unwrap();
+        assert!(plan.is_empty(), "{:?}", plan.actions);
+        drop(elsewhere);
+    });
+    let text = server.raw_state();
     assert!(text.contains("orders"), "{text}");
     assert!(
         !text.contains("shared-state-password") && !text.contains("c2hhcmVkLXN0YXRlLXBhc3N3b3Jk"),
@@ -214,51 +306,34 @@ async fn an_apply_records_into_the_store_and_the_store_holds_no_secret() {
     );
 }
 
-#[test]
-fn the_stores_own_failures_name_it_without_its_password() {
-    let refused =
-        SharedStateStore::open("redis://:hunter2-secret@127.0.0.1:1/0", &target()).unwrap_err();
+fn the_stores_own_failures_name_it_without_its_password(server: &impl Server) {
+    let url = server.url();
+    let scheme = &url[..url.find("://").unwrap() + 3];
+    let unreachable = format!("{scheme}user:hunter2-secret@127.0.0.1:1/0");
+    let refused = SharedStateStore::open(&unreachable, &target()).unwrap_err();
     assert!(matches!(refused, StateError::Store { .. }), "{refused:?}");
-    let text = refused.to_string();
+    let text = format!("{refused} {refused:?}");
     assert!(text.contains("127.0.0.1:1"), "the store is named: {text}");
     assert!(!text.contains("hunter2"), "{text}");
-    assert!(!format!("{refused:?}").contains("hunter2"));
-    let Some(redis) = RedisServer::start("the_stores_own_failures_name_it") else {
-        return;
+    // A wrong password, escaped, and one written unescaped with a `/` in it, as a generated one
+    // may be: never shown.
+    let host = &url[url.rfind('@').map_or(scheme.len(), |at| at + 1)..];
+    let host = if host.contains('/') || scheme.starts_with("redis") {
+        host.to_string()
+    } else {
+        format!("{host}/postgres")
     };
-    redis.command(&["CONFIG", "SET", "requirepass", "right-password"]);
-    let wrong = redis.url.replace("redis://", "redis://:wrong%2Fpassword@");
-    let refused = SharedStateStore::open(&wrong, &target()).unwrap_err();
-    // A password written unescaped, with a `/` in it, as a generated one may be.
-    for url in [
-        "redis://:ab/cd+ef@127.0.0.1:1/0",
-        "redis://user:p@ss/w0rd@127.0.0.1:1",
+    server.require_password();
+    for wrong in [
+        format!("{scheme}postgres:wrong%2Fpassword@{host}"),
+        format!("{scheme}postgres:ab/cd+ef@{host}"),
     ] {
-        let refused = SharedStateStore::open(url, &target()).unwrap_err();
+        let refused = SharedStateStore::open(&wrong, &target()).unwrap_err();
         let text = format!("{refused} {refused:?}");
+        assert!(matches!(refused, StateError::Store { .. }), "{refused:?}");
         assert!(
-            !text.contains("cd+ef") && !text.contains("w0rd") && !text.contains("ab/"),
+            !text.contains("wrong") && !text.contains("cd+ef") && !text.contains("ab/"),
             "{text}"
         );
     }
-    let text = refused.to_string();
-    assert!(matches!(refused, StateError::Store { .. }), "{refused:?}");
-    assert!(
-        !text.contains("wrong") && !text.contains("password@"),
-        "{text}"
-    );
-}
-
-/// The keys' common part for [`target`]: found in Redis, as the store names them.
-fn key_base(redis: &RedisServer) -> String {
-    let keys = redis.command(&["KEYS", "{cloud-sdk:state:*}:fence"]);
-    let key = keys
-        .lines()
-        .find(|l| l.contains(":fence"))
-        .unwrap_or_else(|| panic!("no fence key: {keys:?}"));
-    key.trim_end_matches(":fence").to_string()
-}
-
-fn lease_key(redis: &RedisServer) -> String {
-    format!("{}:lease", key_base(redis))
 }

@@ -29,7 +29,16 @@ pub const CRATES: [(&str, &[&str]); 5] = [
             "metrics",
         ],
     ),
-    ("api-mgmt", &["redis", "metrics", "declared", "state-redis"]),
+    (
+        "api-mgmt",
+        &[
+            "redis",
+            "metrics",
+            "declared",
+            "state-redis",
+            "state-postgres",
+        ],
+    ),
     ("api-obs", &["redis", "metrics"]),
     ("api-emulator", &[]),
 ];

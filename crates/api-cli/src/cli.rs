@@ -280,7 +280,7 @@ const DECLARED_HELP: &str = "\
 DIR holds one pipe file per pipe (*.yaml, *.yml, *.json, as for `pipe create`) and optionally
 service.yaml (`state: running` or `state: stopped`); files whose names start with a dot are never
 read as pipe files. The state (DIR/.cloudctl-state.json unless --state or CLOUD_STATE names another
-file or a shared store, redis://HOST or rediss://HOST, for applies from many hosts) records each
+file or a shared store, redis://HOST or postgres://HOST/DB, for applies from many hosts) records each
 pipe's id, its declaration and the form the server answered it in (secrets only as salted
 fingerprints), and every create whose outcome is unknown: such a pending create blocks its name
 (exit 7) until `cloudctl state resolve`. A change in a file is measured against the recorded
@@ -297,7 +297,7 @@ pub(crate) struct DirArgs {
     /// The directory of pipe files
     #[arg(short = 'f', long = "files", value_name = "DIR")]
     pub dir: PathBuf,
-    /// The state: a file, or a shared store's URL (redis://, rediss://) for applies from many hosts;
+    /// The state: a file, or a shared store's URL (redis://, rediss://, postgres://) for applies from many hosts;
     /// CLOUD_STATE when not given (a URL with a password belongs there) [default: DIR/.cloudctl-state.json]
     #[arg(long, value_name = "FILE|URL")]
     pub state: Option<String>,

@@ -162,7 +162,7 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
     store
         .save(&lock, &recorded)
         .map_err(|e| Failure::state(&e))?;
-    let dir = args.dir.dir.display().to_string();
+    let at = location_flags(&args.dir);
     let paths: Vec<&str> = differences.iter().map(|c| c.path.as_str()).collect();
     session.out.show(
         &json!({"name": args.name, "id": args.id, "differences": differences}),
@@ -173,7 +173,7 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
                     " The file says what the server does not answer at {}: the pipe differs, or the \
                      server writes the same value its own way. The state records the pipe as it is; \
                      if it should follow the file, `cloudctl pipe delete {} --wait`, then \
-                     `cloudctl apply -f {dir}` creates it again from the file.",
+                     `cloudctl apply {at}` creates it again from the file.",
                     paths.join(", "),
                     args.id
                 ));
@@ -277,6 +277,29 @@ fn read(args: &DirArgs, session: &Session<'_>) -> Result<Declared, Failure> {
         }
     }
     Ok(declared)
+}
+
+/// The options of a command in a hint that reaches the same files and state as `args`: `-f DIR`,
+/// and `--state` when it was given (from `CLOUD_STATE`, the next command finds it there too). A
+/// store URL's password is redacted in cloudctl's output like every secret it knows.
+fn location_flags(args: &DirArgs) -> String {
+    let mut flags = format!("-f {}", shell_word(&args.dir.display().to_string()));
+    if let Some(state) = args.state.as_deref().filter(|s| !s.trim().is_empty()) {
+        flags.push_str(" --state ");
+        flags.push_str(&shell_word(state));
+    }
+    flags
+}
+
+/// `word` as one word of a POSIX shell: as it is when it holds no character the shell reads,
+/// else in single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./:=,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// Where `args` keeps the state: `--state`, else `CLOUD_STATE`, else the directory's state file.
@@ -481,7 +504,6 @@ fn confirmed() -> Result<bool, Failure> {
 /// Exit 7: a pending create blocks a name, with the commands that resolve it.
 fn pending_failure(plan: &Plan, args: &DirArgs) -> Failure {
     let names: Vec<&str> = plan.pending().map(|a| a.name.as_str()).collect();
-    let dir = args.dir.display();
     let first = names.first().copied().unwrap_or("NAME");
     let mut failure = Failure::other(
         "PENDING_CREATE",
@@ -491,12 +513,18 @@ fn pending_failure(plan: &Plan, args: &DirArgs) -> Failure {
             if names.len() == 1 { "it" } else { "them" }
         ),
     )
-    .with_hint(format!(
-        "find the pipe in the console, then `cloudctl state resolve -f {dir} {first} --id PIPE_ID`; if it was not made, `cloudctl state resolve -f {dir} {first} --absent`"
-    ));
+    .with_hint(resolve_hint(args, first));
     failure.exit = Exit::OutcomeUnknown;
     failure.outcome_unknown = true;
     failure
+}
+
+/// The two commands that resolve `name`'s pending create, on the files and state of `args`.
+fn resolve_hint(args: &DirArgs, name: &str) -> String {
+    let at = location_flags(args);
+    format!(
+        "find the pipe in the console, then `cloudctl state resolve {at} {name} --id PIPE_ID`; if it was not made, `cloudctl state resolve {at} {name} --absent`"
+    )
 }
 
 /// Exit 9: a recorded pipe's answer cannot be read; the others were planned.
@@ -517,8 +545,8 @@ fn unreadable_failure(plan: &Plan, args: &DirArgs) -> Failure {
         ),
     )
     .with_hint(format!(
-        "`cloudctl pipe get ID -o json` shows what the server sends; `cloudctl state forget -f {} NAME` stops managing a pipe",
-        args.dir.display()
+        "`cloudctl pipe get ID -o json` shows what the server sends; `cloudctl state forget {} NAME` stops managing a pipe",
+        location_flags(args)
     ));
     failure.exit = Exit::Unreadable;
     failure
@@ -529,8 +557,8 @@ fn unrecorded_failure(error: &StateError, args: &DirArgs) -> Failure {
     let mut failure = Failure::state(error);
     if let StateError::CreatedNotRecorded { name, id, .. } = error {
         failure.hint = Some(format!(
-            "record it: `cloudctl state resolve -f {} {name} --id {id}`",
-            args.dir.display()
+            "record it: `cloudctl state resolve {} {name} --id {id}`",
+            location_flags(args)
         ));
     }
     failure
@@ -547,7 +575,8 @@ fn incomplete(report: &declared::ApplyReport, args: &DirArgs) -> Failure {
     let unknown = report
         .actions
         .iter()
-        .any(|a| matches!(a.outcome, Outcome::OutcomeUnknown(_) | Outcome::Blocked));
+        .find(|a| matches!(a.outcome, Outcome::OutcomeUnknown(_) | Outcome::Blocked))
+        .map(|a| a.name.as_str());
     let first_error = report
         .actions
         .iter()
@@ -562,25 +591,24 @@ fn incomplete(report: &declared::ApplyReport, args: &DirArgs) -> Failure {
         report.actions.len(),
         unfinished.join(", ")
     );
-    let dir = args.dir.display();
+    let at = location_flags(args);
     let mut failure = match (unknown, first_error) {
-        (true, _) => {
-            let mut failure = Failure::other("PENDING_CREATE", message).with_hint(format!(
-                "a create has no known outcome: find the pipe in the console, then `cloudctl state resolve -f {dir} NAME --id PIPE_ID` (or `--absent`)"
-            ));
+        (Some(name), _) => {
+            let mut failure =
+                Failure::other("PENDING_CREATE", message).with_hint(resolve_hint(args, name));
             failure.exit = Exit::OutcomeUnknown;
             failure.outcome_unknown = true;
             failure
         }
-        (false, Some(error)) => {
+        (None, Some(error)) => {
             let mut failure = Failure::sdk(error, &Context::api(Api::Management));
             failure.message = format!("{message}; first error: {}", failure.message);
             failure
         }
-        (false, None) => Failure::other("APPLY_INCOMPLETE", message),
+        (None, None) => Failure::other("APPLY_INCOMPLETE", message),
     };
     if failure.hint.is_none() {
-        failure.hint = Some(format!("`cloudctl plan -f {dir}` shows what is left to do"));
+        failure.hint = Some(format!("`cloudctl plan {at}` shows what is left to do"));
     }
     failure
 }
@@ -593,4 +621,22 @@ fn not_in_state(name: &str) -> Failure {
     .with_hint("`cloudctl state list` shows what it has");
     failure.exit = Exit::NotFound;
     failure
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_word;
+
+    #[test]
+    fn a_word_is_quoted_only_where_the_shell_would_read_it() {
+        assert_eq!(shell_word("pipes/prod"), "pipes/prod");
+        assert_eq!(
+            shell_word("redis://:[REDACTED]@host:6379/0"),
+            "'redis://:[REDACTED]@host:6379/0'"
+        );
+        assert_eq!(shell_word("my pipes"), "'my pipes'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+        assert_eq!(shell_word(""), "''");
+    }
 }

@@ -1090,3 +1090,36 @@ fn a_service_that_cannot_be_read_is_never_a_change_and_apply_still_brings_it_to_
         again.stdout
     );
 }
+
+#[test]
+fn the_resolve_hint_names_the_state_it_was_given_and_runs_as_shown() {
+    let cloud = Cloud::start();
+    let dir = directory(&cloud, "pipes", &[("orders.yaml", KAFKA_PIPE)]);
+    let elsewhere = cloud.home().join("elsewhere.json");
+    let elsewhere = elsewhere.to_str().unwrap();
+    let with_state = |verb: &[&str]| {
+        let mut args = verb.to_vec();
+        args.extend(["-f", &dir, "--state", elsewhere, "-o", "json"]);
+        cloud.cloudctl(&args)
+    };
+    cloud.inject(FaultRule::operation(OperationId::CreatePipe).then(Fault::hangup()));
+    let failed = with_state(&["apply", "--yes"]).expect(7);
+    let hint = stderr_error(&failed)["hint"].as_str().unwrap().to_string();
+    assert!(
+        hint.contains(&format!("--state {elsewhere}")),
+        "the hint names the state: {hint}"
+    );
+    assert!(
+        !Path::new(&dir).join(".cloudctl-state.json").exists(),
+        "the directory's own state was never written"
+    );
+    // The hint's `--absent` command, run as shown, resolves the pending create in that state.
+    let absent = hint
+        .split('`')
+        .find(|part| part.ends_with("--absent"))
+        .unwrap_or_else(|| panic!("a command that ends with --absent: {hint}"));
+    let words: Vec<&str> = absent.split_whitespace().skip(1).collect();
+    cloud.cloudctl(&words).expect(0);
+    with_state(&["apply", "--yes"]).expect(0);
+    assert_eq!(names_on_server(&cloud), ["orders"]);
+}

@@ -23,6 +23,8 @@ use support::Cloud;
 #[path = "../e2e/support.rs"]
 mod support;
 
+#[path = "../../../../tests/tests/support/postgres_server.rs"]
+mod postgres_server;
 #[path = "../../../../tests/tests/support/redis_server.rs"]
 mod redis_server;
 #[path = "../../../../tests/tests/support/served.rs"]

@@ -43,7 +43,7 @@ mod export;
 mod fingerprint;
 mod plan;
 mod recorded;
-#[cfg(feature = "state-redis")]
+#[cfg(any(feature = "state-redis", feature = "state-postgres"))]
 mod shared;
 mod store;
 
@@ -62,8 +62,11 @@ pub use plan::{
 pub use recorded::{
     CLOCK_SKEW, PendingCreate, RecordedPipe, RecordedState, STATE_VERSION, StateTarget,
 };
-#[cfg(feature = "state-redis")]
-#[cfg_attr(docsrs, doc(cfg(feature = "state-redis")))]
+#[cfg(any(feature = "state-redis", feature = "state-postgres"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "state-redis", feature = "state-postgres")))
+)]
 pub use shared::{DEFAULT_LEASE_TTL, SharedStateStore, is_store_url, store_url_password};
 pub use store::{FileStateStore, LeaseHolder, StateError, StateLock, StateStore};
 

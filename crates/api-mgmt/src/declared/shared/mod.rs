@@ -1,8 +1,11 @@
 //! A recorded state shared by many hosts: [`SharedStateStore`], on Redis / Valkey (the
-//! `state-redis` feature). A lease per service, renewed while its holder works, and fencing: every
-//! write is a compare-and-swap on the lease's number, so a holder paused past its lease writes
-//! nothing.
+//! `state-redis` feature) or PostgreSQL (`state-postgres`). A lease per service, renewed while its
+//! holder works, and fencing: every write is a compare-and-swap on the lease's number, so a holder
+//! paused past its lease writes nothing.
 
+#[cfg(feature = "state-postgres")]
+mod postgres;
+#[cfg(feature = "state-redis")]
 mod redis;
 
 use std::sync::Arc;
@@ -64,7 +67,7 @@ pub(crate) trait Engine: Send + Sync + 'static {
 
 /// A recorded state kept in a shared store, one per service, for applies that run on many hosts
 /// (CI runners with fresh disks): `redis://` or `rediss://` (Redis, Valkey; the `state-redis`
-/// feature).
+/// feature), `postgres://` (PostgreSQL, a table of its own; the `state-postgres` feature).
 ///
 /// - **A lease per service** (API URL, organization, service): [`lock`](StateStore::lock) takes it
 ///   without waiting, a thread of its own renews it every third of its TTL while the
@@ -72,7 +75,8 @@ pub(crate) trait Engine: Send + Sync + 'static {
 ///   its TTL has passed ([`DEFAULT_LEASE_TTL`]) with no manual step;
 ///   [`force_unlock`](Self::force_unlock) ends a lease at once.
 /// - **Fencing:** each lease carries a number that only grows, and every [`save`](StateStore::save)
-///   is a compare-and-swap on it, in one atomic step on the server. A holder paused past its lease
+///   is a compare-and-swap on it, in one atomic step on the server (a Lua script; an
+///   `UPDATE ... WHERE fence = $n`). A holder paused past its lease
 ///   (SIGSTOP, a long pause, a partition) whose lease another took writes nothing: its next save
 ///   fails with [`StateError::Fenced`], the state as the new holder left it.
 /// - **Intents** are part of the recorded state, so a create whose outcome is unknown on one
@@ -114,15 +118,34 @@ impl std::fmt::Debug for SharedStateStore {
     }
 }
 
-/// Whether `text` names a shared store (a URL of a scheme [`SharedStateStore::open`] knows), rather
+/// The engines a store URL can name.
+enum Scheme {
+    Redis,
+    Postgres,
+}
+
+fn scheme(url: &str) -> Option<Scheme> {
+    let starts = |scheme: &str| {
+        url.get(..scheme.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    };
+    if ["redis://", "rediss://", "valkey://", "valkeys://"]
+        .iter()
+        .any(|s| starts(s))
+    {
+        Some(Scheme::Redis)
+    } else if ["postgres://", "postgresql://"].iter().any(|s| starts(s)) {
+        Some(Scheme::Postgres)
+    } else {
+        None
+    }
+}
+
+/// Whether `text` names a shared store (a URL of a scheme [`SharedStateStore::open`] knows:
+/// `redis://`, `rediss://`, `valkey://`, `valkeys://`, `postgres://`, `postgresql://`), rather
 /// than a file.
 pub fn is_store_url(text: &str) -> bool {
-    ["redis://", "rediss://", "valkey://", "valkeys://"]
-        .iter()
-        .any(|scheme| {
-            text.get(..scheme.len())
-                .is_some_and(|s| s.eq_ignore_ascii_case(scheme))
-        })
+    scheme(text).is_some()
 }
 
 impl SharedStateStore {
@@ -131,20 +154,48 @@ impl SharedStateStore {
     pub fn open(url: &str, target: &StateTarget) -> Result<Self, StateError> {
         let url = Secret::new(url.to_string());
         let store = describe(url.expose());
+        let failed = |message: String| StateError::Store {
+            store: store.clone(),
+            message,
+        };
         let key = target.digest();
-        if is_store_url(url.expose()) {
-            let engine =
-                redis::RedisEngine::connect(&url, &key).map_err(|message| StateError::Store {
-                    store: store.clone(),
-                    message,
-                })?;
-            return Ok(Self::with_engine(Arc::new(engine), store, target));
-        }
-        Err(StateError::Store {
-            store,
-            message: "not a state store URL: redis://, rediss://, valkey:// or valkeys:// expected"
-                .into(),
-        })
+        let engine: Arc<dyn Engine> = match scheme(url.expose()) {
+            Some(Scheme::Redis) => {
+                #[cfg(feature = "state-redis")]
+                {
+                    Arc::new(redis::RedisEngine::connect(&url, &key).map_err(failed)?)
+                }
+                #[cfg(not(feature = "state-redis"))]
+                {
+                    return Err(failed(
+                        "this build has no Redis state store (api-mgmt's `state-redis` feature)"
+                            .into(),
+                    ));
+                }
+            }
+            Some(Scheme::Postgres) => {
+                #[cfg(feature = "state-postgres")]
+                {
+                    Arc::new(postgres::PostgresEngine::connect(&url, &key).map_err(failed)?)
+                }
+                #[cfg(not(feature = "state-postgres"))]
+                {
+                    return Err(failed(
+                        "this build has no PostgreSQL state store (api-mgmt's `state-postgres` \
+                         feature)"
+                            .into(),
+                    ));
+                }
+            }
+            None => {
+                return Err(failed(
+                    "not a state store URL: redis://, rediss://, valkey://, valkeys://, \
+                     postgres:// or postgresql:// expected"
+                        .into(),
+                ));
+            }
+        };
+        Ok(Self::with_engine(engine, store, target))
     }
 
     pub(crate) fn with_engine(
@@ -310,6 +361,42 @@ pub(crate) fn password(url: &str) -> Option<&str> {
     let info = userinfo(url)?;
     let (_, password) = info.split_once(':')?;
     (!password.is_empty()).then_some(password)
+}
+
+/// `text` with the URL, its password (as written and unescaped) and any other secret redacted.
+pub(crate) fn redacted(url: &Secret, text: &str) -> String {
+    let mut redactor = Redactor::new().secret(url.expose());
+    if let Some(password) = password(url.expose()) {
+        redactor = redactor.secret(password);
+        let unescaped = percent_decoded(password);
+        if unescaped != password {
+            redactor = redactor.secret(&unescaped);
+        }
+    }
+    redactor.text(text).into_owned()
+}
+
+/// `text` with its `%XX` escapes decoded (an invalid one kept as written).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(high), Some(low)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push(u8::try_from(high * 16 + low).unwrap_or(b'%'));
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The process id and the host's name.

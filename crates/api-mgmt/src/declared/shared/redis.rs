@@ -1,7 +1,10 @@
-//! The Redis / Valkey engine of [`SharedStateStore`](super::SharedStateStore): three keys per
+//! The Redis / Valkey engine of [`SharedStateStore`](super::SharedStateStore): four keys per
 //! service, in one hash slot (so a cluster runs each script on one node), each step one Lua script.
 //!
-//! - `{cloud-sdk:state:<digest>}:fence`: the fencing number, only ever incremented, never expiring;
+//! - `{cloud-sdk:state:<digest>}:fence`: a hash of the fencing number (`n`, only ever incremented)
+//!   and the keys' epoch (`epoch`, random, set when the keys are first made): were the keys lost
+//!   (an eviction, a restart without persistence), the numbers would start again under another
+//!   epoch, and a holder of an old lease still could not write;
 //! - `…:lease`: a hash (`fence`, `holder`, `since`) that expires with the lease's TTL;
 //! - `…:state` and `…:probe`: the recorded state's JSON, and the self-check's slot.
 
@@ -9,9 +12,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use api_core::Secret;
-use api_core::redact::Redactor;
 
-use super::{Engine, LeaseHolder, Slot, Taken};
+use super::{Engine, LeaseHolder, Slot, Taken, redacted};
 
 /// How long connecting may take (TCP, TLS, authentication).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -19,36 +21,45 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one script may take on an open connection.
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Takes the lease when none is live. `KEYS`: fence, lease. `ARGV`: holder, TTL in ms.
-/// Returns `{fence, holder, since, pttl}`, `fence` 0 when another holds it.
+/// Whether `ARGV[1]` (number) and `ARGV[2]` (epoch) are the latest lease's: the common head of the
+/// scripts that need it. `KEYS[1]`: fence.
+const IS_LATEST: &str = r"
+local latest = redis.call('HMGET', KEYS[1], 'n', 'epoch')
+local is_latest = tonumber(latest[1] or '0') == tonumber(ARGV[1]) and latest[2] == ARGV[2]
+";
+
+/// Takes the lease when none is live. `KEYS`: fence, lease. `ARGV`: holder, TTL in ms, a fresh
+/// epoch (used when the keys are new). Returns `{fence, epoch, holder, since, pttl}`, `fence` 0
+/// when another holds it.
 const ACQUIRE: &str = r"
 if redis.call('EXISTS', KEYS[2]) == 1 then
   local h = redis.call('HMGET', KEYS[2], 'holder', 'since')
-  return {0, h[1] or '', tonumber(h[2]) or 0, redis.call('PTTL', KEYS[2])}
+  return {0, '', h[1] or '', tonumber(h[2]) or 0, redis.call('PTTL', KEYS[2])}
 end
-local fence = redis.call('INCR', KEYS[1])
+redis.call('HSETNX', KEYS[1], 'epoch', ARGV[3])
+local fence = redis.call('HINCRBY', KEYS[1], 'n', 1)
+local epoch = redis.call('HGET', KEYS[1], 'epoch')
 local since = tonumber(redis.call('TIME')[1])
 redis.call('HSET', KEYS[2], 'fence', fence, 'holder', ARGV[1], 'since', since)
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
-return {fence, ARGV[1], since, tonumber(ARGV[2])}
+return {fence, epoch, ARGV[1], since, tonumber(ARGV[2])}
 ";
 
-/// Extends the lease when `fence` is still the latest (taking it again if it lapsed untaken).
-/// `KEYS`: fence, lease. `ARGV`: fence, holder, TTL in ms. Returns 1, or 0 when another took it.
+/// Extends the lease when it is still the latest (taking it again if it lapsed untaken).
+/// `KEYS`: fence, lease. `ARGV`: fence, epoch, holder, TTL in ms. Returns 1, or 0 when another
+/// took it.
 const RENEW: &str = r"
-if tonumber(redis.call('GET', KEYS[1]) or '0') ~= tonumber(ARGV[1]) then return 0 end
+if not is_latest then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('HSET', KEYS[2], 'fence', ARGV[1], 'holder', ARGV[2], 'since', tonumber(redis.call('TIME')[1]))
+  redis.call('HSET', KEYS[2], 'fence', ARGV[1], 'holder', ARGV[3], 'since', tonumber(redis.call('TIME')[1]))
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[4])
 return 1
 ";
 
-/// Ends the lease when `fence` is still the latest. `KEYS`: fence, lease. `ARGV`: fence.
+/// Ends the lease when it is still the latest. `KEYS`: fence, lease. `ARGV`: fence, epoch.
 const RELEASE: &str = r"
-if tonumber(redis.call('GET', KEYS[1]) or '0') == tonumber(ARGV[1]) then
-  redis.call('DEL', KEYS[2])
-end
+if is_latest then redis.call('DEL', KEYS[2]) end
 return 1
 ";
 
@@ -59,15 +70,15 @@ local held = redis.call('EXISTS', KEYS[2])
 local h = redis.call('HMGET', KEYS[2], 'holder', 'since')
 local pttl = redis.call('PTTL', KEYS[2])
 redis.call('DEL', KEYS[2])
-redis.call('INCR', KEYS[1])
+redis.call('HINCRBY', KEYS[1], 'n', 1)
 return {held, h[1] or '', tonumber(h[2]) or 0, pttl}
 ";
 
-/// Writes a slot when `fence` is the latest. `KEYS`: fence, slot. `ARGV`: fence, text.
+/// Writes a slot when the lease is the latest. `KEYS`: fence, slot. `ARGV`: fence, epoch, text.
 /// Returns 1, or 0 (nothing written) when a later lease exists.
 const WRITE: &str = r"
-if tonumber(redis.call('GET', KEYS[1]) or '0') ~= tonumber(ARGV[1]) then return 0 end
-redis.call('SET', KEYS[2], ARGV[2])
+if not is_latest then return 0 end
+redis.call('SET', KEYS[2], ARGV[3])
 return 1
 ";
 
@@ -79,6 +90,8 @@ pub(crate) struct RedisEngine {
     lease: String,
     state: String,
     probe: String,
+    /// The keys' epoch, as the last lease taken here found it.
+    epoch: Mutex<String>,
     connection: Mutex<Option<redis::Connection>>,
     /// The renewals' own connection: a slow save never holds a renewal back.
     renewal: Mutex<Option<redis::Connection>>,
@@ -101,6 +114,7 @@ impl RedisEngine {
             lease: format!("{base}:lease"),
             state: format!("{base}:state"),
             probe: format!("{base}:probe"),
+            epoch: Mutex::new(String::new()),
             connection: Mutex::new(None),
             renewal: Mutex::new(None),
         };
@@ -141,7 +155,11 @@ impl RedisEngine {
         args: &[&str],
     ) -> Result<T, String> {
         let once = script == ACQUIRE || script == FORCE_RELEASE;
-        let script = redis::Script::new(script);
+        let script = if [RENEW, RELEASE, WRITE].contains(&script) {
+            redis::Script::new(&format!("{IS_LATEST}{script}"))
+        } else {
+            redis::Script::new(script)
+        };
         let mut invocation = script.prepare_invoke();
         for key in keys {
             invocation.key(*key);
@@ -193,14 +211,26 @@ fn holder(holder: String, since: i64, pttl: i64) -> LeaseHolder {
     }
 }
 
+impl RedisEngine {
+    /// The epoch of the keys as the last lease taken here found it.
+    fn epoch(&self) -> String {
+        self.epoch.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
 impl Engine for RedisEngine {
     fn acquire(&self, holder_text: &str, ttl: Duration) -> Result<Taken, String> {
         let ms = ttl.as_millis().max(1).to_string();
-        let (fence, who, since, pttl): (u64, String, i64, i64) =
-            self.run(ACQUIRE, &[&self.fence, &self.lease], &[holder_text, &ms])?;
+        let fresh = uuid::Uuid::new_v4().to_string();
+        let (fence, epoch, who, since, pttl): (u64, String, String, i64, i64) = self.run(
+            ACQUIRE,
+            &[&self.fence, &self.lease],
+            &[holder_text, &ms, &fresh],
+        )?;
         Ok(if fence == 0 {
             Taken::Held(holder(who, since, pttl))
         } else {
+            *self.epoch.lock().unwrap_or_else(|p| p.into_inner()) = epoch;
             Taken::Lease(fence)
         })
     }
@@ -211,13 +241,17 @@ impl Engine for RedisEngine {
             &self.renewal,
             RENEW,
             &[&self.fence, &self.lease],
-            &[&fence.to_string(), holder_text, &ms],
+            &[&fence.to_string(), &self.epoch(), holder_text, &ms],
         )?;
         Ok(renewed == 1)
     }
 
     fn release(&self, fence: u64) -> Result<(), String> {
-        let _: i64 = self.run(RELEASE, &[&self.fence, &self.lease], &[&fence.to_string()])?;
+        let _: i64 = self.run(
+            RELEASE,
+            &[&self.fence, &self.lease],
+            &[&fence.to_string(), &self.epoch()],
+        )?;
         Ok(())
     }
 
@@ -246,46 +280,10 @@ return {1, h[1] or '', tonumber(h[2]) or 0, redis.call('PTTL', KEYS[1])}
         let written: i64 = self.run(
             WRITE,
             &[&self.fence, self.slot(slot)],
-            &[&fence.to_string(), text],
+            &[&fence.to_string(), &self.epoch(), text],
         )?;
         Ok(written == 1)
     }
-}
-
-/// `text` with the URL, its password (as written and unescaped) and any other secret redacted.
-fn redacted(url: &Secret, text: &str) -> String {
-    let mut redactor = Redactor::new().secret(url.expose());
-    if let Some(password) = super::password(url.expose()) {
-        redactor = redactor.secret(password);
-        let unescaped = percent_decoded(password);
-        if unescaped != password {
-            redactor = redactor.secret(&unescaped);
-        }
-    }
-    redactor.text(text).into_owned()
-}
-
-/// `text` with its `%XX` escapes decoded (an invalid one kept as written).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(high), Some(low)) = (
-                bytes.get(i + 1).copied().and_then(hex),
-                bytes.get(i + 2).copied().and_then(hex),
-            )
-        {
-            out.push(u8::try_from(high * 16 + low).unwrap_or(b'%'));
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `rediss://` goes through rustls, which takes the process's crypto provider: the one installed

@@ -1,0 +1,359 @@
+//! The PostgreSQL engine of [`SharedStateStore`](super::SharedStateStore): one row per service in
+//! a table of its own, each step one SQL statement (atomic on its own, in autocommit), with no
+//! session state (no advisory lock, no named prepared statement, no `SET`), so it works behind a
+//! transaction pooler (PgBouncer, RDS Proxy) as well as directly.
+//!
+//! The table, created on first use (`CREATE TABLE IF NOT EXISTS`):
+//!
+//! ```sql
+//! CREATE TABLE cloud_sdk_state (
+//!     key        text PRIMARY KEY,      -- the service's digest (API URL, organization, service)
+//!     fence      bigint NOT NULL,       -- the fencing number: only ever incremented
+//!     holder     text,                  -- who holds the lease
+//!     since      bigint,                -- when it was taken (Unix seconds, the server's clock)
+//!     expires_at timestamptz,           -- when it lapses unless renewed (NULL: not held)
+//!     state      text,                  -- the recorded state's JSON
+//!     probe      text                   -- the self-check's slot
+//! );
+//! ```
+//!
+//! The `postgres` client runs a runtime of its own, which must not run (or be dropped) on a thread
+//! of an async runtime: every call, and every drop of a connection, happens on a short-lived
+//! thread of its own.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use api_core::Secret;
+use postgres::types::{ToSql, Type};
+
+use super::{Engine, LeaseHolder, Slot, Taken, redacted};
+
+/// How long connecting may take (TCP, TLS, authentication).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long sent data may stay unacknowledged before the connection is given up (a server gone
+/// mid-statement).
+const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
+
+const CREATE: &str = "CREATE TABLE IF NOT EXISTS cloud_sdk_state (
+    key text PRIMARY KEY,
+    fence bigint NOT NULL,
+    holder text,
+    since bigint,
+    expires_at timestamptz,
+    state text,
+    probe text
+)";
+
+/// Takes the lease when no live lease exists (the row made on first use): the new fencing number.
+/// `$1` key, `$2` holder, `$3` TTL in ms. No row: another holds it.
+const ACQUIRE: &str = "INSERT INTO cloud_sdk_state AS s (key, fence, holder, since, expires_at)
+VALUES ($1, 1, $2, extract(epoch FROM now())::bigint,
+        now() + make_interval(secs => $3::double precision / 1000))
+ON CONFLICT (key) DO UPDATE
+  SET fence = s.fence + 1, holder = EXCLUDED.holder, since = EXCLUDED.since,
+      expires_at = EXCLUDED.expires_at
+  WHERE s.expires_at IS NULL OR s.expires_at <= now()
+RETURNING fence";
+
+/// The live lease. `$1` key.
+const HOLDER: &str = "SELECT holder, since,
+       (extract(epoch FROM (expires_at - now())) * 1000)::bigint
+FROM cloud_sdk_state WHERE key = $1 AND expires_at > now()";
+
+/// Extends the lease when `$2` is still the latest number (taking it again when it lapsed
+/// untaken). `$1` key, `$2` fence, `$3` holder, `$4` TTL in ms.
+const RENEW: &str = "UPDATE cloud_sdk_state SET
+  holder = CASE WHEN expires_at IS NULL OR expires_at <= now() THEN $3 ELSE holder END,
+  since = CASE WHEN expires_at IS NULL OR expires_at <= now()
+               THEN extract(epoch FROM now())::bigint ELSE since END,
+  expires_at = now() + make_interval(secs => $4::double precision / 1000)
+WHERE key = $1 AND fence = $2
+RETURNING 1";
+
+/// Ends the lease when `$2` is still the latest number. `$1` key.
+const RELEASE: &str = "UPDATE cloud_sdk_state SET holder = NULL, since = NULL, expires_at = NULL
+WHERE key = $1 AND fence = $2 RETURNING 1";
+
+/// Ends the lease whoever holds it, and moves the number on. `$1` key.
+const FORCE_RELEASE: &str = "UPDATE cloud_sdk_state s
+SET fence = s.fence + 1, holder = NULL, since = NULL, expires_at = NULL
+FROM (SELECT key, holder, since, expires_at FROM cloud_sdk_state WHERE key = $1 FOR UPDATE) old
+WHERE s.key = old.key
+RETURNING old.holder, old.since, coalesce(old.expires_at > now(), false),
+          coalesce((extract(epoch FROM (old.expires_at - now())) * 1000)::bigint, 0)";
+
+const READ_STATE: &str = "SELECT state FROM cloud_sdk_state WHERE key = $1";
+const READ_PROBE: &str = "SELECT probe FROM cloud_sdk_state WHERE key = $1";
+
+/// Writes when `$2` is the latest number. `$1` key, `$3` text.
+const WRITE_STATE: &str =
+    "UPDATE cloud_sdk_state SET state = $3 WHERE key = $1 AND fence = $2 RETURNING 1";
+const WRITE_PROBE: &str =
+    "UPDATE cloud_sdk_state SET probe = $3 WHERE key = $1 AND fence = $2 RETURNING 1";
+
+type Connection = Option<postgres::Client>;
+
+/// One service's row in one PostgreSQL; a connection kept open (and one for the renewals),
+/// opened again after a failure.
+pub(crate) struct PostgresEngine {
+    config: postgres::Config,
+    url: Secret,
+    key: String,
+    connection: Mutex<Connection>,
+    renewal: Mutex<Connection>,
+}
+
+impl PostgresEngine {
+    /// Opens the connection and makes the table (when it is not there yet), so that a wrong URL,
+    /// password or host fails at once.
+    pub(crate) fn connect(url: &Secret, key: &str) -> Result<Self, String> {
+        let mut config: postgres::Config = url
+            .expose()
+            .parse()
+            .map_err(|e| redacted(url, &format!("not a usable PostgreSQL URL: {e}")))?;
+        config
+            .connect_timeout(CONNECT_TIMEOUT)
+            .tcp_user_timeout(TCP_USER_TIMEOUT)
+            .keepalives(true)
+            .application_name("cloud-sdk declared state");
+        let engine = Self {
+            config,
+            url: url.clone(),
+            key: key.to_string(),
+            connection: Mutex::new(None),
+            renewal: Mutex::new(None),
+        };
+        engine.run(&engine.connection, |client| {
+            match client.batch_execute(CREATE) {
+                Ok(()) => Ok(()),
+                // Two first uses at once: the other one made it.
+                Err(e)
+                    if e.code().is_some_and(|c| {
+                        *c == postgres::error::SqlState::UNIQUE_VIOLATION
+                            || *c == postgres::error::SqlState::DUPLICATE_TABLE
+                    }) =>
+                {
+                    Ok(())
+                }
+                Err(e) => Err(e),
+            }
+        })?;
+        Ok(engine)
+    }
+
+    /// Runs `step` with the connection of `slot` (opened when there is none), on a thread of its
+    /// own; a failed connection is dropped there, and opened again by the next step.
+    fn run<T: Send>(
+        &self,
+        slot: &Mutex<Connection>,
+        step: impl FnOnce(&mut postgres::Client) -> Result<T, postgres::Error> + Send,
+    ) -> Result<T, String> {
+        let mut connection = slot.lock().unwrap_or_else(|p| p.into_inner());
+        let connection = &mut *connection;
+        let outcome = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    if connection.is_none() {
+                        *connection = Some(self.open()?);
+                    }
+                    let Some(client) = connection.as_mut() else {
+                        return Err("no connection".to_string());
+                    };
+                    let result = step(client);
+                    if result.is_err() && client.is_closed() {
+                        *connection = None;
+                    }
+                    result.map_err(|e| describe_error(&e))
+                })
+                .join()
+        });
+        outcome
+            .unwrap_or_else(|_| Err("the PostgreSQL client panicked".into()))
+            .map_err(|e| redacted(&self.url, &e))
+    }
+
+    fn open(&self) -> Result<postgres::Client, String> {
+        let tls = tls()?;
+        self.config
+            .connect(tls)
+            .map_err(|e| format!("cannot connect: {}", describe_error(&e)))
+    }
+
+    fn rows(
+        &self,
+        slot: &Mutex<Connection>,
+        sql: &'static str,
+        params: &[(&(dyn ToSql + Sync), Type)],
+    ) -> Result<Vec<postgres::Row>, String> {
+        self.run(slot, |client| client.query_typed(sql, params))
+    }
+}
+
+impl Drop for PostgresEngine {
+    fn drop(&mut self) {
+        // A client holds a runtime, which must not be dropped on an async runtime's thread.
+        let connections = [
+            self.connection
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner())
+                .take(),
+            self.renewal
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner())
+                .take(),
+        ];
+        std::thread::scope(|scope| {
+            scope.spawn(move || drop(connections));
+        });
+    }
+}
+
+/// The number as PostgreSQL's `bigint`.
+fn signed(fence: u64) -> i64 {
+    i64::try_from(fence).unwrap_or(i64::MAX)
+}
+
+fn millis(ttl: Duration) -> i64 {
+    i64::try_from(ttl.as_millis()).unwrap_or(i64::MAX).max(1)
+}
+
+fn holder_of(holder: Option<String>, since: Option<i64>, left_ms: Option<i64>) -> LeaseHolder {
+    LeaseHolder {
+        holder: holder.unwrap_or_default(),
+        since: since.unwrap_or(0),
+        expires_in: Duration::from_millis(u64::try_from(left_ms.unwrap_or(0)).unwrap_or(0)),
+    }
+}
+
+impl Engine for PostgresEngine {
+    fn acquire(&self, holder: &str, ttl: Duration) -> Result<Taken, String> {
+        let ttl = millis(ttl);
+        // A lease that lapses between the two statements is taken on the next turn.
+        for _ in 0..3 {
+            let rows = self.rows(
+                &self.connection,
+                ACQUIRE,
+                &[
+                    (&self.key, Type::TEXT),
+                    (&holder, Type::TEXT),
+                    (&ttl, Type::INT8),
+                ],
+            )?;
+            if let Some(row) = rows.first() {
+                let fence: i64 = row.try_get(0).map_err(|e| e.to_string())?;
+                return Ok(Taken::Lease(u64::try_from(fence).unwrap_or(0)));
+            }
+            if let Some(held) = self.holder()? {
+                return Ok(Taken::Held(held));
+            }
+        }
+        Err("the lease changed hands three times while it was asked for".into())
+    }
+
+    fn renew(&self, fence: u64, holder: &str, ttl: Duration) -> Result<bool, String> {
+        let (fence, ttl) = (signed(fence), millis(ttl));
+        let rows = self.rows(
+            &self.renewal,
+            RENEW,
+            &[
+                (&self.key, Type::TEXT),
+                (&fence, Type::INT8),
+                (&holder, Type::TEXT),
+                (&ttl, Type::INT8),
+            ],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
+    fn release(&self, fence: u64) -> Result<(), String> {
+        let fence = signed(fence);
+        self.rows(
+            &self.connection,
+            RELEASE,
+            &[(&self.key, Type::TEXT), (&fence, Type::INT8)],
+        )?;
+        Ok(())
+    }
+
+    fn force_release(&self) -> Result<Option<LeaseHolder>, String> {
+        let rows = self.rows(&self.connection, FORCE_RELEASE, &[(&self.key, Type::TEXT)])?;
+        let Some(row) = rows.first() else {
+            return Ok(None);
+        };
+        let held: bool = row.try_get(2).map_err(|e| e.to_string())?;
+        Ok(held.then(|| {
+            holder_of(
+                row.try_get(0).ok().flatten(),
+                row.try_get(1).ok().flatten(),
+                row.try_get(3).ok(),
+            )
+        }))
+    }
+
+    fn holder(&self) -> Result<Option<LeaseHolder>, String> {
+        let rows = self.rows(&self.connection, HOLDER, &[(&self.key, Type::TEXT)])?;
+        Ok(rows.first().map(|row| {
+            holder_of(
+                row.try_get(0).ok().flatten(),
+                row.try_get(1).ok().flatten(),
+                row.try_get(2).ok().flatten(),
+            )
+        }))
+    }
+
+    fn read(&self, slot: Slot) -> Result<Option<String>, String> {
+        let sql = match slot {
+            Slot::State => READ_STATE,
+            Slot::Probe => READ_PROBE,
+        };
+        let rows = self.rows(&self.connection, sql, &[(&self.key, Type::TEXT)])?;
+        Ok(rows
+            .first()
+            .and_then(|row| row.try_get::<_, Option<String>>(0).ok().flatten()))
+    }
+
+    fn write(&self, fence: u64, slot: Slot, text: &str) -> Result<bool, String> {
+        let sql = match slot {
+            Slot::State => WRITE_STATE,
+            Slot::Probe => WRITE_PROBE,
+        };
+        let fence = signed(fence);
+        let rows = self.rows(
+            &self.connection,
+            sql,
+            &[
+                (&self.key, Type::TEXT),
+                (&fence, Type::INT8),
+                (&text, Type::TEXT),
+            ],
+        )?;
+        Ok(!rows.is_empty())
+    }
+}
+
+/// TLS as the URL's `sslmode` asks (`prefer` by default: TLS when the server offers it), with the
+/// platform's roots and the server's name always checked; rustls takes the process's crypto
+/// provider, else ring.
+fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for certificate in rustls_native_certs::load_native_certs().certs {
+        let _ = roots.add(certificate);
+    }
+    let config = rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// A PostgreSQL error with its SQLSTATE, when the server sent one.
+fn describe_error(error: &postgres::Error) -> String {
+    match error.as_db_error() {
+        Some(db) => format!("{} ({}): {}", db.severity(), db.code().code(), db.message()),
+        None => error.to_string(),
+    }
+}

@@ -1,0 +1,191 @@
+//! A real PostgreSQL server for one test: `initdb` into a temporary directory (as a user other than
+//! root, which PostgreSQL requires: `nobody` when the tests run as root), `pg_ctl -w start` on a
+//! free loopback port, stopped (`pg_ctl stop -m immediate`) when dropped. Connections over TCP
+//! authenticate with a password (SCRAM). Outside CI a machine without PostgreSQL skips the test,
+//! saying so; under `CI=true` a missing server fails it (`.ci/run` installs it).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The superuser's password of every test server.
+pub const PASSWORD: &str = "pg-test-pa55word";
+
+/// A running server.
+pub struct PostgresServer {
+    bin: PathBuf,
+    data: PathBuf,
+    user: Option<String>,
+    /// `postgres://USER:PASSWORD@127.0.0.1:<port>/postgres`.
+    pub url: String,
+    /// The port.
+    pub port: u16,
+    /// The superuser.
+    pub superuser: String,
+    _dir: tempfile::TempDir,
+}
+
+/// The directory of PostgreSQL's server programs: `initdb` on the PATH, else the newest of
+/// Debian's `/usr/lib/postgresql/N/bin`.
+fn bin_dir() -> Option<PathBuf> {
+    if let Ok(output) = Command::new("sh")
+        .args(["-c", "command -v initdb"])
+        .output()
+        && output.status.success()
+    {
+        let path = PathBuf::from(String::from_utf8_lossy(&output.stdout).trim());
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        return path.parent().map(Path::to_path_buf);
+    }
+    let mut versions: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let version = entry.file_name().to_string_lossy().parse().ok()?;
+            let bin = entry.path().join("bin");
+            bin.join("initdb").exists().then_some((version, bin))
+        })
+        .collect();
+    versions.sort();
+    versions.pop().map(|(_, bin)| bin)
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "0")
+}
+
+impl PostgresServer {
+    /// Starts a server, or says why the test does not run (`None`).
+    pub fn start(test: &str) -> Option<Self> {
+        let Some(bin) = bin_dir() else {
+            let ci = std::env::var("CI").is_ok_and(|ci| ci == "true" || ci == "1");
+            assert!(!ci, "{test}: no PostgreSQL (initdb), which CI installs");
+            eprintln!("{test}: not run: no PostgreSQL (initdb) on this machine");
+            return None;
+        };
+        let dir = tempfile::tempdir().expect("a directory");
+        let user = is_root().then(|| "nobody".to_string());
+        let superuser = user.clone().unwrap_or_else(|| "postgres".to_string());
+        let data = dir.path().join("data");
+        let password_file = dir.path().join("password");
+        std::fs::write(&password_file, PASSWORD).expect("the password file");
+        if let Some(user) = &user {
+            let status = Command::new("chown")
+                .args(["-R", user])
+                .arg(dir.path())
+                .status()
+                .expect("chown runs");
+            assert!(status.success(), "{test}: chown {user}");
+        }
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let server = Self {
+            bin,
+            data,
+            user,
+            url: format!("postgres://{superuser}:{PASSWORD}@127.0.0.1:{port}/postgres"),
+            port,
+            superuser: superuser.clone(),
+            _dir: dir,
+        };
+        let initdb = server
+            .command("initdb")
+            .arg("-D")
+            .arg(&server.data)
+            .args([
+                "-U",
+                &superuser,
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+            ])
+            .arg(format!("--pwfile={}", password_file.display()))
+            .args(["--no-sync", "-E", "UTF8", "--locale=C"])
+            .stdout(Stdio::null())
+            .output()
+            .expect("initdb runs");
+        assert!(
+            initdb.status.success(),
+            "{test}: initdb: {}",
+            String::from_utf8_lossy(&initdb.stderr)
+        );
+        let options = format!(
+            "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off",
+            server.data.display()
+        );
+        let start = server
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(&server.data)
+            .args(["-w", "-t", "30", "-o", &options, "-l"])
+            .arg(server.data.join("log"))
+            .arg("start")
+            .stdout(Stdio::null())
+            .output()
+            .expect("pg_ctl runs");
+        assert!(
+            start.status.success(),
+            "{test}: pg_ctl start: {}",
+            String::from_utf8_lossy(&start.stderr)
+        );
+        Some(server)
+    }
+
+    /// A server program, run as the server's user.
+    fn command(&self, program: &str) -> Command {
+        let path = self.bin.join(program);
+        match &self.user {
+            Some(user) => {
+                let mut command = Command::new("runuser");
+                command.args(["-u", user, "--"]).arg(path);
+                command
+            }
+            None => Command::new(path),
+        }
+    }
+
+    /// Runs `sql` through `psql` (as the superuser, over the data directory's socket) and answers
+    /// its output, unaligned, without headers.
+    #[allow(dead_code)] // not every test sends SQL
+    pub fn sql(&self, sql: &str) -> String {
+        let output = self
+            .command("psql")
+            .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h"])
+            .arg(&self.data)
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                &self.superuser,
+                "-d",
+                "postgres",
+                "-c",
+                sql,
+            ])
+            .output()
+            .expect("psql runs");
+        assert!(
+            output.status.success(),
+            "psql {sql:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    }
+}
+
+impl Drop for PostgresServer {
+    fn drop(&mut self) {
+        let _ = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(&self.data)
+            .args(["-m", "immediate", "-w", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
