@@ -63,7 +63,7 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The README's figures: 20 pipes at 20 requests per 2 s.
+    /// The benchmarks' figures: 20 pipes at 20 requests per 2 s.
     pub(crate) const FULL: Plan = Plan {
         pipes: 20,
         limit: 20,

@@ -118,7 +118,7 @@ fn options(storage: Storage, dir: &std::path::Path) -> EmulatorOptions {
     }
 }
 
-/// A Kafka pipe as the README builds one; names are unique on a service.
+/// A Kafka pipe as the guide builds one; names are unique on a service.
 fn new_pipe(n: usize) -> Result<NewPipe, Failure> {
     Ok(NewPipe::builder(format!("bench-orders-{n}"))
         .source(

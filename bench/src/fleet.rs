@@ -36,7 +36,7 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// The README's figures.
+    /// The benchmarks' figures.
     pub(crate) const FULL: Plan = Plan {
         limit: 20,
         seconds: 8,

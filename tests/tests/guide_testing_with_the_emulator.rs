@@ -1,4 +1,4 @@
-//! The README's "Testing code that uses the SDK", runnable: copy this file into your own crate's
+//! The guide's "Testing code that uses the SDK" (it includes this file): copy it into your own crate's
 //! `tests/` (with `api-emulator`, `api-mgmt`, `tokio`, `insta` and `serde_json` as dev-dependencies)
 //! and replace `create_orders_pipe` by your own code.
 

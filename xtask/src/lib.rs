@@ -7,13 +7,15 @@
 //! `cargo xtask compile-time` measures cold builds of throwaway downstream crates against the peer
 //! crate's (see [`compile_time`]). `cargo xtask public-api` checks the public API of each library
 //! crate against its snapshot (see [`public_api`]); `cargo xtask semver <rev>` runs cargo-semver-checks
-//! on each against a release (see [`semver`]).
+//! on each against a release (see [`semver`]). `cargo xtask links` checks the links of the built
+//! guide and of the Markdown front doors (see [`links`]).
 
 pub mod apis;
 pub mod codegen;
 pub mod compile_time;
 pub mod downstream;
 pub mod generate;
+pub mod links;
 pub mod public_api;
 pub mod semver;
 pub mod spec;

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use xtask::apis::{APIS, workspace_root};
-use xtask::{codegen, compile_time, public_api, semver, spec, surface};
+use xtask::{codegen, compile_time, links, public_api, semver, spec, surface};
 
 const USAGE: &str = "\
 usage: cargo xtask <task>
@@ -24,6 +24,10 @@ tasks:
                     --dry-run writes and fetches only; --only builds the named crates (peer-clickhouse-
                     cloud-api, only-api-obs, only-api-mgmt, api-mgmt-and-api-obs,
                     api-mgmt-with-emulator-tests); --dir writes there and keeps it
+  links             every relative link of the built guide (guide/book/, after `mdbook build
+                    guide`) and of README.md, CONTRIBUTING.md, CHANGELOG.md and bench/README.md
+                    reaches a file, and every #fragment an id or a heading; every {{#include}}
+                    of the guide names a file and an anchor that exist
   help              show this text";
 
 fn main() -> ExitCode {
@@ -34,6 +38,7 @@ fn main() -> ExitCode {
         ["codegen", "--check"] => run_check(),
         ["surface"] => run_surface(),
         ["public-api"] => run_public_api(),
+        ["links"] => run_links(),
         ["semver", baseline] => run_semver(baseline),
         ["compile-time", rest @ ..] => match compile_time_options(rest) {
             Ok(options) => run_compile_time(&options),
@@ -60,6 +65,30 @@ fn main() -> ExitCode {
     }
 }
 
+fn run_links() -> anyhow::Result<ExitCode> {
+    let root = workspace_root();
+    let files: Vec<_> = [
+        "README.md",
+        "CONTRIBUTING.md",
+        "CHANGELOG.md",
+        "bench/README.md",
+    ]
+    .iter()
+    .map(|f| root.join(f))
+    .collect();
+    let mut broken = links::includes(&root.join("guide/src"))?;
+    broken.extend(links::check(&root.join("guide/book"), &files)?);
+    if broken.is_empty() {
+        println!("every link of the guide and of the front doors reaches its target");
+        return Ok(ExitCode::SUCCESS);
+    }
+    for b in &broken {
+        eprintln!("{}: {}: {}", b.file.display(), b.link, b.why);
+    }
+    eprintln!("{} broken link(s)", broken.len());
+    Ok(ExitCode::FAILURE)
+}
+
 fn run_public_api() -> anyhow::Result<ExitCode> {
     let changed = public_api::snapshot_all(&workspace_root())?;
     if changed.is_empty() {
@@ -68,7 +97,7 @@ fn run_public_api() -> anyhow::Result<ExitCode> {
     }
     eprintln!(
         "the public API of {} changed: review the diff above; a breaking change needs a major \
-         version (see the README's versioning policy)",
+         version (see the guide's chapter on versions and support)",
         changed.join(", ")
     );
     Ok(ExitCode::FAILURE)

@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::duration::parse_duration;
 
-/// The exit codes, shown at the end of `cloudctl --help` (and in the README).
+/// The exit codes, shown at the end of `cloudctl --help` (and in the guide's cloudctl reference).
 const EXIT_CODES: &str = "\
 Settings (first found wins): flags, then environment (CLOUD_API_URL, CLOUD_API_KEY_ID,
 CLOUD_API_KEY_SECRET, CLOUD_ORGANIZATION_ID, CLOUD_SERVICE_ID, CLOUD_OBSERVABILITY_URL,

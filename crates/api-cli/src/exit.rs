@@ -8,7 +8,7 @@ use api_mgmt::{Error, PipeId, PipeState, TransportKind, WaitError};
 
 use crate::pipe_file::FileError;
 
-/// The process exit codes (documented in `--help` and the README).
+/// The process exit codes (documented in `--help` and the guide's cloudctl reference).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Exit {
     /// 0: success.

@@ -280,7 +280,7 @@ impl<T: FromConfig> ConfigBuilder<T> {
         self
     }
 
-    /// Records the SDK's metrics (see the `metrics` module's table in the README) through `meter`
+    /// Records the SDK's metrics (see the table in the guide's chapter "Many processes, one key") through `meter`
     /// instead of the global meter provider's `api-core` meter (cargo feature `metrics`).
     #[cfg(feature = "metrics")]
     pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {

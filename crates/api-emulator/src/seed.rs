@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use crate::faults::FaultRule;
 
-/// The built-in seed, documented in the README.
+/// The built-in seed, documented in the guide's chapter on testing.
 pub const DEFAULT_SEED: &str = include_str!("../default_seed.toml");
 
 /// Everything the emulator starts from.

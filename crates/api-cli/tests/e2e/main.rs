@@ -8,12 +8,16 @@ mod declared_production;
 mod declared_scope;
 mod endpoints;
 mod errors;
+mod guide_sessions;
 mod help;
 mod observability;
 mod pipe_file;
 mod pipes;
 mod redaction;
 mod service;
+#[path = "../../../../tests/tests/support/session.rs"]
+mod session;
+mod sessions;
 mod settings;
 mod support;
 mod terminal;

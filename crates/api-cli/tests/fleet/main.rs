@@ -23,6 +23,12 @@ use support::Cloud;
 #[path = "../e2e/support.rs"]
 mod support;
 
+mod guide_sessions;
+#[path = "../../../../tests/tests/support/session.rs"]
+mod session;
+#[path = "../e2e/sessions.rs"]
+mod sessions;
+
 #[path = "../../../../tests/tests/support/postgres_server.rs"]
 mod postgres_server;
 #[path = "../../../../tests/tests/support/redis_server.rs"]

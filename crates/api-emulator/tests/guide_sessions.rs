@@ -1,0 +1,52 @@
+//! The guide's record, replay and check session, run as the guide shows it with this package's
+//! `api-emulator` binary, an emulator standing in for the real deployment.
+
+#[path = "../../../tests/tests/support/session.rs"]
+mod session;
+mod support;
+
+use std::path::Path;
+
+use support::{BINARY, port, spawn};
+
+#[test]
+fn the_record_replay_check_session_runs_as_the_guide_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (upstream_port, proxy_port) = (port(), port());
+    let mut upstream = spawn(
+        &[
+            "--listen",
+            &format!("127.0.0.1:{upstream_port}"),
+            "--instant",
+            "--no-rate-limit",
+        ],
+        upstream_port,
+    );
+    let ran = session::Session {
+        name: "record-replay.sh",
+        replace: vec![
+            (
+                "https://api.example.com".into(),
+                format!("http://127.0.0.1:{upstream_port}"),
+            ),
+            ("127.0.0.1:8089".into(), format!("127.0.0.1:{proxy_port}")),
+            ("127.0.0.1/8089".into(), format!("127.0.0.1/{proxy_port}")),
+        ],
+        path: vec![Path::new(BINARY).parent().unwrap().to_path_buf()],
+        env: vec![],
+        dir: dir.path().to_path_buf(),
+    }
+    .run();
+    let _ = upstream.kill();
+    let _ = upstream.wait();
+    assert_eq!(ran.commands, 12);
+    assert!(ran.stdout.contains("NOT_RECORDED"), "{}", ran.stdout);
+    let cassette = std::fs::read_to_string(dir.path().join("prod.jsonl")).unwrap();
+    assert_eq!(
+        cassette.lines().count(),
+        2,
+        "a header and one exchange: {cassette}"
+    );
+    assert!(!cassette.contains("emulator-admin-secret"), "{cassette}");
+    assert!(ran.stderr.is_empty() || !ran.stderr.contains("emulator-admin-secret"));
+}
