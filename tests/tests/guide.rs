@@ -163,9 +163,8 @@ async fn the_transport_sample_builds_both_clients_and_the_own_one_calls() {
         "/../crates/api-mgmt/tests/fixtures/tls/ca.pem"
     ))
     .expect("the test CA");
-    let (_behind_proxy, on_own) =
-        transport::clients(emulator.base_url(), emulator.admin_key(), ca)
-            .expect("both clients build");
+    let (_behind_proxy, on_own) = transport::clients(emulator.base_url(), emulator.admin_key(), ca)
+        .expect("both clients build");
     let service = on_own.service(
         emulator.organization_id(),
         emulator.service_id("running").unwrap(),

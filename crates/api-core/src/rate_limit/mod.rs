@@ -224,10 +224,11 @@ impl fmt::Display for StoreFallback {
 /// no call booked before it goes out into the block (each checks, just before it sends, that no 429
 /// came since it booked). The block is at most [`BLOCK_WINDOWS`] windows, whatever the header says.
 /// Each 429 lowers the shared rate to [`DECREASE`] times the rate it came at (never below one
-/// [`MAX_SLOWDOWN`]th), and the rate climbs back linearly, in [`RECOVERY_WINDOWS`] windows to that
-/// rate and on to the configured one: additive increase, multiplicative decrease, so a server limit
-/// lower than configured is learned and kept to with a 429 now and then, not found again every
-/// few windows.
+/// [`MAX_SLOWDOWN`]th); the rate climbs back linearly, in [`RECOVERY_WINDOWS`] windows to the rate
+/// of the 429 (additive increase, multiplicative decrease: a server limit lower than configured is
+/// learned and kept to with a 429 now and then), and never slower than a line from the floor to the
+/// configured rate over as many windows, so the configured rate is back within
+/// [`RECOVERY_WINDOWS`] windows of the last 429, however deep the cut.
 ///
 /// ```
 /// use std::time::Duration;

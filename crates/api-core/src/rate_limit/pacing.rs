@@ -14,9 +14,11 @@ pub const MAX_SLOWDOWN: f64 = 64.0;
 /// What a 429 leaves of the rate: the rate it came at, times this.
 pub const DECREASE: f64 = 0.8;
 
-/// How many windows of the limit it takes, without another 429, for the rate to climb back
-/// (linearly) to the rate the last 429 came at; then it goes on climbing at that pace, up to the
-/// configured rate.
+/// The climb after a 429, in windows of the limit: without another 429, the rate climbs back
+/// linearly to the rate the last 429 came at in this many windows (slowly, where the server's
+/// limit was found), and never slower than a line from the floor (one [`MAX_SLOWDOWN`]th) to the
+/// configured rate over as many windows: so the configured rate is back within this many windows
+/// of the last 429, whatever the depth of the cut.
 pub const RECOVERY_WINDOWS: u32 = 32;
 
 /// The longest shared block after a 429, in windows of the limit, whatever the server's answer
@@ -76,8 +78,9 @@ pub struct Pace {
 }
 
 impl Pace {
-    /// The share of the configured rate at `now`: what the last 429 left, climbing back linearly
-    /// to the rate it came at over [`RECOVERY_WINDOWS`] windows, and on at that pace, up to 1.
+    /// The share of the configured rate at `now`: what the last 429 left, climbing back linearly to
+    /// the rate it came at over [`RECOVERY_WINDOWS`] windows and on at that pace, but never below a
+    /// line from the floor to 1 over as many windows: 1 within [`RECOVERY_WINDOWS`] windows.
     pub fn share(&self, state: &PaceState, now: u64) -> f64 {
         let floor = 1.0 / MAX_SLOWDOWN;
         if !state.rate.is_finite() || state.rate >= 1.0 || state.rate <= 0.0 {
@@ -88,8 +91,10 @@ impl Pace {
             .window
             .saturating_mul(u64::from(RECOVERY_WINDOWS))
             .max(1) as f64;
-        let since = now.saturating_sub(state.throttled_at) as f64;
-        (rate * (1.0 + (1.0 / DECREASE - 1.0) * since / recovery)).min(1.0)
+        let climbed = now.saturating_sub(state.throttled_at) as f64 / recovery;
+        let towards_the_429 = rate * (1.0 + (1.0 / DECREASE - 1.0) * climbed);
+        let bound = floor + (1.0 - floor) * climbed;
+        towards_the_429.max(bound).min(1.0)
     }
 
     /// The interval between two requests at `now`.
@@ -271,8 +276,8 @@ mod tests {
             pace.share(&state, now + 20 * MS)
         );
         assert_eq!(inflight.generation, 2, "but older reservations are stale");
-        // Half-way through the recovery, half-way back; then at the rate of the 429; and on, at
-        // that pace, to the configured rate (and no further).
+        // Half-way through the recovery, half-way back to the rate of the 429; then at it; and
+        // on, at that pace, to the configured rate (and no further).
         let recovery = 1_000 * MS * u64::from(RECOVERY_WINDOWS);
         let halfway = DECREASE + (1.0 - DECREASE) / 2.0;
         assert!(close(pace.share(&state, now + recovery / 2), halfway));
@@ -282,8 +287,29 @@ mod tests {
         let later = now + recovery / 2;
         let again = pace.throttled(state, later, 0);
         assert!(close(pace.share(&again, later), halfway * DECREASE));
-        // From lower down, the climb back to that rate takes as long.
-        assert!(close(pace.share(&again, later + recovery), halfway));
+        // From there, the climb goes at its pace, a quarter of the way in a quarter of the time;
+        // and the line has it back at the configured rate when the recovery is over.
+        assert!(close(
+            pace.share(&again, later + recovery / 4),
+            halfway * DECREASE * (1.0 + (1.0 / DECREASE - 1.0) / 4.0)
+        ));
+        assert!(close(pace.share(&again, later + recovery), 1.0));
+        // Far down, the line from the floor is the faster: at 1/4 of the configured rate, half-way
+        // through the recovery it is at the line's half-way point, not at 1/4 * 1.125.
+        let deep = PaceState {
+            rate: 0.25,
+            throttled_at: now,
+            ..state
+        };
+        let floor = 1.0 / MAX_SLOWDOWN;
+        assert!(close(
+            pace.share(&deep, now + recovery / 2),
+            floor + (1.0 - floor) / 2.0
+        ));
+        assert!(close(
+            pace.share(&deep, now + recovery / 8),
+            0.25 * (1.0 + 0.25 / 8.0)
+        ));
         // Never slower than MAX_SLOWDOWN times the interval.
         let mut slowest = PaceState::default();
         for step in 0..60 {
@@ -292,6 +318,48 @@ mod tests {
         let at = now + 59 * 10 * MS;
         assert_eq!(pace.share(&slowest, at), 1.0 / MAX_SLOWDOWN);
         assert_eq!(pace.interval_at(&slowest, at), 6_400 * MS);
+    }
+
+    /// Whatever the depth of the cut (five minutes of 429s, or another client of the key that
+    /// does not use the SDK), the configured rate is back within RECOVERY_WINDOWS windows of the
+    /// last 429: from the floor, in exactly that many (the climb alone took some 8,000).
+    #[test]
+    fn from_the_floor_the_rate_is_back_within_the_recovery_windows() {
+        let pace = pace();
+        let window = 1_000 * MS;
+        let mut state = PaceState::default();
+        let mut now = 10_000 * MS;
+        for _ in 0..300 {
+            now += 10 * MS;
+            state = pace.throttled(state, now, 0);
+        }
+        assert_eq!(pace.share(&state, now), 1.0 / MAX_SLOWDOWN);
+        let back = now + window * u64::from(RECOVERY_WINDOWS);
+        assert_eq!(pace.share(&state, back), 1.0);
+        let before = now + window * 31;
+        assert!(
+            pace.share(&state, before) < 1.0,
+            "not sooner than the line allows"
+        );
+        // Reservations follow: after the climb, one interval apart again.
+        let (state, _) = pace.reserve(state, back);
+        let (_, ticket) = pace.reserve(state, back);
+        assert_eq!(ticket.wait, pace.interval);
+    }
+
+    proptest! {
+        #[test]
+        fn any_cut_is_climbed_back_within_the_recovery_windows(cuts in 1usize..400, gap in 0u64..20_000) {
+            let pace = pace();
+            let mut state = PaceState::default();
+            let mut now = 10_000 * MS;
+            for _ in 0..cuts {
+                now += gap * MS;
+                state = pace.throttled(state, now, 0);
+            }
+            let back = now + pace.window * u64::from(RECOVERY_WINDOWS);
+            prop_assert_eq!(pace.share(&state, back), 1.0);
+        }
     }
 
     #[test]

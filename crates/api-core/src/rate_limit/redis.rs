@@ -60,8 +60,10 @@ local recovery = math.max(window * windows, 1)
 local function share()
   if rate >= 1 or rate <= 0 then return 1 end
   local r = math.max(rate, 1 / most)
-  local since = math.max(now - at, 0)
-  return math.min(r * (1 + (1 / decrease - 1) * since / recovery), 1)
+  local climbed = math.max(now - at, 0) / recovery
+  local towards = r * (1 + (1 / decrease - 1) * climbed)
+  local bound = 1 / most + (1 - 1 / most) * climbed
+  return math.min(math.max(towards, bound), 1)
 end
 local wait = 0
 local function reserve()
@@ -87,7 +89,7 @@ redis.call('HSET', KEYS[1], 'next', string.format('%d', nxt), 'blocked', string.
   'seen', string.format('%d', now))
 local full = at
 if rate < 1 and rate > 0 then
-  full = at + (1 / math.max(rate, 1 / most) - 1) / (1 / decrease - 1) * recovery
+  full = at + recovery
 end
 local live = math.max(nxt, blocked, full) - now + recovery
 redis.call('PEXPIRE', KEYS[1], math.max(math.ceil(live / 1000), 1000))
