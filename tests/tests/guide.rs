@@ -111,9 +111,17 @@ async fn the_condition_waits_until_the_pipe_runs_on_two_replicas() {
                 .expect("the patch applies");
         })
     };
-    wait_for_condition::wait_until_scaled(&pipe)
-        .await
-        .expect("the wait ends");
+    let started = std::time::Instant::now();
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        wait_for_condition::wait_until_scaled(&pipe),
+    )
+    .await
+    .expect("the wait ends once the pipe is scaled, not at its 10-minute timeout")
+    .expect("the wait ends");
+    // It waited for the edit: not done before it, and the pipe as the condition says.
+    assert!(scaler.is_finished(), "the wait ended before the edit");
+    assert!(started.elapsed() >= Duration::from_millis(300));
     scaler.await.unwrap();
     let read = pipe.get().await.unwrap();
     assert_eq!(
@@ -197,10 +205,12 @@ async fn two_host_store_clients_share_a_429_as_two_processes_would() {
         .unwrap();
     let first = running(&a);
     let throttled = tokio::spawn(async move { first.reverse_private_endpoints().await });
+    let looking = std::time::Instant::now();
     let at_429 = loop {
         if let Some(entry) = emulator.requests().iter().find(|e| e.status == 429) {
             break entry.at;
         }
+        assert!(looking.elapsed() < Duration::from_secs(30), "no 429 came");
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
     tokio::time::sleep(Duration::from_millis(100)).await;

@@ -6,8 +6,13 @@
 //! to make`); anything else fails the test with the line. Addresses a session writes as its reader
 //! would (`http://127.0.0.1:8080`) are replaced by the test's own.
 
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The longest a session may run (a server that never starts, a wait that never ends).
+const TIME_LIMIT: Duration = Duration::from_secs(300);
 
 /// What a session's commands did.
 pub struct Ran {
@@ -20,6 +25,9 @@ pub struct Ran {
 }
 
 /// The session with a check after each command: its exit code against the one its comment names.
+/// A command goes on over a `\\` at a line's end, an open quote, a here-document, and a compound
+/// command (`for`/`while`/`until`/`if`/`case` to its `done`/`fi`/`esac`); a session that ends inside
+/// one of them is refused, so that no command goes unchecked.
 pub fn checked(script: &str) -> (String, usize) {
     let mut out = String::from(
         "set -o pipefail\n\
@@ -27,19 +35,25 @@ pub fn checked(script: &str) -> (String, usize) {
          __check() { if [ \"$1\" -ne \"$2\" ]; then echo \"session line $3: exit $1, expected $2\" >&2; exit 100; fi; }\n",
     );
     let mut commands = 0;
-    let mut heredoc: Option<String> = None;
-    // The check of a command whose here-document has not ended yet.
-    let mut after_heredoc: Option<String> = None;
+    // The here-document under way: its terminator, whether tabs may indent it (`<<-`), and the
+    // check of its command, written once it ends.
+    let mut heredoc: Option<(String, bool, String)> = None;
     let mut command = String::new();
     let mut first_line = 0;
+    let mut depth = 0i32;
     for (number, line) in script.lines().enumerate() {
         let number = number + 1;
         out.push_str(line);
         out.push('\n');
-        if let Some(end) = &heredoc {
-            if line.trim() == end {
+        if let Some((end, tabs, check)) = &heredoc {
+            let line = if *tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            if line == end {
+                out.push_str(check);
                 heredoc = None;
-                out.push_str(&after_heredoc.take().unwrap_or_default());
             }
             continue;
         }
@@ -52,28 +66,82 @@ pub fn checked(script: &str) -> (String, usize) {
         }
         command.push_str(line);
         command.push('\n');
-        if let Some(at) = line.find("<<") {
-            let end = line[at + 2..]
-                .trim_start_matches('-')
-                .split_whitespace()
-                .next()
-                .unwrap_or("EOF")
-                .trim_matches(|c| c == '\'' || c == '"');
-            heredoc = Some(end.to_string());
-        }
-        if line.trim_end().ends_with('\\') || in_quotes(&command) {
+        let code = code_of(line);
+        depth = (depth + compound_depth(code)).max(0);
+        let starts_heredoc = heredoc_start(code);
+        if line.trim_end().ends_with('\\') || in_quotes(&command) || depth > 0 {
+            assert!(
+                starts_heredoc.is_none(),
+                "session line {number}: a here-document inside a longer command is not supported"
+            );
             continue;
         }
         let check = format!("__check $? {} {first_line}\n", expected_exit(&command));
-        if heredoc.is_some() {
-            after_heredoc = Some(check);
-        } else {
-            out.push_str(&check);
+        match starts_heredoc {
+            Some((end, tabs)) => heredoc = Some((end, tabs, check)),
+            None => out.push_str(&check),
         }
         commands += 1;
         command.clear();
     }
+    assert!(
+        heredoc.is_none() && command.is_empty(),
+        "the session ends inside a command (line {first_line}): an open quote, here-document, `\\` \
+         or compound command"
+    );
     (out, commands)
+}
+
+/// `line` up to its comment (a `#` that begins a word, outside quotes).
+fn code_of(line: &str) -> &str {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for (i, c) in line.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '#' if !single && !double && begins_word(line, i) => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+/// Whether the character at `i` begins a word: at the start, or after white space or an operator.
+fn begins_word(line: &str, i: usize) -> bool {
+    line[..i]
+        .chars()
+        .next_back()
+        .is_none_or(|c| c.is_whitespace() || ";&|()".contains(c))
+}
+
+/// How many compound commands `code` opens, less those it closes.
+fn compound_depth(code: &str) -> i32 {
+    code.split(|c: char| c.is_whitespace() || c == ';')
+        .map(|word| match word {
+            "for" | "while" | "until" | "if" | "case" => 1,
+            "done" | "fi" | "esac" => -1,
+            _ => 0,
+        })
+        .sum()
+}
+
+/// The terminator of a here-document `code` starts (`<<EOF`, `<<'EOF'`, `<<-EOF`; not a here
+/// string, `<<<`), and whether tabs may indent it.
+fn heredoc_start(code: &str) -> Option<(String, bool)> {
+    let at = code.find("<<")?;
+    let rest = &code[at + 2..];
+    if rest.starts_with('<') {
+        return None;
+    }
+    let tabs = rest.starts_with('-');
+    let end = rest
+        .trim_start_matches('-')
+        .split_whitespace()
+        .next()?
+        .trim_matches(|c| c == '\'' || c == '"');
+    (!end.is_empty()).then(|| (end.to_string(), tabs))
 }
 
 /// Whether `command` ends inside a quoted string (one that goes on on the next line).
@@ -86,11 +154,10 @@ fn in_quotes(command: &str) -> bool {
             '\'' if !double => single = !single,
             '"' if !single => double = !double,
             // A comment runs to the end of its line.
-            '#' if !single
-                && !double
-                && (i == 0 || command[..i].ends_with(char::is_whitespace)) =>
-            {
-                return in_quotes_after_comment(&command[i..]);
+            '#' if !single && !double && begins_word(command, i) => {
+                return command[i..]
+                    .split_once('\n')
+                    .is_some_and(|(_, next)| in_quotes(next));
             }
             _ => {}
         }
@@ -98,17 +165,11 @@ fn in_quotes(command: &str) -> bool {
     single || double
 }
 
-/// Goes on after a comment: from its next line, if there is one.
-fn in_quotes_after_comment(rest: &str) -> bool {
-    rest.split_once('\n')
-        .is_some_and(|(_, next)| in_quotes(next))
-}
-
-/// The exit code a command's trailing comment names (`# exit N`), else 0.
+/// The exit code a comment of the command names (`# exit N`), else 0.
 fn expected_exit(command: &str) -> i32 {
-    command
-        .split("# exit ")
-        .nth(1)
+    comments(command)
+        .into_iter()
+        .find_map(|comment| comment.split("# exit ").nth(1))
         .and_then(|rest| {
             rest.split(|c: char| !c.is_ascii_digit())
                 .next()?
@@ -116,6 +177,32 @@ fn expected_exit(command: &str) -> i32 {
                 .ok()
         })
         .unwrap_or(0)
+}
+
+/// The comments of `command` (each from a `#` that begins a word outside quotes to its line's
+/// end), its quotes followed across lines.
+fn comments(command: &str) -> Vec<&str> {
+    let mut found = Vec::new();
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    let mut chars = command.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '#' if !single && !double && begins_word(command, i) => {
+                let end = command[i..].find('\n').map_or(command.len(), |n| i + n);
+                found.push(&command[i..end]);
+                // The comment's characters are no quotes.
+                for _ in command[i + 1..end].chars() {
+                    chars.next();
+                }
+            }
+            _ => {}
+        }
+    }
+    found
 }
 
 /// How to run a session.
@@ -149,7 +236,11 @@ impl Session<'_> {
         let mut path: Vec<String> = self.path.iter().map(|p| p.display().to_string()).collect();
         path.push(std::env::var("PATH").unwrap_or_default());
         std::fs::create_dir_all(&self.dir).expect("a working directory");
-        let output = Command::new("bash")
+        // Output into files, not pipes: a server the session left running cannot hold the test
+        // up; and the whole session (its process group) is killed if it runs too long.
+        let logs = tempfile::tempdir().expect("a directory for the output");
+        let (out_path, err_path) = (logs.path().join("stdout"), logs.path().join("stderr"));
+        let mut child = Command::new("bash")
             .arg("-c")
             .arg(&checked)
             .current_dir(&self.dir)
@@ -157,16 +248,39 @@ impl Session<'_> {
             .env("PATH", path.join(":"))
             .env("LANG", "C.UTF-8")
             .envs(self.env.iter().map(|(k, v)| (k, v)))
-            .output()
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(&out_path).expect("the stdout file"))
+            .stderr(std::fs::File::create(&err_path).expect("the stderr file"))
+            .process_group(0)
+            .spawn()
             .expect("bash runs");
-        let stdout = String::from_utf8_lossy(&output.stdout).to_string();
-        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
-        assert!(
-            output.status.success(),
-            "session {} failed ({}):\n--- stderr\n{stderr}\n--- stdout\n{stdout}",
-            self.name,
-            output.status,
-        );
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("the session's status") {
+                break Some(status);
+            }
+            if started.elapsed() > TIME_LIMIT {
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{}", child.id())])
+                    .status();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+        let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+        match status {
+            Some(status) => assert!(
+                status.success(),
+                "session {} failed ({status}):\n--- stderr\n{stderr}\n--- stdout\n{stdout}",
+                self.name,
+            ),
+            None => panic!(
+                "session {} still ran after {TIME_LIMIT:?}, killed:\n--- stderr\n{stderr}\n--- stdout\n{stdout}",
+                self.name
+            ),
+        }
         Ran {
             commands,
             stdout,
@@ -199,5 +313,26 @@ mod tests {
             script.contains("  1}'   # exit 22: it's refused\n__check $? 22 1\n"),
             "{script}"
         );
+        // A compound command is one command; a here string is no here-document; `;#` begins a
+        // comment; `# exit` inside quotes is no expectation.
+        let (script, commands) = checked(
+            "for a in 1 2; do\n  echo $a\ndone\ncat <<< 'x'\necho 'a # exit 3';# it's\nuntil true; do sleep 1; done\n",
+        );
+        assert_eq!(commands, 4, "{script}");
+        assert!(script.contains("done\n__check $? 0 1\n"), "{script}");
+        assert!(script.contains("cat <<< 'x'\n__check $? 0 4\n"), "{script}");
+        assert!(script.contains("# it's\n__check $? 0 5\n"), "{script}");
+        // A here-document's terminator is the whole line (indented only after `<<-`, by tabs).
+        let (script, _) = checked("cat > f <<EOF\n  EOF\nEOF\nls\n");
+        assert!(
+            script.contains("  EOF\nEOF\n__check $? 0 1\nls\n__check $? 0 4\n"),
+            "{script}"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "ends inside a command")]
+    fn a_session_that_ends_inside_a_command_is_refused() {
+        checked("echo 'never closed\nls\n");
     }
 }

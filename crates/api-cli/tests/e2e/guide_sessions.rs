@@ -22,10 +22,25 @@ fn the_first_session_runs_as_the_guide_shows_it() {
         "the failures the session shows: {}",
         ran.stderr
     );
+    // One pipe made (the 424 and the dry run made none), then deleted: none is left.
+    let creates: Vec<u16> = cloud
+        .requests()
+        .iter()
+        .filter(|e| e.operation_id == Some(api_emulator::OperationId::CreatePipe))
+        .map(|e| e.status)
+        .collect();
+    assert_eq!(creates, [424, 200]);
     assert!(
         cloud.pipes().iter().all(|p| p.deleted),
         "the pipe was deleted"
     );
+    // Its dry run and `config show` print the password and the key secret redacted.
+    for secret in ["reader-password", "emulator-admin-secret"] {
+        assert!(
+            !ran.stdout.contains(secret) && !ran.stderr.contains(secret),
+            "{secret} printed"
+        );
+    }
 }
 
 /// Runs as production may answer: its own canonical forms, and a second pipe of one name allowed.
@@ -44,7 +59,9 @@ fn the_declared_pipes_session_runs_as_the_guide_shows_it() {
         .filter(|p| !p.deleted)
         .map(|p| p.name)
         .collect();
-    assert_eq!(live.len(), 2, "orders and events, once each: {live:?}");
+    let mut live = live;
+    live.sort();
+    assert_eq!(live, ["events", "orders"], "each once");
 }
 
 #[test]
@@ -64,9 +81,13 @@ fn the_fault_session_arms_and_clears_rules_as_the_guide_shows_it() {
     assert_eq!(armed.as_array().map(Vec::len), Some(2), "{armed}");
 }
 
-/// A command without its trailing comment.
-fn command_of(line: &str) -> &str {
-    line.split(" # ").next().unwrap_or(line).trim()
+/// A command without its trailing comment, and the exit code the comment names (0 by default).
+fn command_of(line: &str) -> (&str, &str) {
+    let (command, comment) = line.split_once(" # ").unwrap_or((line, ""));
+    let exit = comment
+        .strip_prefix("exit ")
+        .map_or("0", |rest| rest.split(':').next().unwrap_or(rest));
+    (command.trim(), exit)
 }
 
 /// The README's shell blocks (but its two commands, run by CI as they are) hold only commands the
@@ -79,7 +100,7 @@ fn every_command_of_the_readme_is_run_by_a_guide_session() {
         .unwrap()
         .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
         .collect();
-    let run: Vec<&str> = sessions
+    let run: Vec<(&str, &str)> = sessions
         .iter()
         .flat_map(|s| s.lines().map(command_of))
         .collect();
@@ -89,10 +110,12 @@ fn every_command_of_the_readme_is_run_by_a_guide_session() {
         if block.contains("cargo run --example tour") {
             continue;
         }
-        for line in block.lines().map(command_of).filter(|l| !l.is_empty()) {
+        for line in block.lines().map(command_of).filter(|l| !l.0.is_empty()) {
             assert!(
                 run.contains(&line),
-                "README runs `{line}`, which no guide session does"
+                "README runs `{}` (exit {}), which no guide session does with that exit code",
+                line.0,
+                line.1
             );
             checked += 1;
         }
