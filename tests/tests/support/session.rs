@@ -94,18 +94,34 @@ pub fn checked(script: &str) -> (String, usize) {
 
 /// `line` up to its comment (a `#` that begins a word, outside quotes).
 fn code_of(line: &str) -> &str {
+    let (comments, _) = scan(line);
+    &line[..comments.first().map_or(line.len(), |comment| comment.start)]
+}
+
+/// The comments of `text` (each from a `#` that begins a word outside quotes to its line's end),
+/// and whether it ends inside a quoted string: its quotes followed across lines, a comment's
+/// characters no quotes.
+fn scan(text: &str) -> (Vec<std::ops::Range<usize>>, bool) {
+    let mut comments = Vec::new();
     let (mut single, mut double, mut escaped) = (false, false, false);
-    for (i, c) in line.char_indices() {
+    let mut chars = text.char_indices();
+    while let Some((i, c)) = chars.next() {
         match c {
             _ if escaped => escaped = false,
             '\\' if !single => escaped = true,
             '\'' if !double => single = !single,
             '"' if !single => double = !double,
-            '#' if !single && !double && begins_word(line, i) => return &line[..i],
+            '#' if !single && !double && begins_word(text, i) => {
+                let end = text[i..].find('\n').map_or(text.len(), |n| i + n);
+                comments.push(i..end);
+                for _ in text[i + 1..end].chars() {
+                    chars.next();
+                }
+            }
             _ => {}
         }
     }
-    line
+    (comments, single || double)
 }
 
 /// Whether the character at `i` begins a word: at the start, or after white space or an operator.
@@ -146,30 +162,15 @@ fn heredoc_start(code: &str) -> Option<(String, bool)> {
 
 /// Whether `command` ends inside a quoted string (one that goes on on the next line).
 fn in_quotes(command: &str) -> bool {
-    let (mut single, mut double, mut escaped) = (false, false, false);
-    for (i, c) in command.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if !single => escaped = true,
-            '\'' if !double => single = !single,
-            '"' if !single => double = !double,
-            // A comment runs to the end of its line.
-            '#' if !single && !double && begins_word(command, i) => {
-                return command[i..]
-                    .split_once('\n')
-                    .is_some_and(|(_, next)| in_quotes(next));
-            }
-            _ => {}
-        }
-    }
-    single || double
+    scan(command).1
 }
 
 /// The exit code a comment of the command names (`# exit N`), else 0.
 fn expected_exit(command: &str) -> i32 {
-    comments(command)
+    scan(command)
+        .0
         .into_iter()
-        .find_map(|comment| comment.split("# exit ").nth(1))
+        .find_map(|comment| command[comment].split("# exit ").nth(1))
         .and_then(|rest| {
             rest.split(|c: char| !c.is_ascii_digit())
                 .next()?
@@ -177,32 +178,6 @@ fn expected_exit(command: &str) -> i32 {
                 .ok()
         })
         .unwrap_or(0)
-}
-
-/// The comments of `command` (each from a `#` that begins a word outside quotes to its line's
-/// end), its quotes followed across lines.
-fn comments(command: &str) -> Vec<&str> {
-    let mut found = Vec::new();
-    let (mut single, mut double, mut escaped) = (false, false, false);
-    let mut chars = command.char_indices();
-    while let Some((i, c)) = chars.next() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if !single => escaped = true,
-            '\'' if !double => single = !single,
-            '"' if !single => double = !double,
-            '#' if !single && !double && begins_word(command, i) => {
-                let end = command[i..].find('\n').map_or(command.len(), |n| i + n);
-                found.push(&command[i..end]);
-                // The comment's characters are no quotes.
-                for _ in command[i + 1..end].chars() {
-                    chars.next();
-                }
-            }
-            _ => {}
-        }
-    }
-    found
 }
 
 /// How to run a session.
