@@ -18,6 +18,7 @@ mod floor;
 mod report;
 mod rounds;
 mod sdk;
+mod traces;
 
 use std::process::ExitCode;
 
@@ -25,7 +26,7 @@ use clients::{Call, Failure, Variant};
 use emulator::Storage;
 
 const USAGE: &str = "\
-usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|below|declared] [--server-threads N]
+usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|below|declared|traces] [--server-threads N]
        cargo run --release -p api-bench -- --repeat facade|generated|floor|peer start|pipe|endpoints|dashboards N [--callers K]
 
   --quick             a few seconds, to check that everything runs (figures not to be trusted)
@@ -38,6 +39,8 @@ usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|
   --only declared     only the declared pipes' cost in calls (an apply of 20, then 200, new pipes
                       under a limit of 20 per 2 s, then a plan of them; and a plan of 500 recorded
                       pipes with 2 secrets each: its wall and CPU time)
+  --only traces       only the spans' cost: getPipe by the facade without a subscriber, then with
+                      one recording every span, each against the generated client
   --server-threads N  worker threads of the canned server's own runtime (default 1)
   --repeat V C N      only N sequential calls C by variant V, for a profiler (perf, callgrind)
   --callers K         with --repeat: the N calls made by K concurrent callers (default 1)";
@@ -50,6 +53,7 @@ struct Args {
     fleet: bool,
     below: bool,
     declared: bool,
+    traces: bool,
     server_threads: usize,
     repeat: Option<(Variant, Call, usize)>,
     callers: usize,
@@ -63,6 +67,7 @@ fn parse(args: &[String]) -> Result<Args, String> {
         fleet: false,
         below: false,
         declared: false,
+        traces: false,
         server_threads: 1,
         repeat: None,
         callers: 1,
@@ -88,6 +93,9 @@ fn parse(args: &[String]) -> Result<Args, String> {
             }
             ("--only", Some("declared")) => {
                 (parsed.sdk, parsed.emulator, parsed.declared) = (false, false, true);
+            }
+            ("--only", Some("traces")) => {
+                (parsed.sdk, parsed.emulator, parsed.traces) = (false, false, true);
             }
             ("--callers", Some(n)) => {
                 parsed.callers = n
@@ -203,6 +211,15 @@ fn run(args: &Args) -> Result<(), Failure> {
         );
         println!("{}", report::sdk(&figures));
         println!("{}", report::sdk_cpu(&figures));
+    }
+    if args.traces {
+        let plan = if args.quick {
+            traces::Plan::QUICK
+        } else {
+            traces::Plan::FULL
+        };
+        let phases = runtime.block_on(traces::run(plan, args.server_threads))?;
+        println!("{}", report::traces(&phases, plan));
     }
     if args.emulator {
         let plan = if args.quick {
@@ -326,6 +343,8 @@ mod tests {
         let below = args("--only below").unwrap();
         assert!(below.below && !below.fleet && !below.sdk);
         assert!(!all.fleet, "the fleet runs only when asked");
+        let traces = args("--only traces").unwrap();
+        assert!(traces.traces && !traces.sdk && !traces.emulator && !all.traces);
         let declared = args("--only declared").unwrap();
         assert!(declared.declared && !declared.sdk && !declared.emulator && !all.declared);
         assert!(args("--only nothing").is_err());

@@ -300,6 +300,36 @@ pub fn plan_cost(c: &crate::declared::PlanCost) -> String {
     )
 }
 
+/// The spans' cost: the facade's `getPipe` against the generated client, without a subscriber and
+/// recording every span.
+pub fn traces(
+    phases: &(crate::traces::Phase, crate::traces::Phase),
+    plan: crate::traces::Plan,
+) -> String {
+    let (quiet, recorded) = phases;
+    let mut out = format!(
+        "The spans' cost: getPipe, sequential (median of {} interleaved rounds of {} calls)\n\n",
+        plan.rounds, plan.calls
+    );
+    out.push_str(
+        "| subscriber | facade | generated client | facade / generated | spans a call |\n",
+    );
+    out.push_str("|---|---|---|---|---|\n");
+    for (name, phase) in [
+        ("none", quiet),
+        ("recording (tracing-opentelemetry, in memory)", recorded),
+    ] {
+        out.push_str(&format!(
+            "| {name} | {:.1} µs | {:.1} µs | {:.3}x | {:.1} |\n",
+            phase.facade * 1e6,
+            phase.generated * 1e6,
+            phase.ratio,
+            phase.spans_per_call
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

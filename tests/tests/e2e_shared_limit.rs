@@ -151,3 +151,34 @@ async fn ones_own_work_paces_through_the_clients_shared_limit() {
         .unwrap();
     assert!(unpaced.rate_limiter().is_none());
 }
+
+/// A `10 per second` client and a `20 per 100 ms` one share a key through the host store: the
+/// 2-second block the first wrote after a 429 (within its 4 windows, beyond the second's 400 ms)
+/// holds the second back too; before, the second forgot the block as one it could not have built.
+#[tokio::test]
+async fn a_block_holds_for_every_configuration_sharing_the_key() {
+    let emulator = start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (id, secret) = emulator.admin_key();
+    let with_limit = |max: u32, window: Duration| {
+        let limit = RateLimit::new(max, window)
+            .unwrap()
+            .store(host_store(dir.path()));
+        Client::builder(emulator.base_url())
+            .credentials(Credentials::basic(id, secret))
+            .rate_limit(limit)
+            .build()
+            .expect("client")
+    };
+    let slow = with_limit(10, Duration::from_secs(1));
+    let fast = with_limit(20, Duration::from_millis(100));
+    slow.rate_limiter()
+        .expect("a limiter")
+        .throttled(Some(Duration::from_secs(2)))
+        .await;
+    let waited = fast.rate_limiter().expect("a limiter").acquire().await;
+    assert!(
+        waited >= Duration::from_millis(1_800),
+        "the faster configuration waited out the slower one's block: {waited:?}"
+    );
+}

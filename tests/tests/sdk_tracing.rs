@@ -40,7 +40,8 @@ async fn tracing_output_has_the_call_but_no_secret() {
     let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
     assert!(text.contains("api.call"), "{text}");
     assert!(
-        text.contains("operation=\"getPipe\"") || text.contains("operation=getPipe"),
+        text.contains("cloud_api.operation=\"getPipe\"")
+            || text.contains("cloud_api.operation=getPipe"),
         "{text}"
     );
     assert!(
@@ -48,12 +49,16 @@ async fn tracing_output_has_the_call_but_no_secret() {
         "the retry after 503 is traced: {text}"
     );
     assert!(
-        text.contains("request_id=\"trace-req-1\""),
+        text.contains("cloud_api.request_id=\"trace-req-1\""),
         "the request id is recorded: {text}"
     );
     assert!(
-        text.contains("duration_ms="),
-        "the duration is recorded: {text}"
+        text.contains("api.attempt") && text.contains("http.request.resend_count=1"),
+        "the retry is an attempt span of its own: {text}"
+    );
+    assert!(
+        text.contains("time.busy="),
+        "the span's time is shown at close: {text}"
     );
     assert_clean("tracing output", &text);
     assert!(!text.to_lowercase().contains("authorization"), "{text}");

@@ -15,12 +15,14 @@ mod pipe_file;
 mod progress;
 mod render;
 mod settings;
+mod telemetry;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::Parser;
 use clap::error::ErrorKind;
+use clap::{CommandFactory, FromArgMatches};
+use tracing::Instrument;
 
 use crate::cli::{Cli, OutputFormat};
 use crate::commands::Session;
@@ -28,7 +30,11 @@ use crate::exit::{Exit, Failure};
 use crate::output::{Output, write_stderr};
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(error) => return usage_error(&error),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(error) => return usage_error(&error),
     };
@@ -57,10 +63,38 @@ fn main() -> ExitCode {
         env: &env,
         global: cli.global,
     };
-    match runtime.block_on(commands::run(cli.command, &mut session)) {
-        Ok(exit) => ExitCode::from(exit.code()),
-        Err(failure) => report(out, &failure),
+    // With OTEL_EXPORTER_OTLP_ENDPOINT set, the run is one trace under the command's span.
+    let telemetry = telemetry::install(&env, out.is_json());
+    let span = match telemetry {
+        Some(_) => telemetry::command_span(&command_words(&matches)),
+        None => tracing::Span::none(),
+    };
+    let ran = runtime.block_on(commands::run(cli.command, &mut session).instrument(span.clone()));
+    let code = match ran {
+        Ok(exit) => exit.code(),
+        Err(failure) => {
+            report(out, &failure);
+            failure.exit.code()
+        }
+    };
+    telemetry::record_exit(&span, code);
+    drop(span);
+    drop(runtime);
+    if let Some(telemetry) = telemetry {
+        telemetry.finish();
     }
+    ExitCode::from(code)
+}
+
+/// The subcommands of the command line (`pipe`, `create`), for the command's span.
+fn command_words(matches: &clap::ArgMatches) -> Vec<&str> {
+    let mut words = Vec::new();
+    let mut current = matches;
+    while let Some((name, next)) = current.subcommand() {
+        words.push(name);
+        current = next;
+    }
+    words
 }
 
 /// Writes the failure to stderr, as one JSON object or as text, and returns its exit code.

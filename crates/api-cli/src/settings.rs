@@ -202,6 +202,8 @@ pub(crate) struct Settings {
     pub values: Vec<Setting>,
     /// Whether requests are paced at the documented limits.
     pub paced: bool,
+    /// Whether requests carry the trace context (`OTEL_PROPAGATORS` other than `none`).
+    pub propagate: bool,
     /// Warnings for people (e.g. a config file others can read).
     pub warnings: Vec<String>,
 }
@@ -264,6 +266,7 @@ impl Settings {
             file: ConfigFile { path, found },
             values,
             paced: !args.no_rate_limit,
+            propagate: crate::telemetry::propagate(env),
             warnings,
         })
     }
@@ -344,6 +347,7 @@ impl Settings {
                 key_secret.clone(),
             ))
             .user_agent(USER_AGENT)
+            .trace_propagation(self.propagate)
             .rate_limit(self.rate_limit(RateLimit::management())?);
         let client = builder
             .build()
@@ -357,6 +361,7 @@ impl Settings {
         api_obs::Client::builder(url.expose())
             .credentials(api_obs::Credentials::bearer(token.clone()))
             .user_agent(USER_AGENT)
+            .trace_propagation(self.propagate)
             .rate_limit(self.rate_limit(RateLimit::observability())?)
             .build()
             .map_err(|e| self.client_error(Key::ObservabilityUrl, &e))

@@ -24,6 +24,8 @@ pub struct Config {
     pub(crate) rate_limit: Option<RateLimit>,
     pub(crate) user_agent: String,
     pub(crate) transport: Transport,
+    /// Whether each attempt carries the W3C trace context of its span.
+    pub(crate) trace_propagation: bool,
     /// Where the metrics go (the global meter provider's `api-core` meter when `None`).
     #[cfg(feature = "metrics")]
     pub(crate) meter: Option<opentelemetry::metrics::Meter>,
@@ -133,6 +135,7 @@ pub struct ConfigBuilder<T = Config> {
     proxy: Option<Secret>,
     http_client: Option<reqwest::Client>,
     connect_timeout_set: bool,
+    trace_propagation: bool,
     #[cfg(feature = "metrics")]
     meter: Option<opentelemetry::metrics::Meter>,
     target: PhantomData<fn() -> T>,
@@ -155,6 +158,7 @@ impl<T> std::fmt::Debug for ConfigBuilder<T> {
             .field("rate_limit", &self.rate_limit)
             .field("user_agent", &self.user_agent)
             .field("proxy", &self.proxy)
+            .field("trace_propagation", &self.trace_propagation)
             .field(
                 "http_client",
                 &self.http_client.as_ref().map(|_| "reqwest::Client"),
@@ -182,6 +186,7 @@ impl<T: FromConfig> ConfigBuilder<T> {
             proxy: None,
             http_client: None,
             connect_timeout_set: false,
+            trace_propagation: true,
             #[cfg(feature = "metrics")]
             meter: None,
             target: PhantomData,
@@ -288,6 +293,16 @@ impl<T: FromConfig> ConfigBuilder<T> {
         self
     }
 
+    /// Whether each attempt carries a W3C `traceparent` (and `tracestate`) header naming its span,
+    /// so that the server's traces join the caller's (default `true`). It takes an OpenTelemetry
+    /// context: `tracing-opentelemetry` installed and the cargo feature `otel`; without either no
+    /// header is sent. `false` sends none in any case (a server outside one's trust, a proxy that
+    /// refuses unknown headers).
+    pub fn trace_propagation(mut self, propagate: bool) -> Self {
+        self.trace_propagation = propagate;
+        self
+    }
+
     /// Checks the configuration and makes the target (a [`Config`], or a client).
     pub fn build(self) -> Result<T, Error> {
         T::from_config(self.config()?)
@@ -332,6 +347,7 @@ impl<T: FromConfig> ConfigBuilder<T> {
             rate_limit: self.rate_limit,
             user_agent: self.user_agent,
             transport,
+            trace_propagation: self.trace_propagation,
             #[cfg(feature = "metrics")]
             meter: self.meter,
         })

@@ -39,6 +39,7 @@ mod rate_limit;
 mod response;
 mod retry;
 mod runtime;
+pub mod spans;
 mod tls;
 
 #[cfg(feature = "management")]
@@ -69,8 +70,8 @@ pub use learned::Learned;
 pub use metrics::{ATTEMPT_BUCKETS, CALL_BUCKETS};
 pub use operation::{Idempotency, Operation, ResponseBody};
 pub use rate_limit::{
-    BLOCK_WINDOWS, DECREASE, FallbackObserver, FallbackTo, MAX_QUEUE, MAX_SLOWDOWN,
-    RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RECOVERY_WINDOWS, REPORTED_WAIT, RateLimit,
+    BLOCK_WINDOWS, DECREASE, FallbackObserver, FallbackTo, MAX_QUEUE, MAX_SHARED_BLOCK,
+    MAX_SLOWDOWN, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RECOVERY_WINDOWS, REPORTED_WAIT, RateLimit,
     RateLimitStore, RateLimiter, RedisUrl, StoreFallback, WaitObserver,
 };
 /// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].

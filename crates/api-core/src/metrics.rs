@@ -43,7 +43,6 @@ pub const CALL_BUCKETS: [f64; 19] = [
 ];
 
 /// The `error.type` of a failed call or attempt (see the [module](self) docs); `None` for success.
-#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
 pub(crate) fn error_type(error: &Error) -> String {
     match error {
         Error::Api(api) => api.status.to_string(),

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use api_raw::support::redact::Redactor;
-use api_raw::support::{Exchanged, RequestDefaults, with_answer_headers};
+use api_raw::support::{Attempt, RequestDefaults, with_attempt};
 use progenitor_client::{Error as RawError, ResponseValue};
 use reqwest::header::{HeaderMap, HeaderValue};
 use tracing::Instrument;
@@ -26,6 +26,7 @@ use crate::outcome::Ending;
 use crate::rate_limit::Limiter;
 use crate::response::{Response, ResponseMeta};
 use crate::retry::RetryPolicy;
+use crate::spans::{self, millis};
 
 /// The HTTP client and policies behind a facade client. Cheap to clone: clones share the connection
 /// pool and the rate limiter.
@@ -188,8 +189,9 @@ impl Runtime {
 
     /// Runs one operation: `send` performs one attempt with the generated client.
     ///
-    /// Each call gets a `tracing` span `api.call` with the operation id, method, path template, attempt,
-    /// status, request id and duration; never a header value or a body.
+    /// Each call gets a `tracing` span `api.call`, each attempt an `api.attempt` under it, and each
+    /// rate-limit wait and backoff a span of its own, named and filled as OpenTelemetry's HTTP
+    /// conventions say (see [`spans`](crate::spans)); never a header value or a body.
     pub async fn execute<T, F, Fut>(&self, op: &'static Operation, send: F) -> Result<Response<T>>
     where
         T: ResponseBody,
@@ -213,20 +215,11 @@ impl Runtime {
         F: FnMut() -> Fut,
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {
-        let span = tracing::info_span!(
-            "api.call",
-            operation = op.id,
-            method = op.method,
-            path = op.path,
-            attempt = tracing::field::Empty,
-            status = tracing::field::Empty,
-            request_id = tracing::field::Empty,
-            duration_ms = tracing::field::Empty,
-        );
+        let span = spans::call(op);
         // The first permit of the client-side limiter is taken before the operation's clock starts:
         // queueing behind other calls is not this call being slow, and a long batch must not time out.
         if let Some(limiter) = &self.limiter {
-            let waited = Box::pin(limiter.acquire()).instrument(span.clone()).await;
+            let waited = span.in_scope(|| self.limit_wait(limiter)).await;
             self.metrics.limiter_wait(op, waited);
         }
         let started = Instant::now();
@@ -246,15 +239,29 @@ impl Runtime {
             None => run.await,
         };
         let elapsed = started.elapsed();
-        span.record("duration_ms", millis(elapsed));
+        let status = final_status(&result, |response| response.meta().status);
+        spans::record_end(&span, status, result.as_ref().err());
         self.metrics.call(
             op,
-            final_status(&result, |response| response.meta().status),
+            status,
             result.as_ref().err(),
             call.attempts.load(Ordering::Relaxed),
             elapsed,
         );
         result
+    }
+
+    /// Waits for a slot of the client-side rate limit, in a span of its own (a child of the current
+    /// span) that says the store that answered and whether a block held the slot back.
+    fn limit_wait<'a>(&'a self, limiter: &'a Limiter) -> impl Future<Output = Duration> + 'a {
+        let span = spans::rate_limit();
+        let recorded = span.clone();
+        let wait = async move {
+            let waited = Box::pin(limiter.acquire_traced(&recorded)).await;
+            recorded.record("cloud_api.rate_limit.wait_ms", millis(waited));
+            waited
+        };
+        wait.instrument(span)
     }
 
     /// The operation's time is up: what the attempts got to, and whether the call may have landed.
@@ -302,37 +309,44 @@ impl Runtime {
         let mut earlier_maybe_applied = false;
         loop {
             let attempt = call.attempts.fetch_add(1, Ordering::Relaxed) + 1;
-            span.record("attempt", attempt);
+            span.record("cloud_api.attempts", attempt);
             // From the second attempt on, when the whole call is not under a timer, each step is
             // under the operation's deadline.
             let retry_deadline = deadline.filter(|_| attempt > 1 && self.first_attempt_bounded);
-            let (exchanged, sent) = match retry_deadline {
+            let (exchanged, sent, mut attempt_span) = match retry_deadline {
                 Some(deadline) => {
-                    let retry = self.attempt(op, Box::pin(send()), true, &call.in_flight);
+                    let retry = self.attempt(op, Box::pin(send()), attempt, &call.in_flight);
                     match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
                         Ok(exchange) => exchange,
                         Err(_) => return Err(self.timed_out(op, call, started)),
                     }
                 }
                 None => {
-                    self.attempt(op, Box::pin(send()), attempt > 1, &call.in_flight)
+                    self.attempt(op, Box::pin(send()), attempt, &call.in_flight)
                         .await
                 }
             };
+            if let Some(url) = &exchanged.url {
+                let redactor = self.redactor_for(secrets);
+                spans::record_url(attempt_span.span(), span, op, url, &redactor);
+            }
             // A success returns at once. The exchange is taken apart in a plain function: a decoded
             // value moved out of its box here would get room in this state machine, which every
             // future above holds and copies whole (profiled).
             let (raw, answer) = match settle(exchanged, attempt, span) {
                 Ok(response) => {
                     call.in_flight.store(false, Ordering::Relaxed);
-                    self.metrics
-                        .attempt(op, Some(response.meta().status), None, sent.elapsed());
+                    let status = Some(response.meta().status);
+                    attempt_span.finish(status, None);
+                    self.metrics.attempt(op, status, None, sent.elapsed());
                     return Ok(response);
                 }
                 Err(failed) => *failed,
             };
-            // Boxed: the error path's futures stay out of the success path's state machine.
-            let classify = Box::pin(self.classify::<T>(op, raw, answer, attempt, secrets, span));
+            // Boxed: the error path's futures stay out of the success path's state machine. Reading
+            // and sorting the answer is part of the attempt.
+            let classify = Box::pin(self.classify::<T>(op, raw, answer, attempt, secrets, span))
+                .instrument(attempt_span.span().clone());
             let outcome = match retry_deadline {
                 // Reading a retry's error body is under the deadline too.
                 Some(deadline) => match tokio::time::timeout_at(deadline, classify).await {
@@ -344,18 +358,18 @@ impl Runtime {
             call.in_flight.store(false, Ordering::Relaxed);
             let mut failure = match outcome {
                 Ok(response) => {
-                    self.metrics
-                        .attempt(op, Some(response.meta().status), None, sent.elapsed());
+                    let status = Some(response.meta().status);
+                    attempt_span.finish(status, None);
+                    self.metrics.attempt(op, status, None, sent.elapsed());
                     return Ok(response);
                 }
                 Err(failure) => failure,
             };
-            self.metrics.attempt(
-                op,
-                failure.error.status(),
-                Some(&failure.error),
-                sent.elapsed(),
-            );
+            let status = failure.error.status();
+            attempt_span.finish(status, Some(&failure.error));
+            drop(attempt_span);
+            self.metrics
+                .attempt(op, status, Some(&failure.error), sent.elapsed());
             if let Error::Api(error) = &mut failure.error {
                 error.follows_unknown_outcome = earlier_maybe_applied;
             }
@@ -363,7 +377,9 @@ impl Runtime {
             if failure.ending == Ending::Status(429)
                 && let Some(limiter) = &self.limiter
             {
-                Box::pin(limiter.throttled(failure.wait)).await;
+                Box::pin(limiter.throttled(failure.wait))
+                    .instrument(spans::throttled())
+                    .await;
             }
             earlier_maybe_applied |= !failure.ending.proves_nothing_applied();
             if !failure.ending.may_retry(op.idempotency) || attempt >= policy.max_attempts {
@@ -384,36 +400,54 @@ impl Runtime {
             }
             // The error's text is already free of the request's and the client's secrets.
             tracing::debug!(attempt, delay_ms = millis(delay), error = %failure.error, "retrying");
+            let backoff = spans::backoff(attempt, delay, &failure.error, failure.wait.is_some());
             if let Ok(mut last) = call.last_error.lock() {
                 *last = Some(failure.error);
             }
-            Box::pin(tokio::time::sleep(delay)).await;
+            Box::pin(tokio::time::sleep(delay))
+                .instrument(backoff)
+                .await;
         }
     }
 
-    /// One exchange: waits for the client-side rate limit first on a retry (the first attempt took its
-    /// permit before the clock started), marks the call in flight, then sends; with the time it was
-    /// sent at.
+    /// One exchange, in its attempt span (returned, for the answer's sorting): waits for the
+    /// client-side rate limit first on a retry (the first attempt took its permit before the clock
+    /// started), marks the call in flight, then sends with the span's trace context; with the time
+    /// it was sent at.
     async fn attempt<T, Fut>(
         &self,
         op: &'static Operation,
         send: Pin<Box<Fut>>,
-        retry: bool,
+        number: u32,
         in_flight: &AtomicBool,
     ) -> (
-        Exchanged<std::result::Result<ResponseValue<T>, RawError<()>>>,
+        Box<Attempt<std::result::Result<ResponseValue<T>, RawError<()>>>>,
         Instant,
+        spans::AttemptSpan,
     )
     where
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {
-        if retry && let Some(limiter) = &self.limiter {
-            let waited = Box::pin(limiter.acquire()).await;
+        if number > 1
+            && let Some(limiter) = &self.limiter
+        {
+            let waited = Box::pin(self.limit_wait(limiter)).await;
             self.metrics.limiter_wait(op, waited);
         }
+        let span = spans::attempt(op, number);
+        let headers = if self.config.trace_propagation {
+            spans::trace_context(&span)
+        } else {
+            HeaderMap::new()
+        };
         in_flight.store(true, Ordering::Relaxed);
         let sent = Instant::now();
-        (with_answer_headers(send).await, sent)
+        let keep_url = !span.is_disabled();
+        // Made before the exchange: an exchange cut short by the operation's deadline drops it,
+        // which records the timeout.
+        let attempt = spans::AttemptSpan::new(span.clone());
+        let exchanged = with_attempt(send, headers, keep_url).instrument(span).await;
+        (exchanged, sent, attempt)
     }
 
     /// Sorts a failed attempt by [`outcome`](crate::outcome)'s rule; an unexpected 2xx or a tolerated
@@ -453,7 +487,7 @@ impl Runtime {
         match raw {
             RawError::UnexpectedResponse(response) => {
                 let status = response.status().as_u16();
-                span.record("status", status);
+                span.record("http.response.status_code", status);
                 let headers = response.headers().clone();
                 if (200..300).contains(&status) {
                     // A success body is read whole.
@@ -470,7 +504,7 @@ impl Runtime {
                 let body = read_bounded(response, MAX_ERROR_READ).await;
                 let mut error = api_error(op.id, status, &headers, &body, attempt, &redactor);
                 if let Some(id) = &error.request_id {
-                    span.record("request_id", id.as_str());
+                    span.record("cloud_api.request_id", id.as_str());
                 }
                 let ending = Ending::Status(status);
                 error.outcome_unknown = ending.leaves_outcome_unknown(op.idempotency);
@@ -550,11 +584,6 @@ impl Runtime {
     }
 }
 
-/// A duration in whole milliseconds for a `tracing` field, saturating.
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
 /// What the attempts of one call share with the clock that may cut them short.
 #[derive(Default)]
 struct Call {
@@ -591,12 +620,12 @@ fn request_id_of<T: ResponseBody>(headers: &HeaderMap, value: &T) -> Option<Stri
     reason = "the exchange's own parts, boxed so that only a pointer passes through the caller's future"
 )]
 fn settle<T: ResponseBody>(
-    exchanged: Exchanged<std::result::Result<ResponseValue<T>, RawError<()>>>,
+    exchanged: Box<Attempt<std::result::Result<ResponseValue<T>, RawError<()>>>>,
     attempt: u32,
     span: &tracing::Span,
 ) -> std::result::Result<Response<T>, Box<(RawError<()>, Option<(u16, HeaderMap)>)>> {
-    let (sent, answer) = *exchanged;
-    match sent {
+    let Attempt { output, answer, .. } = *exchanged;
+    match output {
         Ok(value) => Ok(success(value, answer, attempt, span)),
         Err(raw) => Err(Box::new((raw, answer))),
     }
@@ -627,9 +656,9 @@ fn finish<T: ResponseBody>(
     span: &tracing::Span,
 ) -> Response<T> {
     let request_id = request_id_of(&headers, &value);
-    span.record("status", status);
+    span.record("http.response.status_code", status);
     if let Some(id) = &request_id {
-        span.record("request_id", id.as_str());
+        span.record("cloud_api.request_id", id.as_str());
     }
     Response::new(
         value,

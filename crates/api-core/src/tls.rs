@@ -7,6 +7,18 @@ use std::time::Duration;
 
 use crate::config::RootCertificate;
 
+/// rustls takes the process's crypto provider: the one installed already (by the application, or
+/// by an earlier call), else ring, installed here. Without one, a rustls connection of a build with
+/// another TLS backend beside it (native-tls, or both rustls providers) would panic. The SDK's one
+/// place for this: the HTTP client's builder and the Redis store of the rate limit call it.
+#[cfg(any(feature = "rustls-ring", feature = "redis"))]
+pub(crate) fn ensure_ring_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Fails only when another thread installed one just now, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 /// The connect timeout of the client the SDK builds (unless set, and unless the attempt timeout is
 /// shorter: then half of it) and of [`http_client_builder`]'s.
 pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -42,10 +54,7 @@ pub fn http_client_builder() -> reqwest::ClientBuilder {
         not(feature = "native-tls")
     ))]
     {
-        if rustls::crypto::CryptoProvider::get_default().is_none() {
-            // Fails only when another thread installed one just now, which is as good.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-        }
+        ensure_ring_provider();
         builder.tls_backend_rustls()
     }
 

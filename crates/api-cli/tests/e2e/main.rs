@@ -21,3 +21,4 @@ mod sessions;
 mod settings;
 mod support;
 mod terminal;
+mod traces;

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use api_raw::support::{PipeState, ServiceState};
+use tracing::Instrument;
 
 use super::{Pipe, Service, ServiceCommand};
 use crate::error::{Error, Result};
@@ -456,7 +457,7 @@ impl<'a> Pacer<'a> {
     async fn pause(&mut self) -> bool {
         let remaining = self.remaining();
         if self.interval < remaining {
-            tokio::time::sleep(self.interval).await;
+            sleep(self.interval).await;
             self.interval = self.options.next_interval(self.interval);
             return true;
         }
@@ -464,9 +465,16 @@ impl<'a> Pacer<'a> {
             return false;
         }
         self.last_poll_done = true;
-        tokio::time::sleep(remaining / 2).await;
+        sleep(remaining / 2).await;
         true
     }
+}
+
+/// A waiter's sleep between two polls, in a span of its own.
+async fn sleep(delay: Duration) {
+    tokio::time::sleep(delay)
+        .instrument(crate::spans::wait_sleep(delay))
+        .await;
 }
 
 /// Polls `get` until the pipe meets `target`, and returns it.
@@ -478,6 +486,24 @@ impl<'a> Pacer<'a> {
 /// errors end the wait, wrapped in [`WaitError::PipeWaitInterrupted`] when a pipe was seen (or given
 /// as `seen`), so that the pipe is not lost.
 pub async fn wait_for_pipe<F, Fut>(
+    get: F,
+    target: &WaitFor<Pipe>,
+    seen: Option<Pipe>,
+    options: &WaitOptions,
+) -> Result<Pipe>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Response<Pipe>>>,
+{
+    let span = crate::spans::wait("pipe", target);
+    let result = poll_pipe(get, target, seen, options)
+        .instrument(span.clone())
+        .await;
+    crate::spans::record_wait_end(&span, &result);
+    result
+}
+
+async fn poll_pipe<F, Fut>(
     mut get: F,
     target: &WaitFor<Pipe>,
     seen: Option<Pipe>,
@@ -556,7 +582,18 @@ fn interrupted(target: &WaitFor<Pipe>, last_seen: Option<Box<Pipe>>, error: Erro
 
 /// Polls `get` until the pipe answers 404 (after a delete). Times out with
 /// [`WaitError::PipeTimedOut`] carrying the last seen pipe.
-pub async fn wait_for_pipe_gone<F, Fut>(mut get: F, options: &WaitOptions) -> Result<()>
+pub async fn wait_for_pipe_gone<F, Fut>(get: F, options: &WaitOptions) -> Result<()>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<Response<Pipe>>>,
+{
+    let span = crate::spans::wait("pipe", &"gone");
+    let result = poll_pipe_gone(get, options).instrument(span.clone()).await;
+    crate::spans::record_wait_end(&span, &result);
+    result
+}
+
+async fn poll_pipe_gone<F, Fut>(mut get: F, options: &WaitOptions) -> Result<()>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<Response<Pipe>>>,
@@ -609,6 +646,19 @@ pub trait ServiceWait {
 /// read. So a start refused with 409 because the service is still stopping is sent again when the
 /// service reads `stopped`, and a service that falls back to `stopped` gets one more start.
 pub async fn wait_for_service(
+    probe: &impl ServiceWait,
+    target: &WaitFor<Service>,
+    options: &WaitOptions,
+) -> Result<Service> {
+    let span = crate::spans::wait("service", target);
+    let result = poll_service(probe, target, options)
+        .instrument(span.clone())
+        .await;
+    crate::spans::record_wait_end(&span, &result);
+    result
+}
+
+async fn poll_service(
     probe: &impl ServiceWait,
     target: &WaitFor<Service>,
     options: &WaitOptions,

@@ -24,7 +24,9 @@ use std::time::Duration;
 use api_raw::support::Secret;
 
 pub use limiter::RateLimiter;
-pub use pacing::{BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SLOWDOWN, RECOVERY_WINDOWS};
+pub use pacing::{
+    BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SHARED_BLOCK, MAX_SLOWDOWN, RECOVERY_WINDOWS,
+};
 pub(crate) use store::Limiter;
 
 use crate::error::ConfigError;

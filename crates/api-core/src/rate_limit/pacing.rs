@@ -25,6 +25,16 @@ pub const RECOVERY_WINDOWS: u32 = 32;
 /// says (a misread header must not stall a whole fleet).
 pub const BLOCK_WINDOWS: u32 = 4;
 
+/// The longest block any sharer's state is believed to hold, whatever the reader's own window:
+/// one hour. Processes with different configurations share a key (a `10/10s` tool
+/// beside a `20/2s` one): a block written within the writer's [`BLOCK_WINDOWS`] windows is kept by
+/// every reader up to this bound (or up to its own longest block, when that is longer), and only a
+/// state beyond both, which no configuration of the API's limits builds, is forgotten as corrupt.
+pub const MAX_SHARED_BLOCK: std::time::Duration = std::time::Duration::from_secs(3_600);
+
+/// [`MAX_SHARED_BLOCK`] in nanoseconds.
+pub(crate) const MAX_SHARED_BLOCK_NS: u64 = MAX_SHARED_BLOCK.as_secs() * 1_000_000_000;
+
 /// The longest queue a state may hold: reservations at the slowest pace. A state further ahead
 /// than that (from a corrupt file) is forgotten; any queue callers can build short of it is kept.
 pub const MAX_QUEUE: u64 = 1 << 16;
@@ -66,6 +76,9 @@ pub struct Ticket {
     pub wait: u64,
     /// The state's generation when the slot was reserved.
     pub generation: u64,
+    /// Whether a block (a 429, here or anywhere the state is shared) was in force when it was
+    /// reserved: the wait is the block's, not only the queue's.
+    pub blocked: bool,
 }
 
 /// The pace of a limit: the interval between two requests, and its window.
@@ -113,6 +126,7 @@ impl Pace {
         let ticket = Ticket {
             wait: slot - now,
             generation: state.generation,
+            blocked: state.blocked_until > now,
         };
         (next, ticket)
     }
@@ -165,7 +179,7 @@ impl Pace {
 
     /// The state at `now`: moved back with a clock that went back, and forgotten when it cannot
     /// be one the rule built (a queue longer than [`MAX_QUEUE`] reservations at the slowest pace,
-    /// a block longer than the longest, a rate that is no number).
+    /// a block longer than any sharer could write, a rate that is no number).
     fn sane(&self, state: PaceState, now: u64) -> PaceState {
         let back = state.seen.saturating_sub(now);
         let state = PaceState {
@@ -190,7 +204,8 @@ impl Pace {
         let slowest = (self.interval as f64 * MAX_SLOWDOWN).min(u64::MAX as f64) as u64;
         state.rate.is_finite()
             && state.next_slot.saturating_sub(now) <= slowest.saturating_mul(MAX_QUEUE)
-            && state.blocked_until.saturating_sub(now) <= self.longest_block()
+            && state.blocked_until.saturating_sub(now)
+                <= self.longest_block().max(MAX_SHARED_BLOCK_NS)
             && state.throttled_at <= now
     }
 }
@@ -259,6 +274,52 @@ mod tests {
         assert_eq!(
             pace.confirm(next, now + 300 * MS + fresh.wait, fresh).1,
             None
+        );
+    }
+
+    #[test]
+    fn a_block_written_under_one_configuration_holds_for_another() {
+        // A `10/10s` tool and a `20/2s` one share a key.
+        let slow = Pace {
+            interval: 1_020 * MS,
+            window: 10_000 * MS,
+        };
+        let fast = Pace {
+            interval: 102 * MS,
+            window: 2_000 * MS,
+        };
+        let now = 1_000_000 * MS;
+        let state = slow.throttled(PaceState::default(), now, 40_000 * MS);
+        assert_eq!(
+            state.blocked_until,
+            now + 40_000 * MS,
+            "within slow's 4 windows"
+        );
+        // The fast one's own longest block is 8 s: it keeps the 40 s block, the learned rate and
+        // the generation, and books after the block.
+        let (kept, ticket) = fast.reserve(state, now + 1_000 * MS);
+        assert_eq!(ticket.wait, 39_000 * MS);
+        assert!(ticket.blocked);
+        assert_eq!(ticket.generation, state.generation);
+        assert_eq!(kept.rate, state.rate);
+        assert!(kept.rate < 1.0);
+        // A block beyond what any sharer writes (an hour, or the reader's own longest when
+        // longer) is a corrupt state: forgotten.
+        let corrupt = PaceState {
+            blocked_until: now + MAX_SHARED_BLOCK_NS + 1_000 * MS,
+            ..state
+        };
+        let (forgotten, ticket) = fast.reserve(corrupt, now);
+        assert_eq!(ticket.wait, 0);
+        assert_eq!(forgotten.generation, 0);
+        let hour_long_windows = Pace {
+            interval: 60_000 * MS,
+            window: MAX_SHARED_BLOCK_NS,
+        };
+        let (_, ticket) = hour_long_windows.reserve(corrupt, now);
+        assert!(
+            ticket.wait > MAX_SHARED_BLOCK_NS,
+            "within its own 4 windows"
         );
     }
 

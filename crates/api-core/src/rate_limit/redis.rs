@@ -12,7 +12,8 @@ use std::time::Duration;
 use redis::aio::MultiplexedConnection;
 
 use super::pacing::{
-    BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS, Ticket,
+    BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SHARED_BLOCK_NS, MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS,
+    Ticket,
 };
 use super::rest::Rest;
 use super::store::Host;
@@ -45,6 +46,7 @@ if now == 0 then
 end
 local most, windows = tonumber(ARGV[6]), tonumber(ARGV[7])
 local decrease, block_windows, max_queue = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local max_shared_block = tonumber(ARGV[11])
 local s = redis.call('HMGET', KEYS[1], 'next', 'blocked', 'rate', 'throttled', 'generation', 'seen')
 local nxt, blocked = tonumber(s[1]) or 0, tonumber(s[2]) or 0
 local rate, at = tonumber(s[3]) or 1, tonumber(s[4]) or 0
@@ -53,7 +55,7 @@ local back = math.max(seen - now, 0)
 nxt, blocked, at = math.max(nxt - back, 0), math.max(blocked - back, 0), math.max(at - back, 0)
 local longest_block = window * block_windows
 if rate ~= rate or rate == math.huge or rate == -math.huge or nxt - now > interval * most * max_queue
-    or blocked - now > longest_block or at > now then
+    or blocked - now > math.max(longest_block, max_shared_block) or at > now then
   nxt, blocked, rate, at, gen = 0, 0, 1, 0, 0
 end
 local recovery = math.max(window * windows, 1)
@@ -66,7 +68,9 @@ local function share()
   return math.min(math.max(towards, bound), 1)
 end
 local wait = 0
+local held = 0
 local function reserve()
+  if blocked > now then held = 1 else held = 0 end
   local slot = math.max(nxt, now, blocked)
   nxt = slot + math.floor(interval / share())
   wait = slot - now
@@ -93,18 +97,8 @@ if rate < 1 and rate > 0 then
 end
 local live = math.max(nxt, blocked, full) - now + recovery
 redis.call('PEXPIRE', KEYS[1], math.max(math.ceil(live / 1000), 1000))
-return {wait, gen}
+return {wait, gen, held}
 ";
-
-/// `rediss://` goes through rustls, which takes the process's crypto provider: the one installed
-/// already (by the application, or the SDK's own TLS), else ring. Without it, whatever TLS backend
-/// the SDK was built with (native-tls, or both rustls providers), connecting would panic.
-fn ensure_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Fails only when another thread installed one just now, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
-}
 
 /// One limit's state in Redis.
 pub(crate) struct RedisStore {
@@ -128,7 +122,8 @@ impl RedisStore {
         on_fallback: Option<FallbackObserver>,
     ) -> Self {
         if url.expose().starts_with("rediss://") {
-            ensure_crypto_provider();
+            // `rediss://` goes through rustls, whatever TLS backend the SDK was built with.
+            crate::tls::ensure_ring_provider();
         }
         Self {
             // Parsed when the store was built; `None` cannot happen, and would fall back.
@@ -144,10 +139,20 @@ impl RedisStore {
         }
     }
 
+    /// The store that answers now: Redis, or the host store (and what answers for it) while Redis
+    /// is left alone after a failure.
+    pub(crate) fn answering(&self) -> &'static str {
+        if self.resting.is_resting() {
+            self.fallback.answering()
+        } else {
+            "redis"
+        }
+    }
+
     /// Reserves a slot in Redis.
     pub(crate) async fn reserve(&self, pace: Pace) -> Ticket {
         match self.run("reserve", pace, 0, 0).await {
-            Some((wait, generation)) => ticket(wait, generation),
+            Some((wait, generation, blocked)) => ticket(wait, generation, blocked),
             None => self.fallback.reserve(pace).await,
         }
     }
@@ -155,8 +160,8 @@ impl RedisStore {
     /// Confirms `ticket` at its slot: `None` to go, else a new reservation.
     pub(crate) async fn confirm(&self, pace: Pace, booked: Ticket) -> Option<Ticket> {
         match self.run("confirm", pace, booked.generation, 0).await {
-            Some((-1, _)) => None,
-            Some((wait, generation)) => Some(ticket(wait, generation)),
+            Some((-1, _, _)) => None,
+            Some((wait, generation, blocked)) => Some(ticket(wait, generation, blocked)),
             None => self.fallback.confirm(pace, booked).await,
         }
     }
@@ -169,14 +174,15 @@ impl RedisStore {
     }
 
     /// Runs the script for `operation` at `now` microseconds (0: the server's clock): the wait in
-    /// microseconds and the generation; `None` when Redis could not answer in time.
+    /// microseconds, the generation and whether a block held the slot back (1, else 0); `None` when
+    /// Redis could not answer in time.
     pub(crate) async fn run(
         &self,
         operation: &str,
         pace: Pace,
         arg: u64,
         now: u64,
-    ) -> Option<(i64, u64)> {
+    ) -> Option<(i64, u64, i64)> {
         if self.resting.is_resting() {
             return None;
         }
@@ -225,7 +231,7 @@ impl RedisStore {
         pace: Pace,
         arg: u64,
         now: u64,
-    ) -> redis::RedisResult<(i64, u64)> {
+    ) -> redis::RedisResult<(i64, u64, i64)> {
         self.script
             .key(&self.key)
             .arg(operation)
@@ -238,11 +244,12 @@ impl RedisStore {
             .arg(DECREASE)
             .arg(BLOCK_WINDOWS)
             .arg(MAX_QUEUE)
+            .arg(MAX_SHARED_BLOCK_NS / 1000)
             .invoke_async(&mut connection)
             .await
     }
 
-    async fn failed(&self, why: &str) -> Option<(i64, u64)> {
+    async fn failed(&self, why: &str) -> Option<(i64, u64, i64)> {
         *self.connection.lock().await = None;
         self.resting.rest_for(RETRY_AFTER);
         if !self.warned.swap(true, Ordering::Relaxed) {
@@ -267,10 +274,11 @@ impl RedisStore {
 }
 
 /// A ticket from the script's answer (microseconds).
-fn ticket(wait: i64, generation: u64) -> Ticket {
+fn ticket(wait: i64, generation: u64, blocked: i64) -> Ticket {
     Ticket {
         wait: u64::try_from(wait).unwrap_or(0).saturating_mul(1000),
         generation,
+        blocked: blocked == 1,
     }
 }
 
@@ -320,6 +328,35 @@ mod tests {
         Throttle(u64),
     }
 
+    /// A block a `10/10s` sharer wrote (40 s, its 4 windows) holds for a `20/2s` one in the script
+    /// as in the Rust rule, though it is longer than the reader's own longest block.
+    #[test]
+    fn the_script_keeps_a_block_another_configuration_wrote() {
+        let Some(server) = redis_server::RedisServer::start(
+            "the_script_keeps_a_block_another_configuration_wrote",
+        ) else {
+            return;
+        };
+        let runtime = runtime();
+        let slow = Pace {
+            interval: 1_020 * MS,
+            window: 10_000 * MS,
+        };
+        let fast = Pace {
+            interval: 102 * MS,
+            window: 2_000 * MS,
+        };
+        let redis = store(&server.url, "test:two-configurations");
+        let now_us = 1_700_000_000_000_000u64;
+        runtime
+            .block_on(redis.run("throttle", slow, 40_000_000, now_us))
+            .expect("Redis answers");
+        let (wait, _, blocked) = runtime
+            .block_on(redis.run("reserve", fast, 0, now_us + 1_000_000))
+            .expect("Redis answers");
+        assert_eq!((wait, blocked), (39_000_000, 1));
+    }
+
     /// The Lua script and the Rust rule give the same waits and generations for any sequence of
     /// reservations, confirmations and 429s at the same times, the clock going back too (Redis
     /// counts microseconds, Rust nanoseconds: within a microsecond a step).
@@ -354,9 +391,9 @@ mod tests {
             for (i, (step, advance_ms)) in steps.into_iter().enumerate() {
                 now_ms = now_ms.saturating_add_signed(advance_ms);
                 let now_ns = now_ms * MS;
-                let close = |rust: Ticket, lua: (i64, u64)| {
+                let close = |rust: Ticket, lua: (i64, u64, i64)| {
                     let difference = (rust.wait / 1000).abs_diff(u64::try_from(lua.0).unwrap_or(u64::MAX));
-                    difference <= i as u64 + 1 && rust.generation == lua.1
+                    difference <= i as u64 + 1 && rust.generation == lua.1 && rust.blocked == (lua.2 == 1)
                 };
                 match step {
                     Step::Reserve => {

@@ -82,6 +82,15 @@ impl Host {
         None
     }
 
+    /// The store that answers now: the file, or this process while the file is left alone.
+    pub(crate) fn answering(&self) -> &'static str {
+        if self.resting.is_resting() {
+            "process"
+        } else {
+            "host"
+        }
+    }
+
     /// Reserves a slot in the file, or in this process when the file cannot be used.
     pub(crate) async fn reserve(self: &Arc<Self>, pace: Pace) -> Ticket {
         match self
@@ -192,8 +201,15 @@ impl Limiter {
     /// meantime anywhere the state is shared (else it books again, after the block). Returns how
     /// long it waited.
     pub(crate) async fn acquire(&self) -> Duration {
+        self.acquire_traced(&tracing::Span::none()).await
+    }
+
+    /// [`acquire`](Self::acquire), telling `span` (a rate-limit wait span) whether a block held the
+    /// slot back.
+    pub(crate) async fn acquire_traced(&self, span: &tracing::Span) -> Duration {
         let mut ticket = self.reserve().await;
         let mut waited = Duration::ZERO;
+        let mut blocked = ticket.blocked;
         while ticket.wait > 0 {
             let wait = Duration::from_nanos(ticket.wait);
             if wait > REPORTED_WAIT
@@ -205,10 +221,28 @@ impl Limiter {
             waited += wait;
             match self.confirm(ticket).await {
                 None => break,
-                Some(again) => ticket = again,
+                Some(again) => {
+                    blocked |= again.blocked;
+                    ticket = again;
+                }
             }
         }
+        if !span.is_disabled() {
+            span.record("cloud_api.rate_limit.blocked", blocked);
+            span.record("cloud_api.rate_limit.store", self.answering());
+        }
         waited
+    }
+
+    /// The store that answers now, as a wait span names it: `process`, `host` or `redis` (the
+    /// host store while Redis is left alone after a failure, the process while the host file is).
+    fn answering(&self) -> &'static str {
+        match &self.backend {
+            Backend::Process(_) => "process",
+            Backend::Host(host) => host.answering(),
+            #[cfg(feature = "redis")]
+            Backend::Redis(redis) => redis.answering(),
+        }
     }
 
     /// A 429 answered: everyone sharing the state waits `wait` (the server's, else one interval;

@@ -90,6 +90,19 @@ impl fmt::Debug for RequestDefaults {
 /// The generated clients' pre hook: adds the defaults' headers that the request does not carry yet
 /// and, unless the request has a timeout of its own, the attempt timeout.
 pub fn prepare_request(defaults: &RequestDefaults, request: &mut reqwest::Request) {
+    // Inside a `with_attempt` scope: the attempt's own headers (a `traceparent`), and its URL kept
+    // when asked for.
+    let _ = EXCHANGE.try_with(|slot| {
+        let mut slot = slot.borrow_mut();
+        for (name, value) in std::mem::take(&mut slot.headers) {
+            if let Some(name) = name {
+                request.headers_mut().insert(name, value);
+            }
+        }
+        if slot.keep_url {
+            slot.url = Some(request.url().clone());
+        }
+    });
     for (name, value) in defaults.headers.iter() {
         if !request.headers().contains_key(name) {
             request.headers_mut().insert(name.clone(), value.clone());
@@ -104,8 +117,14 @@ pub fn prepare_request(defaults: &RequestDefaults, request: &mut reqwest::Reques
     }
 }
 
+#[derive(Default)]
 struct Exchange {
     answer: Option<(u16, HeaderMap)>,
+    /// Headers for this attempt's request only, taken by the pre hook.
+    headers: HeaderMap,
+    /// Whether the pre hook keeps the request's URL.
+    keep_url: bool,
+    url: Option<reqwest::Url>,
 }
 
 tokio::task_local! {
@@ -177,12 +196,54 @@ pub type Exchanged<T> = Box<(T, Option<(u16, HeaderMap)>)>;
 pub fn with_answer_headers<F: Future + ?Sized>(
     operation: Pin<Box<F>>,
 ) -> impl Future<Output = Exchanged<F::Output>> {
-    EXCHANGE.scope(RefCell::new(Exchange { answer: None }), async move {
+    let attempt = with_attempt(operation, HeaderMap::new(), false);
+    async move {
+        let attempt = attempt.await;
+        let Attempt { output, answer, .. } = *attempt;
+        Box::new((output, answer))
+    }
+}
+
+/// What one attempt gave ([`with_attempt`]): the generated operation's result, the status and
+/// headers of the answer it received (`None` when no answer came), and the URL it was sent to when
+/// asked for (`None` otherwise, or when no request was built).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Attempt<T> {
+    /// The generated operation's result.
+    pub output: T,
+    /// The answer's status and headers.
+    pub answer: Option<(u16, HeaderMap)>,
+    /// The request's URL.
+    pub url: Option<reqwest::Url>,
+}
+
+/// Runs one generated operation like [`with_answer_headers`], with `headers` added to its request
+/// (replacing any of the same name: a `traceparent` for this attempt), and, with `keep_url`, the
+/// URL it was sent to. Boxed for the same reason.
+pub fn with_attempt<F: Future + ?Sized>(
+    operation: Pin<Box<F>>,
+    headers: HeaderMap,
+    keep_url: bool,
+) -> impl Future<Output = Box<Attempt<F::Output>>> {
+    let slot = Exchange {
+        headers,
+        keep_url,
+        ..Exchange::default()
+    };
+    EXCHANGE.scope(RefCell::new(slot), async move {
         let output = operation.await;
-        let answer = EXCHANGE.with(|slot| slot.borrow_mut().answer.take());
+        let (answer, url) = EXCHANGE.with(|slot| {
+            let mut slot = slot.borrow_mut();
+            (slot.answer.take(), slot.url.take())
+        });
         // Boxed too: the result is large (a decoded resource), and it leaves through the futures
         // above as a pointer, not as a copy at each level.
-        Box::new((output, answer))
+        Box::new(Attempt {
+            output,
+            answer,
+            url,
+        })
     })
 }
 
@@ -291,6 +352,46 @@ mod tests {
 
         let nothing = with_answer_headers(Box::pin(async { 1 })).await;
         assert!(nothing.1.is_none());
+    }
+
+    #[tokio::test]
+    async fn an_attempt_adds_its_own_headers_and_keeps_its_url_when_asked() {
+        let defaults = RequestDefaults::new().header("traceparent", "00-default");
+        let mut own = HeaderMap::new();
+        own.insert("traceparent", HeaderValue::from_static("00-attempt"));
+        let seen = with_attempt(
+            Box::pin(async {
+                let mut sent = request(&[]);
+                prepare_request(&defaults, &mut sent);
+                // A second request of the same operation gets the defaults only.
+                let mut again = request(&[]);
+                prepare_request(&defaults, &mut again);
+                (sent, again)
+            }),
+            own,
+            true,
+        )
+        .await;
+        let (sent, again) = &seen.output;
+        assert_eq!(sent.headers()["traceparent"], "00-attempt");
+        assert_eq!(again.headers()["traceparent"], "00-default");
+        assert_eq!(
+            seen.url.as_ref().map(reqwest::Url::as_str),
+            Some("http://127.0.0.1:1/x")
+        );
+        assert!(seen.answer.is_none());
+
+        let unasked = with_attempt(
+            Box::pin(async {
+                let mut sent = request(&[]);
+                prepare_request(&RequestDefaults::new(), &mut sent);
+                sent
+            }),
+            HeaderMap::new(),
+            false,
+        )
+        .await;
+        assert!(unasked.url.is_none() && unasked.output.headers().is_empty());
     }
 
     #[test]

@@ -26,7 +26,8 @@ mod quantity;
 )]
 pub use exchange::capture_answer;
 pub use exchange::{
-    Exchanged, RequestDefaults, from_response, prepare_request, with_answer_headers,
+    Attempt, Exchanged, RequestDefaults, from_response, prepare_request, with_answer_headers,
+    with_attempt,
 };
 #[cfg(feature = "management")]
 pub use management_enums::{

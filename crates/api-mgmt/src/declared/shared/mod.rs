@@ -8,6 +8,18 @@ mod postgres;
 #[cfg(feature = "state-redis")]
 mod redis;
 
+/// rustls (`rediss://`, PostgreSQL's TLS) takes the process's crypto provider: the one installed
+/// already (by the application, or the SDK's HTTP client), else ring, installed here. The stores'
+/// one place for it; api-core keeps its own for the HTTP client and the rate limit's Redis, as a
+/// shared one would be a public item of api-core for a detail of two features.
+#[cfg(any(feature = "state-redis", feature = "state-postgres"))]
+fn ensure_ring_provider() {
+    if rustls::crypto::CryptoProvider::get_default().is_none() {
+        // Fails only when another thread installed one just now, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    }
+}
+
 use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;

@@ -337,9 +337,7 @@ impl Engine for PostgresEngine {
 /// platform's roots and the server's name always checked; rustls takes the process's crypto
 /// provider, else ring.
 fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    }
+    super::ensure_ring_provider();
     let mut roots = rustls::RootCertStore::empty();
     for certificate in rustls_native_certs::load_native_certs().certs {
         let _ = roots.add(certificate);

@@ -102,7 +102,8 @@ impl RedisEngine {
     pub(crate) fn connect(url: &Secret, digest: &str) -> Result<Self, String> {
         let lower = url.expose().to_ascii_lowercase();
         if lower.starts_with("rediss://") || lower.starts_with("valkeys://") {
-            ensure_crypto_provider();
+            // `rediss://` goes through rustls.
+            super::ensure_ring_provider();
         }
         let client = redis::Client::open(url.expose())
             .map_err(|e| redacted(url, &format!("not a usable Redis URL: {e}")))?;
@@ -283,14 +284,5 @@ return {1, h[1] or '', tonumber(h[2]) or 0, redis.call('PTTL', KEYS[1])}
             &[&fence.to_string(), &self.epoch(), text],
         )?;
         Ok(written == 1)
-    }
-}
-
-/// `rediss://` goes through rustls, which takes the process's crypto provider: the one installed
-/// already, else ring.
-fn ensure_crypto_provider() {
-    if rustls::crypto::CryptoProvider::get_default().is_none() {
-        // Fails only when another thread installed one just now, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
     }
 }
