@@ -474,6 +474,29 @@ async fn an_attempt_cut_short_by_the_operations_time_ends_as_a_timeout() {
     assert_eq!(attempt.status, Status::error(""));
 }
 
+#[tokio::test(flavor = "current_thread")]
+async fn an_attempt_the_caller_drops_ends_as_cancelled() {
+    let traced = traced();
+    let server = ScriptServer::start(vec![
+        Reply::fixture("create_pipe_kafka").delay(Duration::from_secs(5)),
+    ])
+    .await;
+    let client = server.mgmt();
+    let pipe = service(&client).pipe(PIPE.parse().unwrap());
+    let read = pipe.get();
+    // The caller's own timeout, well within the operation's 120 s: not the SDK's timeout.
+    let dropped = tokio::time::timeout(Duration::from_millis(200), read).await;
+    assert!(dropped.is_err(), "the caller gave up first");
+    let spans = traced.spans();
+    let attempt = named(&spans, &format!("GET {PIPE_PATH}"));
+    assert_eq!(attempt.len(), 1, "{spans:#?}");
+    assert_eq!(
+        attribute(attempt[0], "error.type").as_deref(),
+        Some("cancelled")
+    );
+    assert_eq!(attempt[0].status, Status::error(""));
+}
+
 /// The guide's setup (`guide/examples/traces.rs`), in this binary: every test of it installs a
 /// subscriber.
 #[path = "../../guide/examples/traces.rs"]

@@ -315,14 +315,20 @@ impl Runtime {
             let retry_deadline = deadline.filter(|_| attempt > 1 && self.first_attempt_bounded);
             let (exchanged, sent, mut attempt_span) = match retry_deadline {
                 Some(deadline) => {
-                    let retry = self.attempt(op, Box::pin(send()), attempt, &call.in_flight);
+                    let retry = self.attempt(
+                        op,
+                        Box::pin(send()),
+                        attempt,
+                        &call.in_flight,
+                        Some(deadline),
+                    );
                     match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
                         Ok(exchange) => exchange,
                         Err(_) => return Err(self.timed_out(op, call, started)),
                     }
                 }
                 None => {
-                    self.attempt(op, Box::pin(send()), attempt, &call.in_flight)
+                    self.attempt(op, Box::pin(send()), attempt, &call.in_flight, deadline)
                         .await
                 }
             };
@@ -420,6 +426,7 @@ impl Runtime {
         send: Pin<Box<Fut>>,
         number: u32,
         in_flight: &AtomicBool,
+        deadline: Option<tokio::time::Instant>,
     ) -> (
         Box<Attempt<std::result::Result<ResponseValue<T>, RawError<()>>>>,
         Instant,
@@ -443,9 +450,9 @@ impl Runtime {
         in_flight.store(true, Ordering::Relaxed);
         let sent = Instant::now();
         let keep_url = !span.is_disabled();
-        // Made before the exchange: an exchange cut short by the operation's deadline drops it,
-        // which records the timeout.
-        let attempt = spans::AttemptSpan::new(span.clone());
+        // Made before the exchange: an exchange cut short (the operation's deadline, or the caller
+        // dropping the call) drops it, which records how.
+        let attempt = spans::AttemptSpan::new(span.clone(), deadline);
         let exchanged = with_attempt(send, headers, keep_url).instrument(span).await;
         (exchanged, sent, attempt)
     }

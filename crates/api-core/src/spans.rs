@@ -26,7 +26,8 @@
 //!   the first retry), and on a failure (a 4xx, a 5xx, no answer, or the operation's time running
 //!   out) `error.type` and the `error` status. `error.type` takes the metrics' values: the status
 //!   for an error answer, else `connect`, `timeout`, `request`, `body`, `decode`, `validation` or
-//!   `_OTHER`.
+//!   `_OTHER`; and `cancelled` for an attempt the caller dropped (a `select!`, a timeout of its
+//!   own).
 //! - **rate limit**: `cloud_api.rate_limit.store` (the store that answered: `process`, `host` or
 //!   `redis`; the host store when Redis could not, the process when the host file could not),
 //!   `cloud_api.rate_limit.blocked` (whether a 429's block held the slot back) and
@@ -171,16 +172,22 @@ pub(crate) fn record_end(span: &Span, status: Option<u16>, error: Option<&Error>
     }
 }
 
-/// An attempt's span that ends as a timeout unless [`finish`](Self::finish) was called: an attempt
-/// dropped when the operation's time ran out still says how it ended.
+/// An attempt's span that says how the attempt ended even when it is dropped before
+/// [`finish`](Self::finish): `timeout` when the operation's deadline passed, else `cancelled` (the
+/// caller dropped the call: a `select!`, a timeout of its own).
 pub(crate) struct AttemptSpan {
     span: Span,
     ended: bool,
+    deadline: Option<tokio::time::Instant>,
 }
 
 impl AttemptSpan {
-    pub(crate) fn new(span: Span) -> Self {
-        Self { span, ended: false }
+    pub(crate) fn new(span: Span, deadline: Option<tokio::time::Instant>) -> Self {
+        Self {
+            span,
+            ended: false,
+            deadline,
+        }
     }
 
     pub(crate) fn span(&self) -> &Span {
@@ -197,7 +204,11 @@ impl AttemptSpan {
 impl Drop for AttemptSpan {
     fn drop(&mut self) {
         if !self.ended && !self.span.is_disabled() {
-            self.span.record("error.type", "timeout");
+            let timed_out = self
+                .deadline
+                .is_some_and(|deadline| tokio::time::Instant::now() >= deadline);
+            let kind = if timed_out { "timeout" } else { "cancelled" };
+            self.span.record("error.type", kind);
             self.span.record("otel.status_code", "error");
         }
     }

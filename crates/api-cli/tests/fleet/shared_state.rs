@@ -432,6 +432,7 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
     let mut next_name = 10;
     let mut takeovers = Vec::new();
     let (mut applied, mut refused, mut fenced, mut blocked) = (0, 0, 0, 0);
+    let mut paused_out = 0;
     let mut count = |code: i32, stderr: &str| match code {
         0 => applied += 1,
         7 => blocked += 1,
@@ -554,7 +555,14 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
             signal(&child, "-CONT");
             let (code, stderr) = finish(child, Duration::from_secs(30));
             assert!([0, 1, 7].contains(&code), "round {round}: {code}: {stderr}");
-            count(code, &stderr);
+            // Stopped while the others finished (seconds), a runner caught in the middle of
+            // connecting to the store finds its connect budget (5 s) spent when it goes on: the
+            // store could not be reached in time, it says so, and it wrote nothing.
+            if code == 1 && stderr.contains("STATE_STORE_ERROR") && stderr.contains("timed out") {
+                paused_out += 1;
+            } else {
+                count(code, &stderr);
+            }
         }
         assert_no_duplicate(&cloud, &format!("round {round}, after the stopped went on"));
         converge(&cloud, server, &runners[round % 8], round);
@@ -569,7 +577,7 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
     eprintln!(
         "fleet: {} holders killed, their leases free after at most {:?}; applies: {applied} \
          done, {refused} refused (lease held), {fenced} stopped by fencing, {blocked} blocked by \
-         a pending create",
+         a pending create, {paused_out} stopped through their connect budget",
         takeovers.len(),
         takeovers.iter().max()
     );

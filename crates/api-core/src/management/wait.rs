@@ -470,6 +470,18 @@ impl<'a> Pacer<'a> {
     }
 }
 
+/// Runs a waiter's polls in its span (`wait pipe`, `wait service`), and records how the wait ended.
+async fn traced<T>(
+    kind: &'static str,
+    target: &dyn fmt::Display,
+    polls: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let span = crate::spans::wait(kind, target);
+    let result = polls.instrument(span.clone()).await;
+    crate::spans::record_wait_end(&span, &result);
+    result
+}
+
 /// A waiter's sleep between two polls, in a span of its own.
 async fn sleep(delay: Duration) {
     tokio::time::sleep(delay)
@@ -495,12 +507,7 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<Response<Pipe>>>,
 {
-    let span = crate::spans::wait("pipe", target);
-    let result = poll_pipe(get, target, seen, options)
-        .instrument(span.clone())
-        .await;
-    crate::spans::record_wait_end(&span, &result);
-    result
+    traced("pipe", target, poll_pipe(get, target, seen, options)).await
 }
 
 async fn poll_pipe<F, Fut>(
@@ -587,10 +594,7 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<Response<Pipe>>>,
 {
-    let span = crate::spans::wait("pipe", &"gone");
-    let result = poll_pipe_gone(get, options).instrument(span.clone()).await;
-    crate::spans::record_wait_end(&span, &result);
-    result
+    traced("pipe", &"gone", poll_pipe_gone(get, options)).await
 }
 
 async fn poll_pipe_gone<F, Fut>(mut get: F, options: &WaitOptions) -> Result<()>
@@ -650,12 +654,7 @@ pub async fn wait_for_service(
     target: &WaitFor<Service>,
     options: &WaitOptions,
 ) -> Result<Service> {
-    let span = crate::spans::wait("service", target);
-    let result = poll_service(probe, target, options)
-        .instrument(span.clone())
-        .await;
-    crate::spans::record_wait_end(&span, &result);
-    result
+    traced("service", target, poll_service(probe, target, options)).await
 }
 
 async fn poll_service(
