@@ -297,6 +297,16 @@ fn the_apply_board_is_one_line_per_pipe_redrawn_in_place_then_cleared() {
         if board.is_empty() {
             continue;
         }
+        // indicatif draws a line once its bar first ticks, and at most every 50 ms: for that long
+        // at the start the board may show its first lines only, each still waiting its turn. Such
+        // a frame is the board appearing, not a board to check; any later one is whole.
+        if board.len() < names.len()
+            && board
+                .iter()
+                .all(|row| row.trim_end().ends_with("0s waiting its turn"))
+        {
+            continue;
+        }
         boards += 1;
         assert_eq!(
             board.len(),
