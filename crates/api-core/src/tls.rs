@@ -11,7 +11,14 @@ use crate::config::RootCertificate;
 /// by an earlier call), else ring, installed here. Without one, a rustls connection of a build with
 /// another TLS backend beside it (native-tls, or both rustls providers) would panic. The SDK's one
 /// place for this: the HTTP client's builder and the Redis store of the rate limit call it.
-#[cfg(any(feature = "rustls-ring", feature = "redis"))]
+#[cfg(any(
+    feature = "redis",
+    all(
+        feature = "rustls-ring",
+        not(feature = "rustls-aws-lc"),
+        not(feature = "native-tls")
+    )
+))]
 pub(crate) fn ensure_ring_provider() {
     if rustls::crypto::CryptoProvider::get_default().is_none() {
         // Fails only when another thread installed one just now, which is as good.
