@@ -182,3 +182,105 @@ async fn a_block_holds_for_every_configuration_sharing_the_key() {
         "the faster configuration waited out the slower one's block: {waited:?}"
     );
 }
+
+/// What the victim process of the kill test reads: the store to book in (`host:<dir>` or a Redis
+/// URL). Set only in the process the test starts.
+const VICTIM_STORE: &str = "API_TESTS_VICTIM_STORE";
+
+/// The kill test's limit: one request every 51 ms.
+const KILL_LIMIT: &str = "20/1s";
+
+/// Not a test of its own: the process the kill test starts (this binary run again with
+/// [`VICTIM_STORE`] set). A thousand callers of one client's limiter, as a `buffer_unordered(1000)`
+/// would make, each printing `went` when its slot comes; it runs until it is killed.
+#[tokio::test]
+#[ignore = "the kill test's victim, started by it"]
+async fn victim_with_a_thousand_callers() {
+    let Ok(store) = std::env::var(VICTIM_STORE) else {
+        return;
+    };
+    let limit: RateLimit = KILL_LIMIT.parse().unwrap();
+    let limiter = limit.store(parse_store(&store)).bind("http://kill", "key");
+    let callers: Vec<_> = (0..1000)
+        .map(|_| {
+            let limiter = limiter.clone();
+            tokio::spawn(async move {
+                limiter.acquire().await;
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "went");
+                let _ = out.flush();
+            })
+        })
+        .collect();
+    for caller in callers {
+        let _ = caller.await;
+    }
+}
+
+fn parse_store(text: &str) -> RateLimitStore {
+    match text.strip_prefix("host:") {
+        Some(dir) => host_store(Path::new(dir)),
+        None => RateLimitStore::redis(text).unwrap(),
+    }
+}
+
+/// A process with a thousand callers waiting on the shared limit is killed (SIGKILL) while its
+/// callers go: another process of the key then waits for the slots the killed one held booked, at
+/// most `MAX_BOOKED` (2) intervals plus its own, not for the thousand slots a process could book
+/// before. In the host store and in Redis. The stall of each is printed.
+#[test]
+fn a_process_killed_with_a_thousand_callers_stalls_the_others_by_its_bookings_at_most() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+
+    let dir = tempfile::tempdir().unwrap();
+    let redis = support::redis_server::RedisServer::start(
+        "a_process_killed_with_a_thousand_callers_stalls_the_others_by_its_bookings_at_most",
+    );
+    let mut stores = vec![format!("host:{}", dir.path().display())];
+    stores.extend(redis.as_ref().map(|server| server.url.clone()));
+    let interval = KILL_LIMIT.parse::<RateLimit>().unwrap().interval();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for store in stores {
+        let mut victim = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "victim_with_a_thousand_callers", "--ignored"])
+            .args(["--nocapture", "--test-threads=1"])
+            .env(VICTIM_STORE, &store)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the victim starts");
+        let mut lines = BufReader::new(victim.stdout.take().unwrap()).lines();
+        // Three slots gone: its callers are booking as they go.
+        let went = lines
+            .by_ref()
+            .map_while(Result::ok)
+            .filter(|line| line == "went")
+            .take(3)
+            .count();
+        victim.kill().expect("SIGKILL");
+        let _ = victim.wait();
+        assert_eq!(went, 3, "{store}: the victim's callers went");
+        let limiter = KILL_LIMIT
+            .parse::<RateLimit>()
+            .unwrap()
+            .store(parse_store(&store))
+            .bind("http://kill", "key");
+        let stall = runtime
+            .block_on(async {
+                tokio::time::timeout(Duration::from_secs(10), limiter.acquire()).await
+            })
+            .unwrap_or(Duration::from_secs(10));
+        eprintln!(
+            "{store}: after the kill, the next process waited {stall:?} ({interval:?} a slot)"
+        );
+        assert!(
+            stall <= interval * 3 + Duration::from_millis(20),
+            "{store}: the killed process's bookings stalled the next one {stall:?}"
+        );
+    }
+}

@@ -1,6 +1,7 @@
 //! [`RateLimit`]: a client-side limiter so bulk work runs at the allowed rate, with its state in this
 //! process, in a file every process of the user on this host shares, or in Redis for a whole fleet.
 
+mod booking;
 mod clock;
 mod host;
 mod limiter;
@@ -23,6 +24,7 @@ use std::time::Duration;
 #[cfg(feature = "redis")]
 use api_raw::support::Secret;
 
+pub use booking::MAX_BOOKED;
 pub use limiter::RateLimiter;
 pub use pacing::{
     BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SHARED_BLOCK, MAX_SLOWDOWN, RECOVERY_WINDOWS,
@@ -231,6 +233,11 @@ impl fmt::Display for StoreFallback {
 /// learned and kept to with a 429 now and then), and never slower than a line from the floor to the
 /// configured rate over as many windows, so the configured rate is back within
 /// [`RECOVERY_WINDOWS`] windows of the last 429, however deep the cut.
+///
+/// A bound limiter (a client and its clones) holds at most [`MAX_BOOKED`] slots booked in its store
+/// at once; its other callers wait their turn in the process. A process killed while it waits
+/// stalls the others by at most those slots, and a caller that gives up before its slot (a dropped
+/// `acquire()`) leaves the slot to the limiter's next caller.
 ///
 /// ```
 /// use std::time::Duration;

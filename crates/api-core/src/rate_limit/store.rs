@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::booking::Bookings;
 use super::host::{HostFile, LOCK_WAIT};
 use super::pacing::{Pace, Ticket};
 use super::process::ProcessState;
@@ -23,6 +24,9 @@ pub(crate) struct Limiter {
     pace: Pace,
     backend: Backend,
     observer: Option<WaitObserver>,
+    /// The slots this limiter holds booked (at most [`MAX_BOOKED`](super::booking::MAX_BOOKED)),
+    /// and those its callers gave up.
+    bookings: Arc<Bookings>,
 }
 
 #[derive(Clone)]
@@ -176,6 +180,7 @@ impl Limiter {
             },
             backend: Backend::Process(Arc::clone(&limit.process)),
             observer: limit.observer.clone(),
+            bookings: Arc::default(),
         }
     }
 
@@ -198,8 +203,10 @@ impl Limiter {
     }
 
     /// Takes the next slot and waits for it; just before it goes, checks that no 429 came in the
-    /// meantime anywhere the state is shared (else it books again, after the block). Returns how
-    /// long it waited.
+    /// meantime anywhere the state is shared (else it books again, after the block). At most
+    /// [`MAX_BOOKED`](super::booking::MAX_BOOKED) callers of this limiter hold a booking at once
+    /// (the others wait their turn here), and a caller dropped before its slot leaves it to the
+    /// next. Returns how long it waited.
     pub(crate) async fn acquire(&self) -> Duration {
         self.acquire_traced(&tracing::Span::none()).await
     }
@@ -207,8 +214,11 @@ impl Limiter {
     /// [`acquire`](Self::acquire), telling `span` (a rate-limit wait span) whether a block held the
     /// slot back.
     pub(crate) async fn acquire_traced(&self, span: &tracing::Span) -> Duration {
-        let mut ticket = self.reserve().await;
-        let mut waited = Duration::ZERO;
+        let (mut turn, mut waited) = self.bookings.turn().await;
+        let mut ticket = match turn.spare() {
+            Some(spare) => spare,
+            None => self.reserve().await,
+        };
         let mut blocked = ticket.blocked;
         while ticket.wait > 0 {
             let wait = Duration::from_nanos(ticket.wait);
@@ -217,7 +227,7 @@ impl Limiter {
             {
                 observer(wait);
             }
-            tokio::time::sleep(wait).await;
+            turn.wait_for(ticket).await;
             waited += wait;
             match self.confirm(ticket).await {
                 None => break,
@@ -227,6 +237,7 @@ impl Limiter {
                 }
             }
         }
+        drop(turn);
         if !span.is_disabled() {
             span.record("cloud_api.rate_limit.blocked", blocked);
             span.record("cloud_api.rate_limit.store", self.answering());
@@ -517,6 +528,61 @@ mod tests {
         assert_eq!(told.len(), 1, "{told:?}");
         assert_eq!(told[0].instead, FallbackTo::Process);
         assert!(told[0].to_string().contains("stayed locked"), "{}", told[0]);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_caller_that_gives_up_leaves_its_slot_to_the_next() {
+        let limiter = Limiter::new(
+            &RateLimit::new(10, Duration::from_secs(1)).unwrap(),
+            "http://h",
+            "k",
+        );
+        let started = std::time::Instant::now();
+        limiter.acquire().await;
+        // The second books the slot at 102 ms, and gives up 20 ms in.
+        let gave_up = tokio::time::timeout(Duration::from_millis(20), limiter.acquire()).await;
+        assert!(gave_up.is_err());
+        // The third goes in that slot, not one after it.
+        limiter.acquire().await;
+        let third = started.elapsed();
+        limiter.acquire().await;
+        let fourth = started.elapsed();
+        assert!(
+            third >= Duration::from_millis(95) && third < Duration::from_millis(180),
+            "the third went at {third:?}"
+        );
+        assert!(fourth >= Duration::from_millis(195), "{fourth:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_busy_limiter_books_two_slots_ahead_and_no_more() {
+        let dir = tempfile::tempdir().unwrap();
+        let limit =
+            RateLimit::new(20, Duration::from_secs(1))
+                .unwrap()
+                .store(RateLimitStore::Host {
+                    dir: Some(dir.path().to_path_buf()),
+                });
+        // Forty callers of one process (a `buffer_unordered(40)`), and another process.
+        let busy = Limiter::new(&limit, "http://h", "k");
+        let callers: Vec<_> = (0..40)
+            .map(|_| {
+                let busy = busy.clone();
+                tokio::spawn(async move { busy.acquire().await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let other = Limiter::new(&limit, "http://h", "k");
+        let waited = other.acquire().await;
+        // The busy process holds two slots (51 ms apart, `MAX_BOOKED`), the other takes the
+        // next: not the 41st, two seconds away.
+        assert!(
+            waited <= Duration::from_millis(51 * 3),
+            "the other process waited {waited:?}"
+        );
+        for caller in callers {
+            caller.abort();
+        }
     }
 
     #[test]

@@ -1,0 +1,212 @@
+//! [`Bookings`]: how many slots one limiter (a client, with its clones) holds booked in its store at
+//! once, and the slots its callers gave up before their time, handed on to the next caller.
+//!
+//! A shared store's queue only moves on: a slot booked there is spent whether or not a request goes
+//! in it. So a process books at most [`MAX_BOOKED`] slots ahead (its other callers wait their turn
+//! in the process), and a killed process, or a thousand callers that all give up, costs the others
+//! sharing the key at most that many intervals. A caller that gives up while it waits for its slot
+//! (its `acquire()` dropped by a `select!`, a timeout, a cancelled call) leaves the slot to the next
+//! caller of the same limiter, which goes at that slot's time as if it had booked it.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, PoisonError};
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::time::Instant;
+
+use super::pacing::Ticket;
+
+/// The most slots one limiter holds booked in its store at once: a process killed while it waits
+/// for them, however many callers it had, stalls the others sharing the key by at most this many
+/// pacing intervals. Two, so that a store a round trip away never idles the pace: the next caller
+/// has its slot while the one before waits for its own.
+pub const MAX_BOOKED: u32 = 2;
+
+/// The bookings of one limiter.
+#[derive(Debug)]
+pub(crate) struct Bookings {
+    turns: Semaphore,
+    /// Slots given up before their time, earliest first: the next caller's, while their time has
+    /// not come.
+    spare: Mutex<VecDeque<(Ticket, Instant)>>,
+}
+
+impl Default for Bookings {
+    fn default() -> Self {
+        Self {
+            turns: Semaphore::new(MAX_BOOKED as usize),
+            spare: Mutex::default(),
+        }
+    }
+}
+
+impl Bookings {
+    /// Waits for a turn to book (one of [`MAX_BOOKED`]), and says how long it waited (zero when
+    /// one was free); the turn ends when the [`Turn`] drops.
+    pub(crate) async fn turn(&self) -> (Turn<'_>, std::time::Duration) {
+        let (permit, waited) = match self.turns.try_acquire() {
+            Ok(permit) => (permit, std::time::Duration::ZERO),
+            Err(_) => {
+                let asked = Instant::now();
+                let permit = self
+                    .turns
+                    .acquire()
+                    .await
+                    .unwrap_or_else(|_| unreachable!("the semaphore is never closed"));
+                (permit, asked.elapsed())
+            }
+        };
+        let turn = Turn {
+            bookings: self,
+            holding: None,
+            _permit: permit,
+        };
+        (turn, waited)
+    }
+
+    /// A slot another caller gave up whose time has not come, with the wait left until it.
+    fn take_spare(&self) -> Option<Ticket> {
+        let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
+        let now = Instant::now();
+        while let Some((ticket, at)) = spare.pop_front() {
+            if at > now {
+                let wait = u64::try_from((at - now).as_nanos()).unwrap_or(u64::MAX);
+                return Some(Ticket { wait, ..ticket });
+            }
+        }
+        None
+    }
+
+    fn give_back(&self, ticket: Ticket, at: Instant) {
+        let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
+        let place = spare.partition_point(|(_, other)| *other <= at);
+        spare.insert(place, (ticket, at));
+    }
+}
+
+/// A caller's turn to hold a booking: the slot it waits for is given back if it drops first.
+pub(crate) struct Turn<'a> {
+    bookings: &'a Bookings,
+    /// The ticket waited for, and its slot's time: given back when the turn drops before it.
+    holding: Option<(Ticket, Instant)>,
+    _permit: SemaphorePermit<'a>,
+}
+
+impl Turn<'_> {
+    /// A slot given up by another caller of this limiter, if one's time has not come.
+    pub(crate) fn spare(&self) -> Option<Ticket> {
+        self.bookings.take_spare()
+    }
+
+    /// Waits for `ticket`'s slot; a turn dropped meanwhile gives the slot back.
+    pub(crate) async fn wait_for(&mut self, ticket: Ticket) {
+        let at = Instant::now() + std::time::Duration::from_nanos(ticket.wait);
+        self.holding = Some((ticket, at));
+        tokio::time::sleep_until(at).await;
+        // The slot's time came: it is this caller's to use, or lost with it.
+        self.holding = None;
+    }
+}
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        // Before the permit goes (fields drop after this), so that the caller it wakes finds it.
+        if let Some((ticket, at)) = self.holding.take() {
+            self.bookings.give_back(ticket, at);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    fn ticket(generation: u64) -> Ticket {
+        Ticket {
+            wait: 0,
+            generation,
+            blocked: false,
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_slot_given_up_goes_to_the_next_caller_while_its_time_has_not_come() {
+        let bookings = Bookings::default();
+        let mut turn = bookings.turn().await.0;
+        let waiting = tokio::time::timeout(
+            Duration::from_millis(10),
+            turn.wait_for(Ticket {
+                wait: 100_000_000,
+                ..ticket(7)
+            }),
+        );
+        assert!(waiting.await.is_err(), "given up after 10 ms");
+        drop(turn);
+        let turn = bookings.turn().await.0;
+        let spare = turn.spare().expect("the slot given up");
+        assert_eq!((spare.generation, spare.wait), (7, 90_000_000));
+        assert!(turn.spare().is_none(), "taken once");
+        drop(turn);
+
+        // A slot whose time passed before anyone asked is not handed on.
+        let mut turn = bookings.turn().await.0;
+        let waiting = tokio::time::timeout(
+            Duration::from_millis(10),
+            turn.wait_for(Ticket {
+                wait: 50_000_000,
+                ..ticket(8)
+            }),
+        );
+        assert!(waiting.await.is_err());
+        drop(turn);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert!(bookings.turn().await.0.spare().is_none());
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn a_slot_used_is_not_given_back_and_spares_go_earliest_first() {
+        let bookings = Bookings::default();
+        let mut turn = bookings.turn().await.0;
+        turn.wait_for(Ticket {
+            wait: 5_000_000,
+            ..ticket(1)
+        })
+        .await;
+        drop(turn);
+        assert!(
+            bookings.turn().await.0.spare().is_none(),
+            "its slot was used"
+        );
+
+        bookings.give_back(ticket(3), Instant::now() + Duration::from_millis(30));
+        bookings.give_back(ticket(2), Instant::now() + Duration::from_millis(20));
+        let turn = bookings.turn().await.0;
+        assert_eq!(turn.spare().map(|t| t.generation), Some(2));
+        assert_eq!(turn.spare().map(|t| t.generation), Some(3));
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn at_most_max_booked_turns_at_once() {
+        let bookings = Bookings::default();
+        let held: Vec<_> = futures_turns(&bookings).await;
+        assert_eq!(held.len(), MAX_BOOKED as usize);
+        let next = tokio::time::timeout(Duration::from_secs(1), bookings.turn()).await;
+        assert!(next.is_err(), "a third caller waits its turn");
+        drop(held);
+        assert!(
+            tokio::time::timeout(Duration::from_secs(1), bookings.turn())
+                .await
+                .is_ok()
+        );
+    }
+
+    async fn futures_turns(bookings: &Bookings) -> Vec<Turn<'_>> {
+        let mut held = Vec::new();
+        for _ in 0..MAX_BOOKED {
+            held.push(bookings.turn().await.0);
+        }
+        held
+    }
+}
