@@ -6,10 +6,12 @@
 //! pattern (`\u` and four hex digits, `&#` and a number, `%` and two hex digits, ...) whose own
 //! punctuation may again be encoded one level down (`\\u0026`: a JSON string inside a JSON string),
 //! down to [`MAX_DEPTH`]. The search backtracks over these alternatives, remembering where the rest
-//! of a secret cannot match, so a text costs at most its length times the secret's.
+//! of a secret cannot match, so a text costs at most its length times the secret's; and it forgets
+//! what lies behind the position it searches from (no later search looks back), so its memory is
+//! what one occurrence's reach holds, not the text's length times the secret's.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::rc::Rc;
 
 use super::PARTIAL_MIN;
@@ -110,6 +112,11 @@ enum Token {
     OptionalSemicolon,
 }
 
+/// Whether `byte` may begin a form of a character other than the character itself.
+fn is_escape(byte: u8) -> bool {
+    matches!(byte, b'\\' | b'&' | b'%' | b'+')
+}
+
 /// The ways of writing `c` other than itself.
 fn encodings(c: char) -> Vec<Vec<Token>> {
     use Token::{Char, Hex, Number, OptionalSemicolon};
@@ -186,12 +193,14 @@ fn html_names(c: char) -> impl Iterator<Item = &'static str> {
 
 /// The search for one secret in one text. A failure to match the rest of the secret from a
 /// position does not depend on where the occurrence began, so failures are remembered across start
-/// positions: the whole text costs at most (text length x secret length) steps of each kind.
+/// positions: the whole text costs at most (text length x secret length) steps of each kind. A
+/// search from a position never reads behind it, so failures behind the latest start are forgotten.
 pub(super) struct Search<'t> {
     text: &'t [u8],
     secret: &'t [char],
-    /// `(position, index of the secret's character)` from which the rest cannot match.
-    failed: HashSet<(usize, usize)>,
+    /// `(position, index of the secret's character)` from which the rest cannot match, at or after
+    /// the latest start.
+    failed: BTreeSet<(usize, usize)>,
     /// The encodings of each character met so far.
     forms: RefCell<HashMap<char, Rc<[Vec<Token>]>>>,
     /// For [`Written`], which asks for many characters at one position: the ends of each
@@ -211,7 +220,7 @@ impl<'t> Search<'t> {
         Self {
             text,
             secret,
-            failed: HashSet::new(),
+            failed: BTreeSet::new(),
             forms: RefCell::default(),
             units: None,
         }
@@ -221,6 +230,10 @@ impl<'t> Search<'t> {
     /// [`PARTIAL_MIN`] whole characters that runs to the end of the text, maybe ending inside the
     /// form of the next one (a body cut at a read bound inside an escape: `hunter\u00`).
     pub(super) fn at(&mut self, pos: usize) -> Option<usize> {
+        if self.failed.first().is_some_and(|(behind, _)| *behind < pos) {
+            // Nothing searched from `pos` or later reads behind it.
+            self.failed = self.failed.split_off(&(pos, 0));
+        }
         self.rest(pos, 0)
     }
 
@@ -231,15 +244,29 @@ impl<'t> Search<'t> {
         if pos == self.text.len() {
             return (index >= PARTIAL_MIN).then_some(pos);
         }
+        let c = self.secret[index];
+        if !is_escape(self.text[pos]) {
+            // No form begins here, only the character itself: one way on, nothing to remember (the
+            // failures worth keeping are where the ways part).
+            let mut buf = [0; 4];
+            let literal = c.encode_utf8(&mut buf).as_bytes();
+            if self.text[pos..].starts_with(literal)
+                && let Some(found) = self.rest(pos + literal.len(), index + 1)
+            {
+                return Some(found);
+            }
+            // Or the text ends inside this character (the replacement character of cut UTF-8).
+            return (index >= PARTIAL_MIN && self.cut_short(pos, c, 0)).then_some(self.text.len());
+        }
         if self.failed.contains(&(pos, index)) {
             return None;
         }
-        for end in self.unit(pos, self.secret[index], 0) {
+        for end in self.unit(pos, c, 0) {
             if let Some(found) = self.rest(end, index + 1) {
                 return Some(found);
             }
         }
-        if index >= PARTIAL_MIN && self.cut_short(pos, self.secret[index], 0) {
+        if index >= PARTIAL_MIN && self.cut_short(pos, c, 0) {
             return Some(self.text.len());
         }
         self.failed.insert((pos, index));
