@@ -6,7 +6,9 @@
 //! pattern (`\u` and four hex digits, `&#` and a number, `%` and two hex digits, ...) whose own
 //! punctuation may again be encoded one level down (`\\u0026`: a JSON string inside a JSON string),
 //! down to [`MAX_DEPTH`]. The search backtracks over these alternatives, remembering where the rest
-//! of a secret cannot match, so a text costs at most its length times the secret's; and it forgets
+//! of a secret cannot match where the ways part, so a text costs at most its length times the
+//! secret's length squared (each branching tried once per secret character, then one way on to the
+//! next branching); and it forgets
 //! what lies behind the position it searches from (no later search looks back), so its memory is
 //! what one occurrence's reach holds, not the text's length times the secret's.
 
@@ -192,9 +194,9 @@ fn html_names(c: char) -> impl Iterator<Item = &'static str> {
 }
 
 /// The search for one secret in one text. A failure to match the rest of the secret from a
-/// position does not depend on where the occurrence began, so failures are remembered across start
-/// positions: the whole text costs at most (text length x secret length) steps of each kind. A
-/// search from a position never reads behind it, so failures behind the latest start are forgotten.
+/// position does not depend on where the occurrence began, so failures where encodings branch are
+/// remembered across start positions: each branching is tried once per secret character. A search
+/// from a position never reads behind it, so failures behind the latest start are forgotten.
 pub(super) struct Search<'t> {
     text: &'t [u8],
     secret: &'t [char],

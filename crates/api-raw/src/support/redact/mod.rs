@@ -26,7 +26,8 @@
 //!   password is known or not, and whatever writes the URI's `:`, `//` and `@`: JSON escapes
 //!   (`\u002F`, `\/`), HTML references (`&#x2F;`, `&#64;`, `&colon;`), percent-encoding (`%2F`),
 //!   and these escaped once more (`%252F`).
-//! - **Cost**: a text costs at most its length times each secret's in steps, and its memory is
+//! - **Cost**: a text costs at most its length times each secret's length squared in steps (each
+//!   place where encodings branch is tried once per secret character), and its memory is
 //!   the redacted copy and little more, whatever the number of secrets (an 8 MiB text and 20
 //!   secrets: 1.01x the text at the peak, `tests/redaction_memory.rs`).
 //! - **A member with a secret name inside text** (`"password": "..."`, also inside an escaped JSON
