@@ -520,3 +520,74 @@ async fn large_bodies_are_kept_plain_and_what_cannot_be_kept_is_said_by_replay_a
     assert_eq!(replay.report().unmatched.len(), 1);
     replay.shutdown().await;
 }
+
+/// An upstream whose every answer is a chunked `200` of `mib` MiB (no `Content-Length`), written
+/// by hand so that nothing of it is held in memory.
+async fn chunked_upstream(mib: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                            transfer-encoding: chunked\r\n\r\n";
+                let chunk = vec![b' '; 1 << 20];
+                let mut sent = socket.write_all(head.as_bytes()).await;
+                for _ in 0..mib {
+                    if sent.is_err() {
+                        return;
+                    }
+                    sent = async {
+                        socket.write_all(b"100000\r\n").await?;
+                        socket.write_all(&chunk).await?;
+                        socket.write_all(b"\r\n").await
+                    }
+                    .await;
+                }
+                let _ = socket.write_all(b"0\r\n\r\n").await;
+            });
+        }
+    });
+    url
+}
+
+/// The proxy reads an answer up to 64 MiB (eight times what a cassette keeps): a longer one is
+/// neither held whole nor forwarded. The client sees the connection close, as on a lost upstream;
+/// the cassette says what came and why it is not there.
+#[tokio::test]
+async fn an_answer_past_the_proxys_bound_is_not_held_whole_nor_forwarded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.jsonl");
+    let recorder = Recorder::start(RecordOptions {
+        upstream: chunked_upstream(65).await,
+        observability_upstream: None,
+        cassette: path.clone(),
+        listen: loopback(),
+    })
+    .await
+    .unwrap();
+    let answer = reqwest::Client::new()
+        .get(format!("{}/api/v2/dashboards", recorder.base_url()))
+        .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
+        .send()
+        .await;
+    let closed = match answer {
+        Err(e) => e.is_request() || e.is_connect() || e.to_string().contains("connection"),
+        Ok(answer) => answer.status() == 502,
+    };
+    assert!(closed, "not forwarded");
+    recorder.shutdown().await;
+    let cassette = Cassette::read(&path).unwrap();
+    let unkept = cassette.exchanges[0]
+        .response_unkept
+        .as_ref()
+        .expect("said unkept");
+    assert!(
+        unkept.bytes > 64 << 20 && unkept.why == "larger than 64 MiB: not forwarded",
+        "{unkept:?}"
+    );
+    assert_eq!(cassette.exchanges[0].status, 200);
+}

@@ -35,6 +35,7 @@ mod learned;
 mod metrics;
 mod operation;
 pub mod outcome;
+pub mod private_file;
 mod rate_limit;
 mod response;
 mod retry;

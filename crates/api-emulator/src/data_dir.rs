@@ -50,19 +50,15 @@ fn make_dir_private(dir: &Path, file_name: &str) -> Result<(), String> {
 
 #[cfg(unix)]
 fn create_file(file: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(file)?;
-    let permissions = opened.metadata()?.permissions();
-    if permissions.mode() & 0o077 != 0 {
-        opened.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
-    Ok(())
+    api_core::private_file::open(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+        file,
+    )
+    .map(drop)
 }
 
 #[cfg(not(unix))]

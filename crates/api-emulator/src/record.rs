@@ -33,6 +33,10 @@ use crate::serving::Serving;
 /// The most a request body may be (the API's own limit) for the proxy to forward it.
 const REQUEST_LIMIT: usize = 2 * 1024 * 1024;
 
+/// The most of an answer the proxy reads and forwards (eight times what a cassette keeps): a larger
+/// one is not held whole in memory, nor forwarded; the proxy hangs up, as on a lost upstream.
+const RESPONSE_LIMIT: usize = 8 * crate::cassette::MAX_BODY;
+
 /// How long the proxy waits to connect to the upstream.
 const UPSTREAM_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long the proxy waits for the upstream's whole answer; then it hangs up, as a lost upstream.
@@ -144,20 +148,13 @@ impl Recorder {
 /// Opens the cassette for appending: a new file private to the user with its header, or an existing
 /// cassette of this version.
 fn open(path: &Path) -> std::io::Result<File> {
-    let mut options = std::fs::OpenOptions::new();
-    options.append(true).create(true).read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(path)?;
-    #[cfg(unix)]
-    {
-        // `mode` applies only to a new file: an existing one is made private too.
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    }
+    let mut file = api_core::private_file::open(
+        std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .read(true),
+        path,
+    )?;
     let mut first = String::new();
     BufReader::new(&file).read_line(&mut first)?;
     if first.trim().is_empty() {
@@ -287,20 +284,21 @@ async fn forward(
     };
     match kept {
         Kept::Empty => {}
-        Kept::Json(json) => exchange.request_body = Some(redactor.json_copy(&json)),
-        Kept::Text(text) => exchange.request_text = Some(redactor.text(&text).into_owned()),
+        // Bodies are redacted once, in place, when the exchange is written (with every secret
+        // known by then).
+        Kept::Json(json) => exchange.request_body = Some(json),
+        Kept::Text(text) => exchange.request_text = Some(text),
         Kept::Unkept(unkept) => exchange.request_unkept = Some(unkept),
     }
     let answered = match request.send().await {
         Ok(answer) => {
             let status = answer.status();
             let answer_headers = answer.headers().clone();
-            answer
-                .bytes()
+            read_bounded(answer)
                 .await
                 .map(|bytes| (status, answer_headers, bytes))
         }
-        Err(e) => Err(e),
+        Err(e) => Err(Upstream::Failed(e)),
     };
     let response = match answered {
         Ok((status, answer_headers, bytes)) => {
@@ -317,10 +315,8 @@ async fn forward(
                 .and_then(|v| v.to_str().ok());
             match kept_body(&bytes, encoding) {
                 Kept::Empty => {}
-                Kept::Json(json) => exchange.response_body = Some(redactor.json_copy(&json)),
-                Kept::Text(text) => {
-                    exchange.response_text = Some(redactor.text(&text).into_owned());
-                }
+                Kept::Json(json) => exchange.response_body = Some(json),
+                Kept::Text(text) => exchange.response_text = Some(text),
                 Kept::Unkept(unkept) => {
                     tracing::warn!(
                         status = status.as_u16(),
@@ -338,17 +334,75 @@ async fn forward(
             }
             response
         }
-        Err(error) => {
+        Err(Upstream::Failed(error)) => {
             // The upstream closed without an answer: so does the proxy.
             tracing::warn!(error = %redactor.text(&error.to_string()), "the upstream did not answer");
             connection.hang_up();
             StatusCode::BAD_GATEWAY.into_response()
         }
+        Err(Upstream::TooLarge { status, bytes }) => {
+            // Not forwarded: the proxy holds no answer whole past its bound, and hangs up.
+            tracing::warn!(
+                status = status.as_u16(),
+                path = %exchange.path,
+                "the answer is larger than {} MiB: not forwarded, the connection is closed",
+                RESPONSE_LIMIT / (1024 * 1024)
+            );
+            exchange.status = status.as_u16();
+            exchange.response_unkept = Some(crate::cassette::Unkept {
+                bytes,
+                why: format!(
+                    "larger than {} MiB: not forwarded",
+                    RESPONSE_LIMIT / (1024 * 1024)
+                ),
+            });
+            connection.hang_up();
+            StatusCode::BAD_GATEWAY.into_response()
+        }
     };
-    if let Err(error) = append(&shared, exchange, &request_secrets) {
-        tracing::error!(%error, "an exchange could not be written to the cassette");
+    // The write and its fsync (and a rewrite for a new secret) off the async threads.
+    let writing = tokio::task::spawn_blocking(move || append(&shared, exchange, &request_secrets));
+    match writing.await {
+        Ok(Ok(())) => {}
+        Ok(Err(error)) => {
+            tracing::error!(%error, "an exchange could not be written to the cassette");
+        }
+        Err(error) => tracing::error!(%error, "the cassette's writer stopped"),
     }
     response
+}
+
+/// Why the proxy has no answer to forward.
+enum Upstream {
+    /// No answer, or one cut off.
+    Failed(reqwest::Error),
+    /// An answer over [`RESPONSE_LIMIT`] bytes: its `Content-Length`, else what arrived before the
+    /// proxy stopped reading.
+    TooLarge { status: StatusCode, bytes: u64 },
+}
+
+/// The answer's body, read up to [`RESPONSE_LIMIT`] bytes: a longer one (by its `Content-Length`,
+/// or as it arrives) is not read further.
+async fn read_bounded(mut answer: reqwest::Response) -> Result<Bytes, Upstream> {
+    let status = answer.status();
+    let limit = RESPONSE_LIMIT as u64;
+    if let Some(length) = answer.content_length().filter(|length| *length > limit) {
+        return Err(Upstream::TooLarge {
+            status,
+            bytes: length,
+        });
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = answer.chunk().await.map_err(Upstream::Failed)? {
+        if body.len() + chunk.len() > RESPONSE_LIMIT {
+            return Err(Upstream::TooLarge {
+                status,
+                bytes: (body.len() + chunk.len()) as u64,
+            });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(Bytes::from(body))
 }
 
 fn is_hop_by_hop(name: &HeaderName) -> bool {
@@ -359,7 +413,11 @@ fn is_hop_by_hop(name: &HeaderName) -> bool {
 /// cassette's lock: `request_secrets` join the recording's secrets; one that is new is searched for
 /// in every line already written (the cassette is rewritten without it when found); and the
 /// exchange is redacted with every secret known now (one a concurrent exchange brought is too).
-fn append(shared: &Shared, exchange: Exchange, request_secrets: &Redactor) -> std::io::Result<()> {
+fn append(
+    shared: &Shared,
+    mut exchange: Exchange,
+    request_secrets: &Redactor,
+) -> std::io::Result<()> {
     let mut written = shared
         .cassette
         .lock()
@@ -368,9 +426,8 @@ fn append(shared: &Shared, exchange: Exchange, request_secrets: &Redactor) -> st
     if !new.is_empty() {
         rewrite_without(&mut written, &new)?;
     }
-    let mut value = serde_json::to_value(exchange)?;
-    written.secrets.json(&mut value);
-    let mut line = serde_json::to_string(&value)?;
+    redact(&mut exchange, &written.secrets);
+    let mut line = serde_json::to_string(&exchange)?;
     line.push('\n');
     // One write of the whole line: a kill leaves it whole, missing, or cut short (and a cut line is
     // removed by the next recorder that continues the file).
@@ -378,9 +435,37 @@ fn append(shared: &Shared, exchange: Exchange, request_secrets: &Redactor) -> st
     written.file.sync_data()
 }
 
+/// Every string of `exchange` redacted in place: its bodies (the one copy the proxy parsed), texts,
+/// path, query and headers.
+fn redact(exchange: &mut Exchange, secrets: &Redactor) {
+    let text = |text: &mut String| {
+        if let std::borrow::Cow::Owned(redacted) = secrets.text(text) {
+            *text = redacted;
+        }
+    };
+    for body in [&mut exchange.request_body, &mut exchange.response_body]
+        .into_iter()
+        .flatten()
+    {
+        secrets.json(body);
+    }
+    for held in [
+        &mut exchange.request_text,
+        &mut exchange.response_text,
+        &mut exchange.query,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        text(held);
+    }
+    text(&mut exchange.path);
+    exchange.response_headers.values_mut().for_each(text);
+}
+
 /// Rewrites the cassette with `secrets` removed from every line it holds, when one holds any: a new
-/// file beside it, private, renamed over it (a crash leaves the old file or the new one), then
-/// continued.
+/// file beside it, private, renamed over it and the directory synced (a crash leaves the old file
+/// or the new one, and never the old one back once the new was written), then continued.
 fn rewrite_without(written: &mut Written, secrets: &Redactor) -> std::io::Result<()> {
     let text = std::fs::read_to_string(&written.path)?;
     let mut changed = false;
@@ -406,20 +491,9 @@ fn rewrite_without(written: &mut Written, secrets: &Redactor) -> std::io::Result
     tracing::warn!(
         "a secret first sent now was in an earlier exchange's answer: the cassette is rewritten without it"
     );
-    let beside = written.path.with_extension("rewriting");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let mut file = options.open(&beside)?;
     let mut whole = lines.join("\n");
     whole.push('\n');
-    file.write_all(whole.as_bytes())?;
-    file.sync_all()?;
-    std::fs::rename(&beside, &written.path)?;
+    api_core::private_file::replace(&written.path, whole.as_bytes())?;
     written.file = std::fs::OpenOptions::new()
         .append(true)
         .read(true)

@@ -172,20 +172,14 @@ fn open(path: &Path) -> std::io::Result<File> {
     {
         std::fs::remove_file(path)?;
     }
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-        options.mode(0o600);
-        let file = options.open(path)?;
-        if file.metadata()?.permissions().mode() & 0o077 != 0 {
-            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-        }
-        Ok(file)
-    }
-    #[cfg(not(unix))]
-    options.open(path)
+    crate::private_file::open(
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false),
+        path,
+    )
 }
 
 /// This boot of this host, as the host clock's readings belong to it: Linux's `boot_id` (a random

@@ -355,14 +355,14 @@ fn default_lock_dir() -> PathBuf {
 
 /// Takes the OS lock of `path` without waiting; `Ok(None)` when another holds it.
 fn try_lock(path: &Path) -> Result<Option<File>, StateError> {
-    let file = private(
+    let file = api_core::private_file::open(
         OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .read(true),
+        path,
     )
-    .open(path)
     .map_err(|e| StateError::io(path, "open the lock file", &e))?;
     match file.try_lock() {
         Ok(()) => Ok(Some(file)),
@@ -442,48 +442,10 @@ impl StateStore for FileStateStore {
                 self.path.display()
             )));
         }
-        let directory = match self.path.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
         let text = state.to_json()?;
-        let mut name = self.path.file_name().unwrap_or_default().to_os_string();
-        name.push(format!(".{}.tmp", std::process::id()));
-        let temporary = self.path.with_file_name(name);
-        let written = (|| {
-            let mut file = private(OpenOptions::new().create(true).truncate(true).write(true))
-                .open(&temporary)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(StateError::io(&temporary, "write the state", &e));
-        }
-        if let Err(e) = std::fs::rename(&temporary, &self.path) {
-            let _ = std::fs::remove_file(&temporary);
-            return Err(StateError::io(&self.path, "replace the state", &e));
-        }
-        // The rename is durable once the directory is (on Unix; elsewhere opening a directory fails).
-        #[cfg(unix)]
-        File::open(&directory)
-            .and_then(|dir| dir.sync_all())
-            .map_err(|e| StateError::io(&directory, "sync the directory", &e))?;
-        let _ = directory;
+        api_core::private_file::replace(&self.path, text.as_bytes())
+            .map_err(|e| StateError::io(&self.path, "save the state", &e))?;
         Ok(())
-    }
-}
-
-/// Opens new files private to their owner (0600) on Unix.
-fn private(options: &mut OpenOptions) -> &mut OpenOptions {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600)
-    }
-    #[cfg(not(unix))]
-    {
-        options
     }
 }
 
