@@ -244,19 +244,43 @@ pub(crate) fn say_limit_waits(human: bool) {
     HUMAN.store(human, Ordering::Relaxed);
 }
 
-/// Who the limit is shared with after a store fell back: 0 as configured, 1 this host's processes
-/// (Redis out of reach), 2 nobody (the host file unusable).
-static FELL_BACK_TO: AtomicU8 = AtomicU8::new(0);
+/// Which stores are out: bit 1 Redis (the host store paces), bit 2 the host file (this process
+/// paces).
+static OUT: AtomicU8 = AtomicU8::new(0);
 
-/// The rate limit's store cannot be used and another paces instead: said once on stderr (in every
-/// output mode: stdout stays the data), and waits are said as what they now are.
-pub(crate) fn store_fell_back(fallback: &api_mgmt::StoreFallback) {
-    let to = match fallback.instead {
+/// Who the limit is shared with now: 0 as configured, 1 this host's processes (Redis out of
+/// reach), 2 nobody (the host file unusable while it paces).
+fn fell_back_to() -> u8 {
+    match OUT.load(Ordering::Relaxed) {
+        0 => 0,
+        1 => 1,
+        _ => 2,
+    }
+}
+
+/// The rate limit's store changed: one that cannot be used (another paces instead) is a warning,
+/// one that answers again a note, each on stderr (in every output mode: stdout stays the data);
+/// waits are said as what they now are.
+pub(crate) fn store_changed(change: &api_mgmt::StoreChange) {
+    let bit = |to: api_mgmt::FallbackTo| match to {
         api_mgmt::FallbackTo::Host => 1,
         _ => 2,
     };
-    if FELL_BACK_TO.fetch_max(to, Ordering::Relaxed) < to {
-        say(&format!("warning: {fallback}"));
+    match change {
+        api_mgmt::StoreChange::FellBack(fallback) => {
+            OUT.fetch_or(bit(fallback.instead), Ordering::Relaxed);
+            say(&format!("warning: {change}"));
+        }
+        api_mgmt::StoreChange::Recovered { from, .. } => {
+            // Redis back: the host store no longer paces, whatever it did meanwhile.
+            let clear = match bit(*from) {
+                1 => 3,
+                bit => bit,
+            };
+            OUT.fetch_and(!clear, Ordering::Relaxed);
+            say(&format!("note: {change}"));
+        }
+        _ => {}
     }
 }
 
@@ -266,7 +290,7 @@ pub(crate) fn store_fell_back(fallback: &api_mgmt::StoreFallback) {
 /// (the host or Redis store) or kept by this one.
 pub(crate) fn waiting_on_the_limit(wait: Duration, shared: bool) {
     if HUMAN.load(Ordering::Relaxed) {
-        let whose = match FELL_BACK_TO.load(Ordering::Relaxed) {
+        let whose = match fell_back_to() {
             _ if !shared => Whose::Process,
             0 => Whose::Shared,
             1 => Whose::Host,

@@ -388,7 +388,7 @@ impl Settings {
             limit
                 .store(store)
                 .on_wait(move |wait| crate::progress::waiting_on_the_limit(wait, shared))
-                .on_fallback(crate::progress::store_fell_back),
+                .on_fallback(crate::progress::store_changed),
         ))
     }
 

@@ -86,7 +86,7 @@ pub use api_core::{
 pub use api_core::{DEFAULT_CONNECT_TIMEOUT, http_client_builder};
 pub use api_core::{
     FallbackTo, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimitStore, RateLimiter, RedisUrl,
-    StoreFallback,
+    StoreChange, StoreFallback,
 };
 pub use client::Client;
 pub use pipes::{PipeHandle, Pipes};

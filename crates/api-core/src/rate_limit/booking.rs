@@ -14,7 +14,7 @@ use std::sync::{Mutex, PoisonError};
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 
-use super::pacing::Ticket;
+use super::store::Booked;
 
 /// The most slots one limiter holds booked in its store at once: a process killed while it waits
 /// for them, however many callers it had, stalls the others sharing the key by at most this many
@@ -28,7 +28,7 @@ pub(crate) struct Bookings {
     turns: Semaphore,
     /// Slots given up before their time, earliest first: the next caller's, while their time has
     /// not come.
-    spare: Mutex<VecDeque<(Ticket, Instant)>>,
+    spare: Mutex<VecDeque<(Booked, Instant)>>,
 }
 
 impl Default for Bookings {
@@ -65,22 +65,22 @@ impl Bookings {
     }
 
     /// A slot another caller gave up whose time has not come, with the wait left until it.
-    fn take_spare(&self) -> Option<Ticket> {
+    fn take_spare(&self) -> Option<Booked> {
         let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
         let now = Instant::now();
-        while let Some((ticket, at)) = spare.pop_front() {
+        while let Some((mut booked, at)) = spare.pop_front() {
             if at > now {
-                let wait = u64::try_from((at - now).as_nanos()).unwrap_or(u64::MAX);
-                return Some(Ticket { wait, ..ticket });
+                booked.ticket.wait = u64::try_from((at - now).as_nanos()).unwrap_or(u64::MAX);
+                return Some(booked);
             }
         }
         None
     }
 
-    fn give_back(&self, ticket: Ticket, at: Instant) {
+    fn give_back(&self, booked: Booked, at: Instant) {
         let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
         let place = spare.partition_point(|(_, other)| *other <= at);
-        spare.insert(place, (ticket, at));
+        spare.insert(place, (booked, at));
     }
 }
 
@@ -88,20 +88,20 @@ impl Bookings {
 pub(crate) struct Turn<'a> {
     bookings: &'a Bookings,
     /// The ticket waited for, and its slot's time: given back when the turn drops before it.
-    holding: Option<(Ticket, Instant)>,
+    holding: Option<(Booked, Instant)>,
     _permit: SemaphorePermit<'a>,
 }
 
 impl Turn<'_> {
     /// A slot given up by another caller of this limiter, if one's time has not come.
-    pub(crate) fn spare(&self) -> Option<Ticket> {
+    pub(crate) fn spare(&self) -> Option<Booked> {
         self.bookings.take_spare()
     }
 
-    /// Waits for `ticket`'s slot; a turn dropped meanwhile gives the slot back.
-    pub(crate) async fn wait_for(&mut self, ticket: Ticket) {
-        let at = Instant::now() + std::time::Duration::from_nanos(ticket.wait);
-        self.holding = Some((ticket, at));
+    /// Waits for `booked`'s slot; a turn dropped meanwhile gives the slot back.
+    pub(crate) async fn wait_for(&mut self, booked: Booked) {
+        let at = Instant::now() + std::time::Duration::from_nanos(booked.ticket.wait);
+        self.holding = Some((booked, at));
         tokio::time::sleep_until(at).await;
         // The slot's time came: it is this caller's to use, or lost with it.
         self.holding = None;
@@ -111,8 +111,8 @@ impl Turn<'_> {
 impl Drop for Turn<'_> {
     fn drop(&mut self) {
         // Before the permit goes (fields drop after this), so that the caller it wakes finds it.
-        if let Some((ticket, at)) = self.holding.take() {
-            self.bookings.give_back(ticket, at);
+        if let Some((booked, at)) = self.holding.take() {
+            self.bookings.give_back(booked, at);
         }
     }
 }
@@ -122,12 +122,21 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+    use crate::rate_limit::pacing::Ticket;
+    use crate::rate_limit::store::StoreKind;
 
-    fn ticket(generation: u64) -> Ticket {
-        Ticket {
-            wait: 0,
-            generation,
-            blocked: false,
+    fn ticket(generation: u64) -> Booked {
+        booked(0, generation)
+    }
+
+    fn booked(wait: u64, generation: u64) -> Booked {
+        Booked {
+            ticket: Ticket {
+                wait,
+                generation,
+                blocked: false,
+            },
+            store: StoreKind::Process,
         }
     }
 
@@ -137,16 +146,16 @@ mod tests {
         let mut turn = bookings.turn().await.0;
         let waiting = tokio::time::timeout(
             Duration::from_millis(10),
-            turn.wait_for(Ticket {
-                wait: 100_000_000,
-                ..ticket(7)
-            }),
+            turn.wait_for(booked(100_000_000, 7)),
         );
         assert!(waiting.await.is_err(), "given up after 10 ms");
         drop(turn);
         let turn = bookings.turn().await.0;
         let spare = turn.spare().expect("the slot given up");
-        assert_eq!((spare.generation, spare.wait), (7, 90_000_000));
+        assert_eq!(
+            (spare.ticket.generation, spare.ticket.wait),
+            (7, 90_000_000)
+        );
         assert!(turn.spare().is_none(), "taken once");
         drop(turn);
 
@@ -154,10 +163,7 @@ mod tests {
         let mut turn = bookings.turn().await.0;
         let waiting = tokio::time::timeout(
             Duration::from_millis(10),
-            turn.wait_for(Ticket {
-                wait: 50_000_000,
-                ..ticket(8)
-            }),
+            turn.wait_for(booked(50_000_000, 8)),
         );
         assert!(waiting.await.is_err());
         drop(turn);
@@ -169,11 +175,7 @@ mod tests {
     async fn a_slot_used_is_not_given_back_and_spares_go_earliest_first() {
         let bookings = Bookings::default();
         let mut turn = bookings.turn().await.0;
-        turn.wait_for(Ticket {
-            wait: 5_000_000,
-            ..ticket(1)
-        })
-        .await;
+        turn.wait_for(booked(5_000_000, 1)).await;
         drop(turn);
         assert!(
             bookings.turn().await.0.spare().is_none(),
@@ -183,8 +185,8 @@ mod tests {
         bookings.give_back(ticket(3), Instant::now() + Duration::from_millis(30));
         bookings.give_back(ticket(2), Instant::now() + Duration::from_millis(20));
         let turn = bookings.turn().await.0;
-        assert_eq!(turn.spare().map(|t| t.generation), Some(2));
-        assert_eq!(turn.spare().map(|t| t.generation), Some(3));
+        assert_eq!(turn.spare().map(|b| b.ticket.generation), Some(2));
+        assert_eq!(turn.spare().map(|b| b.ticket.generation), Some(3));
     }
 
     #[tokio::test(flavor = "current_thread", start_paused = true)]

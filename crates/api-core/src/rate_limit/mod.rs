@@ -65,8 +65,8 @@ pub enum RateLimitStore {
     /// [`RateLimitStore::redis`]): shared by every process on every host that calls the same API
     /// URL with the same key. One atomic script per request, keys named from the API URL and the
     /// key id (never the secret) and expiring on their own. When Redis cannot be reached, the
-    /// limiter paces through the host store instead and says so once (in `tracing`, and to
-    /// [`RateLimit::on_fallback`]); a call never hangs on it.
+    /// limiter paces through the host store instead and says so (in `tracing`, and to
+    /// [`RateLimit::on_fallback`], as when it answers again); a call never hangs on it.
     Redis(RedisUrl),
 }
 
@@ -178,10 +178,42 @@ impl fmt::Debug for RateLimitStore {
 /// Something to tell when a call waits on the limiter for longer than [`REPORTED_WAIT`]: the wait.
 pub type WaitObserver = Arc<dyn Fn(Duration) + Send + Sync>;
 
-/// Something to tell when a limit's store cannot be used and another paces instead.
-pub type FallbackObserver = Arc<dyn Fn(&StoreFallback) + Send + Sync>;
+/// Something to tell when a limit's store cannot be used and another paces instead, and when it
+/// answers again.
+pub type FallbackObserver = Arc<dyn Fn(&StoreChange) + Send + Sync>;
 
-/// A store that could not be used, told once per client (see [`RateLimit::on_fallback`]).
+/// A change of the store that paces a limit, told each time it happens (see
+/// [`RateLimit::on_fallback`]): a store that could not be used, or one that answers again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StoreChange {
+    /// The store could not be used: another paces instead, and the store is tried again later.
+    FellBack(StoreFallback),
+    /// The store answers again after a fall back: it paces from now on.
+    Recovered {
+        /// The store: `host (<state file>)`, or the Redis URL with its password redacted.
+        store: String,
+        /// What paced while it was out.
+        from: FallbackTo,
+        /// How long it was out (from the failure to its first answer since).
+        after: std::time::Duration,
+    },
+}
+
+impl fmt::Display for StoreChange {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::FellBack(fallback) => fallback.fmt(f),
+            Self::Recovered { store, after, .. } => write!(
+                f,
+                "the rate limit store {store} answers again after {:.1}s; pacing through it",
+                after.as_secs_f64()
+            ),
+        }
+    }
+}
+
+/// A store that could not be used (see [`RateLimit::on_fallback`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct StoreFallback {
@@ -319,13 +351,11 @@ impl RateLimit {
         self
     }
 
-    /// Calls `observer` once per client when the store cannot be used and another paces instead
-    /// (Redis out of reach: the host store; the host file unusable: this process alone), so that a
-    /// tool can say the limit is no longer shared as configured.
-    pub fn on_fallback(
-        mut self,
-        observer: impl Fn(&StoreFallback) + Send + Sync + 'static,
-    ) -> Self {
+    /// Calls `observer` on every change of the store that paces: each time the store cannot be
+    /// used and another paces instead (Redis out of reach: the host store; the host file unusable:
+    /// this process alone), and each time it answers again, so that a tool can say whether the
+    /// limit is shared as configured. Each store is tried again 30 s after it failed.
+    pub fn on_fallback(mut self, observer: impl Fn(&StoreChange) + Send + Sync + 'static) -> Self {
         self.on_fallback = Some(Arc::new(observer));
         self
     }

@@ -1,23 +1,20 @@
 //! The Redis store: the pacing rule as one Lua script, run atomically by Redis or Valkey on a hash
 //! per API URL and key that expires on its own; times are the Redis server's clock, in
 //! microseconds (its wall clock: a step back is absorbed by the rule, a step forward only shortens
-//! the waits). When Redis cannot be reached the host store paces instead, said once, and Redis is
-//! tried again after [`RETRY_AFTER`]. The connection is multiplexed: every reservation of a busy
+//! the waits). When Redis cannot be reached the host store paces instead (the limiter's
+//! [`Fallback`](super::store::Fallback) says so), and Redis is tried again after [`RETRY_AFTER`]. The connection is multiplexed: every reservation of a busy
 //! process is in flight at once on it, none waits for another's answer.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 
+use super::RedisUrl;
 use super::pacing::{
     BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SHARED_BLOCK_NS, MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS,
     Ticket,
 };
-use super::rest::Rest;
-use super::store::Host;
-use super::{FallbackObserver, FallbackTo, RedisUrl, StoreFallback};
+use super::store::{Answer, Booked, Op, Store, StoreKind};
 
 /// How long one Redis exchange (a script run on an open connection) may take before the host store
 /// paces instead.
@@ -29,7 +26,7 @@ const TIMEOUT: Duration = Duration::from_millis(500);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long after a failure Redis is left alone.
-const RETRY_AFTER: Duration = Duration::from_secs(30);
+pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// The pacing rule of `pacing.rs`, on the Redis server's clock (microseconds: Lua numbers are
 /// doubles, exact to 2^53). `ARGV`: `reserve`, `confirm` or `throttle`; the interval; the window;
@@ -107,20 +104,10 @@ pub(crate) struct RedisStore {
     key: String,
     script: redis::Script,
     connection: tokio::sync::Mutex<Option<MultiplexedConnection>>,
-    /// Until when Redis is left alone after a failure.
-    resting: Rest,
-    fallback: Arc<Host>,
-    warned: AtomicBool,
-    on_fallback: Option<FallbackObserver>,
 }
 
 impl RedisStore {
-    pub(crate) fn new(
-        url: &RedisUrl,
-        key: &str,
-        fallback: Host,
-        on_fallback: Option<FallbackObserver>,
-    ) -> Self {
+    pub(crate) fn new(url: &RedisUrl, key: &str) -> Self {
         if url.expose().starts_with("rediss://") {
             // `rediss://` goes through rustls, whatever TLS backend the SDK was built with.
             crate::tls::ensure_ring_provider();
@@ -132,64 +119,23 @@ impl RedisStore {
             key: key.to_string(),
             script: redis::Script::new(SCRIPT),
             connection: tokio::sync::Mutex::new(None),
-            resting: Rest::default(),
-            fallback: Arc::new(fallback),
-            warned: AtomicBool::new(false),
-            on_fallback,
-        }
-    }
-
-    /// The store that answers now: Redis, or the host store (and what answers for it) while Redis
-    /// is left alone after a failure.
-    pub(crate) fn answering(&self) -> &'static str {
-        if self.resting.is_resting() {
-            self.fallback.answering()
-        } else {
-            "redis"
-        }
-    }
-
-    /// Reserves a slot in Redis.
-    pub(crate) async fn reserve(&self, pace: Pace) -> Ticket {
-        match self.run("reserve", pace, 0, 0).await {
-            Some((wait, generation, blocked)) => ticket(wait, generation, blocked),
-            None => self.fallback.reserve(pace).await,
-        }
-    }
-
-    /// Confirms `ticket` at its slot: `None` to go, else a new reservation.
-    pub(crate) async fn confirm(&self, pace: Pace, booked: Ticket) -> Option<Ticket> {
-        match self.run("confirm", pace, booked.generation, 0).await {
-            Some((-1, _, _)) => None,
-            Some((wait, generation, blocked)) => Some(ticket(wait, generation, blocked)),
-            None => self.fallback.confirm(pace, booked).await,
-        }
-    }
-
-    /// Records a 429 that asked to wait `wait` nanoseconds.
-    pub(crate) async fn throttled(&self, pace: Pace, wait: u64) {
-        if self.run("throttle", pace, wait / 1000, 0).await.is_none() {
-            self.fallback.throttled(pace, wait).await;
         }
     }
 
     /// Runs the script for `operation` at `now` microseconds (0: the server's clock): the wait in
-    /// microseconds, the generation and whether a block held the slot back (1, else 0); `None` when
-    /// Redis could not answer in time.
+    /// microseconds, the generation and whether a block held the slot back (1, else 0); why not,
+    /// its password redacted, when Redis could not answer in time.
     pub(crate) async fn run(
         &self,
         operation: &str,
         pace: Pace,
         arg: u64,
         now: u64,
-    ) -> Option<(i64, u64, i64)> {
-        if self.resting.is_resting() {
-            return None;
-        }
+    ) -> Result<(i64, u64, i64), String> {
         let connection = match tokio::time::timeout(CONNECT_TIMEOUT, self.connection()).await {
             Ok(Ok(connection)) => connection,
-            Ok(Err(e)) => return self.failed(&e.to_string()).await,
-            Err(_) => return self.failed("no connection in time").await,
+            Ok(Err(e)) => return Err(self.failed(&e.to_string()).await),
+            Err(_) => return Err(self.failed("no connection in time").await),
         };
         let result = tokio::time::timeout(
             TIMEOUT,
@@ -197,9 +143,9 @@ impl RedisStore {
         )
         .await;
         match result {
-            Ok(Ok(answer)) => Some(answer),
-            Ok(Err(e)) => self.failed(&e.to_string()).await,
-            Err(_) => self.failed("no answer in time").await,
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => Err(self.failed(&e.to_string()).await),
+            Err(_) => Err(self.failed("no answer in time").await),
         }
     }
 
@@ -249,27 +195,38 @@ impl RedisStore {
             .await
     }
 
-    async fn failed(&self, why: &str) -> Option<(i64, u64, i64)> {
+    /// Drops the connection (the next use opens a new one) and says why, its password redacted.
+    async fn failed(&self, why: &str) -> String {
         *self.connection.lock().await = None;
-        self.resting.rest_for(RETRY_AFTER);
-        if !self.warned.swap(true, Ordering::Relaxed) {
-            let reason = api_raw::support::redact::Redactor::new()
-                .secret(self.url.expose())
-                .text(why)
-                .into_owned();
-            tracing::warn!(
-                error = %reason,
-                "Redis cannot be reached for the shared rate limit; pacing through the host store"
-            );
-            if let Some(observer) = &self.on_fallback {
-                observer(&StoreFallback {
-                    store: self.url.describe(),
-                    instead: FallbackTo::Host,
-                    reason,
-                });
-            }
-        }
-        None
+        api_raw::support::redact::Redactor::new()
+            .secret(self.url.expose())
+            .text(why)
+            .into_owned()
+    }
+}
+
+impl Store for RedisStore {
+    type Error = String;
+
+    async fn update(&self, pace: Pace, op: Op) -> Result<Answer, String> {
+        let (operation, arg) = match op.in_store(StoreKind::Redis) {
+            Op::Reserve => ("reserve", 0),
+            Op::Confirm(booked) => ("confirm", booked.ticket.generation),
+            Op::Throttled(wait) => ("throttle", wait / 1000),
+        };
+        let (wait, generation, blocked) = self.run(operation, pace, arg, 0).await?;
+        Ok(match (operation, wait) {
+            ("throttle", _) => Answer::Recorded,
+            ("confirm", -1) => Answer::Go,
+            _ => Answer::Booked(Booked {
+                ticket: ticket(wait, generation, blocked),
+                store: StoreKind::Redis,
+            }),
+        })
+    }
+
+    fn answering(&self) -> &'static str {
+        StoreKind::Redis.name()
     }
 }
 
@@ -288,9 +245,12 @@ mod tests {
 
     use proptest::prelude::*;
 
+    use std::sync::Arc;
+
     use super::*;
     use crate::rate_limit::pacing::PaceState;
-    use crate::rate_limit::{RateLimitStore, StoreFallback};
+    use crate::rate_limit::store::{Fallback, RedisChain, host_chain};
+    use crate::rate_limit::{FallbackObserver, FallbackTo, RateLimitStore, StoreChange};
 
     use super::super::redis_server;
 
@@ -303,14 +263,61 @@ mod tests {
         }
     }
 
-    fn store(url_text: &str, key: &str) -> RedisStore {
+    /// Redis at `url_text`, and the host store (in a directory of the tests) while it rests, as a
+    /// client's limiter has them.
+    fn store(url_text: &str, key: &str) -> RedisChain {
         let dir = std::env::temp_dir().join("api-core-redis-tests");
-        RedisStore::new(
-            &url(url_text),
-            key,
-            Host::new(super::super::host::HostFile::new(Some(&dir), key), None),
-            None,
+        chain(url_text, key, &dir, None)
+    }
+
+    fn chain(
+        url_text: &str,
+        key: &str,
+        dir: &std::path::Path,
+        on_change: Option<FallbackObserver>,
+    ) -> RedisChain {
+        let url = url(url_text);
+        Fallback::new(
+            RedisStore::new(&url, key),
+            host_chain(Some(dir), key, None),
+            url.describe(),
+            FallbackTo::Host,
+            RETRY_AFTER,
+            on_change,
         )
+    }
+
+    /// The chain's answers as the limiter reads them.
+    impl RedisChain {
+        async fn reserve(&self, pace: Pace) -> Booked {
+            match self.update(pace, Op::Reserve).await {
+                Ok(Answer::Booked(booked)) => booked,
+                other => panic!("{other:?}"),
+            }
+        }
+
+        async fn confirm(&self, pace: Pace, booked: Booked) -> Option<Booked> {
+            match self.update(pace, Op::Confirm(booked)).await {
+                Ok(Answer::Go) => None,
+                Ok(Answer::Booked(again)) => Some(again),
+                other => panic!("{other:?}"),
+            }
+        }
+
+        async fn throttled(&self, pace: Pace, wait: u64) {
+            let Ok(answer) = self.update(pace, Op::Throttled(wait)).await;
+            assert_eq!(answer, Answer::Recorded);
+        }
+
+        async fn run(
+            &self,
+            operation: &str,
+            pace: Pace,
+            arg: u64,
+            now: u64,
+        ) -> Result<(i64, u64, i64), String> {
+            self.primary().run(operation, pace, arg, now).await
+        }
     }
 
     fn runtime() -> tokio::runtime::Runtime {
@@ -457,10 +464,10 @@ mod tests {
                 .confirm(pace, booked)
                 .await
                 .expect("a 429 came since the slot was booked: a new one");
-            assert_eq!(again.generation, booked.generation + 1);
-            assert!(again.wait > 200 * MS, "behind the block: {again:?}");
+            assert_eq!(again.ticket.generation, booked.ticket.generation + 1);
+            assert!(again.ticket.wait > 200 * MS, "behind the block: {again:?}");
             assert_eq!(ours.confirm(pace, again).await, None, "the new ticket goes");
-            assert!(!ours.warned.load(Ordering::Relaxed), "all in Redis");
+            assert!(!ours.is_out(), "all in Redis");
         });
     }
 
@@ -524,7 +531,7 @@ mod tests {
             let redis = store(&relayed, "far-first");
             let started = Instant::now();
             redis.reserve(pace).await;
-            (started.elapsed(), redis.warned.load(Ordering::Relaxed))
+            (started.elapsed(), redis.is_out())
         });
         assert!(!warned, "the first call fell back to the host store");
         assert!(
@@ -569,14 +576,10 @@ mod tests {
             for call in calls {
                 answers.push(call.await.unwrap());
             }
-            (
-                started.elapsed(),
-                redis.warned.load(Ordering::Relaxed),
-                answers,
-            )
+            (started.elapsed(), redis.is_out(), answers)
         });
         assert!(!warned, "no reservation fell back");
-        assert!(generations.iter().all(Option::is_some), "{generations:?}");
+        assert!(generations.iter().all(Result::is_ok), "{generations:?}");
         assert!(elapsed < Duration::from_millis(400), "{elapsed:?}");
     }
 
@@ -588,25 +591,22 @@ mod tests {
             window: 1_000 * MS,
         };
         // Nothing listens on port 9: the host store paces, without waiting for Redis.
-        let told = Arc::new(std::sync::Mutex::new(Vec::<StoreFallback>::new()));
+        let told = Arc::new(std::sync::Mutex::new(Vec::<StoreChange>::new()));
+        let dir = tempfile::tempdir().unwrap();
         let away = {
             let told = Arc::clone(&told);
-            let dir = tempfile::tempdir().unwrap();
-            RedisStore::new(
-                &url("redis://user:pw-secret-9@127.0.0.1:9"),
+            chain(
+                "redis://user:pw-secret-9@127.0.0.1:9",
                 "away",
-                Host::new(
-                    super::super::host::HostFile::new(Some(dir.path()), "away"),
-                    None,
-                ),
-                Some(Arc::new(move |fallback: &StoreFallback| {
-                    told.lock().unwrap().push(fallback.clone())
+                dir.path(),
+                Some(Arc::new(move |change: &StoreChange| {
+                    told.lock().unwrap().push(change.clone())
                 })),
             )
         };
         let started = Instant::now();
         let waits: Vec<u64> = (0..3)
-            .map(|_| runtime.block_on(away.reserve(pace)).wait)
+            .map(|_| runtime.block_on(away.reserve(pace)).ticket.wait)
             .collect();
         assert!(
             started.elapsed() < Duration::from_secs(2),
@@ -619,7 +619,10 @@ mod tests {
         );
         let told = told.lock().unwrap();
         assert_eq!(told.len(), 1, "said once: {told:?}");
-        assert_eq!(told[0].instead, FallbackTo::Host);
+        let StoreChange::FellBack(fallback) = &told[0] else {
+            panic!("{told:?}")
+        };
+        assert_eq!(fallback.instead, FallbackTo::Host);
         let said = told[0].to_string();
         assert!(
             said.contains("redis://user:[REDACTED]@127.0.0.1:9") && !said.contains("pw-secret-9"),
@@ -642,14 +645,14 @@ mod tests {
             runtime.block_on(mute.throttled(pace, 0));
         }
         assert!(rest.elapsed() < TIMEOUT, "resting: {:?}", rest.elapsed());
-        assert!(mute.warned.load(Ordering::Relaxed));
+        assert!(mute.is_out());
         drop(silent);
 
         // rediss:// builds its TLS configuration before connecting: with any TLS backend of the
         // SDK, that needs no provider of the caller's and cannot panic.
         let tls = store("rediss://127.0.0.1:9", "tls");
         runtime.block_on(tls.reserve(pace));
-        assert!(tls.warned.load(Ordering::Relaxed), "fell back, said once");
+        assert!(tls.is_out(), "fell back");
         assert!(rustls::crypto::CryptoProvider::get_default().is_some());
 
         let Some(server) = redis_server::RedisServer::start("keys_expire") else {

@@ -1,22 +1,318 @@
-//! [`Limiter`]: one API URL and key's limit, bound to the store that keeps its state.
+//! [`Limiter`]: one API URL and key's limit, bound to the store that keeps its state. Every store
+//! answers one interface, [`Store::update`] with an [`Op`], and a store that can fail (the host
+//! file, Redis) is wrapped once in a [`Fallback`] with the store that paces while it rests.
 
-use std::sync::Arc;
+use std::convert::Infallible;
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use super::booking::Bookings;
 use super::host::{HostFile, LOCK_WAIT};
-use super::pacing::{Pace, Ticket};
+use super::pacing::{Pace, PaceState, Ticket};
 use super::process::ProcessState;
 use super::rest::Rest;
 use super::{
-    FallbackObserver, FallbackTo, REPORTED_WAIT, RateLimit, RateLimitStore, StoreFallback,
-    WaitObserver, ns,
+    FallbackObserver, FallbackTo, REPORTED_WAIT, RateLimit, RateLimitStore, StoreChange,
+    StoreFallback, WaitObserver, ns,
 };
 
 /// How long the host store's file is left alone after it could not be used (a lock held too long,
 /// a hung mount): the process paces alone meanwhile.
 const HOST_REST: Duration = Duration::from_secs(30);
+
+/// Which store a state lives in: each keeps counters (generations) of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StoreKind {
+    Process,
+    Host,
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    Redis,
+}
+
+impl StoreKind {
+    /// The name a wait span gives it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Process => "process",
+            Self::Host => "host",
+            Self::Redis => "redis",
+        }
+    }
+}
+
+/// A slot booked, and the store that booked it: only that store's generation says whether a 429
+/// came since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Booked {
+    pub(crate) ticket: Ticket,
+    pub(crate) store: StoreKind,
+}
+
+/// One change of a limit's state.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Op {
+    /// Book the next slot.
+    Reserve,
+    /// At the slot's time: go, unless a 429 came since it was booked (then book again). A slot
+    /// booked in another store (before a fallback or a recovery) is booked again here.
+    Confirm(Booked),
+    /// A 429 that asked to wait this many nanoseconds.
+    Throttled(u64),
+}
+
+/// What a store answers an [`Op`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Answer {
+    /// A slot to wait for.
+    Booked(Booked),
+    /// The confirmed slot is the caller's: send.
+    Go,
+    /// The 429 is recorded.
+    Recorded,
+}
+
+impl Op {
+    /// The op as a store of `kind` runs it: a confirmation of a slot another store booked is a
+    /// new reservation (this store's generation says nothing of it).
+    pub(crate) fn in_store(self, kind: StoreKind) -> Self {
+        match self {
+            Self::Confirm(booked) if booked.store != kind => Self::Reserve,
+            op => op,
+        }
+    }
+}
+
+impl Pace {
+    /// Runs `op` on `state` at `now`, in a store of `kind`: the rule every store in Rust shares
+    /// (the Redis store runs its Lua twin).
+    pub(crate) fn apply(
+        &self,
+        kind: StoreKind,
+        state: PaceState,
+        now: u64,
+        op: Op,
+    ) -> (PaceState, Answer) {
+        let booked = |ticket| {
+            Answer::Booked(Booked {
+                ticket,
+                store: kind,
+            })
+        };
+        match op.in_store(kind) {
+            Op::Reserve => {
+                let (state, ticket) = self.reserve(state, now);
+                (state, booked(ticket))
+            }
+            Op::Confirm(held) => match self.confirm(state, now, held.ticket) {
+                (state, None) => (state, Answer::Go),
+                (state, Some(ticket)) => (state, booked(ticket)),
+            },
+            Op::Throttled(wait) => (self.throttled(state, now, wait), Answer::Recorded),
+        }
+    }
+}
+
+/// A store of a limit's state.
+pub(crate) trait Store: Send + Sync {
+    /// Why the store cannot be used now ([`Infallible`] for one that always can).
+    type Error: Send;
+
+    /// Runs `op` on the state.
+    fn update(
+        &self,
+        pace: Pace,
+        op: Op,
+    ) -> impl Future<Output = Result<Answer, Self::Error>> + Send;
+
+    /// The store that answers now, as a wait span names it.
+    fn answering(&self) -> &'static str;
+}
+
+impl Store for ProcessState {
+    type Error = Infallible;
+
+    async fn update(&self, pace: Pace, op: Op) -> Result<Answer, Infallible> {
+        Ok(self.with(|state, now| pace.apply(StoreKind::Process, state, now, op)))
+    }
+
+    fn answering(&self) -> &'static str {
+        StoreKind::Process.name()
+    }
+}
+
+/// The host store: the state file, worked on off the async threads, with a bound on the wait (a
+/// lock held elsewhere past [`LOCK_WAIT`], a hung mount).
+pub(crate) struct HostStore(Arc<HostFile>);
+
+impl HostStore {
+    pub(crate) fn new(file: HostFile) -> Self {
+        Self(Arc::new(file))
+    }
+
+    /// The state file's path.
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl Store for HostStore {
+    type Error = String;
+
+    async fn update(&self, pace: Pace, op: Op) -> Result<Answer, String> {
+        let file = Arc::clone(&self.0);
+        let work = tokio::task::spawn_blocking(move || {
+            file.update(|state, now| pace.apply(StoreKind::Host, state, now, op))
+        });
+        match tokio::time::timeout(LOCK_WAIT + Duration::from_millis(500), work).await {
+            Ok(Ok(Ok(answer))) => Ok(answer),
+            Ok(Ok(Err(e))) => Err(e.to_string()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("no answer in time".to_string()),
+        }
+    }
+
+    fn answering(&self) -> &'static str {
+        StoreKind::Host.name()
+    }
+}
+
+/// A store that can fail, and the store that paces while it rests after a failure: the one
+/// fallback rule. A failure leaves the primary alone for a while (a hung mount or an unreachable
+/// Redis then costs the calls that follow nothing), and every change is told: each fall back, and
+/// each recovery when the primary answers again.
+pub(crate) struct Fallback<P, F> {
+    primary: P,
+    fallback: F,
+    /// The primary as events name it: `host (<file>)`, or the Redis URL with its password redacted.
+    store: String,
+    /// What the fallback is.
+    instead: FallbackTo,
+    /// How long the primary is left alone after a failure.
+    rest: Duration,
+    resting: Rest,
+    /// Since when the primary has been out (a failure not yet followed by an answer).
+    out: Mutex<Option<Instant>>,
+    /// Whether the last change told was a fall back (for the tests).
+    fell_back: AtomicBool,
+    on_change: Option<FallbackObserver>,
+}
+
+impl<P, F> Fallback<P, F> {
+    pub(crate) fn new(
+        primary: P,
+        fallback: F,
+        store: String,
+        instead: FallbackTo,
+        rest: Duration,
+        on_change: Option<FallbackObserver>,
+    ) -> Self {
+        Self {
+            primary,
+            fallback,
+            store,
+            instead,
+            rest,
+            resting: Rest::default(),
+            out: Mutex::new(None),
+            fell_back: AtomicBool::new(false),
+            on_change,
+        }
+    }
+
+    /// Whether the primary is out now (it failed and has not answered since).
+    #[cfg(test)]
+    pub(crate) fn is_out(&self) -> bool {
+        self.fell_back.load(Ordering::Relaxed)
+    }
+
+    /// The primary, for the tests.
+    #[cfg(test)]
+    pub(crate) fn primary(&self) -> &P {
+        &self.primary
+    }
+
+    fn tell(&self, change: &StoreChange) {
+        match change {
+            StoreChange::FellBack(fallback) => {
+                tracing::warn!(store = %fallback.store, error = %fallback.reason, "{change}");
+            }
+            _ => tracing::info!(store = %self.store, "{change}"),
+        }
+        if let Some(observer) = &self.on_change {
+            observer(change);
+        }
+    }
+
+    fn failed(&self, reason: String) {
+        self.resting.rest_for(self.rest);
+        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        if out.is_none() {
+            *out = Some(Instant::now());
+            drop(out);
+            self.fell_back.store(true, Ordering::Relaxed);
+            self.tell(&StoreChange::FellBack(StoreFallback {
+                store: self.store.clone(),
+                instead: self.instead,
+                reason,
+            }));
+        }
+    }
+
+    fn answered(&self) {
+        let since = self
+            .out
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(since) = since {
+            self.fell_back.store(false, Ordering::Relaxed);
+            self.tell(&StoreChange::Recovered {
+                store: self.store.clone(),
+                from: self.instead,
+                after: since.elapsed(),
+            });
+        }
+    }
+}
+
+impl<P, F> Store for Fallback<P, F>
+where
+    P: Store<Error = String>,
+    F: Store,
+{
+    type Error = F::Error;
+
+    async fn update(&self, pace: Pace, op: Op) -> Result<Answer, F::Error> {
+        if !self.resting.is_resting() {
+            match self.primary.update(pace, op).await {
+                Ok(answer) => {
+                    self.answered();
+                    return Ok(answer);
+                }
+                Err(reason) => self.failed(reason),
+            }
+        }
+        self.fallback.update(pace, op).await
+    }
+
+    fn answering(&self) -> &'static str {
+        if self.resting.is_resting() {
+            self.fallback.answering()
+        } else {
+            self.primary.answering()
+        }
+    }
+}
+
+/// The host store, and this process while its file cannot be used.
+pub(crate) type HostChain = Fallback<HostStore, ProcessState>;
+
+/// Redis, and the host store while Redis cannot be reached.
+#[cfg(feature = "redis")]
+pub(crate) type RedisChain = Fallback<super::redis::RedisStore, HostChain>;
 
 /// The limit of one API URL and key: where its state lives, and how to wait for a slot.
 #[derive(Clone)]
@@ -32,135 +328,46 @@ pub(crate) struct Limiter {
 #[derive(Clone)]
 enum Backend {
     Process(Arc<ProcessState>),
-    Host(Arc<Host>),
+    Host(Arc<HostChain>),
     #[cfg(feature = "redis")]
-    Redis(Arc<super::redis::RedisStore>),
+    Redis(Arc<RedisChain>),
 }
 
-/// The host store, and the process state it falls back on when the file cannot be used.
-pub(crate) struct Host {
-    file: HostFile,
-    fallback: ProcessState,
-    warned: AtomicBool,
-    /// Until when the file is left alone after it did not answer in time.
-    resting: Rest,
-    on_fallback: Option<FallbackObserver>,
-}
-
-impl Host {
-    pub(crate) fn new(file: HostFile, on_fallback: Option<FallbackObserver>) -> Self {
-        Self {
-            file,
-            fallback: ProcessState::default(),
-            warned: AtomicBool::new(false),
-            resting: Rest::default(),
-            on_fallback,
-        }
-    }
-
-    /// Runs `change` on the file's state (off the async threads), or `None` when the file cannot
-    /// be used: an error, a lock held elsewhere past [`LOCK_WAIT`], or no answer within a little
-    /// more (a hung mount). The file is then left alone for [`HOST_REST`]; said once.
-    async fn with_file<T: Send + 'static>(
-        self: &Arc<Self>,
-        change: impl FnOnce(super::pacing::PaceState, u64) -> (super::pacing::PaceState, T)
-        + Send
-        + 'static,
-    ) -> Option<T> {
-        if self.resting.is_resting() {
-            return None;
-        }
-        let host = Arc::clone(self);
-        let work = tokio::task::spawn_blocking(move || host.file.update(change));
-        let failure = match tokio::time::timeout(LOCK_WAIT + Duration::from_millis(500), work).await
-        {
-            Ok(Ok(Ok(result))) => return Some(result),
-            Ok(Ok(Err(e))) => e.to_string(),
-            Ok(Err(e)) => e.to_string(),
-            Err(_) => "no answer in time".to_string(),
-        };
-        // Left alone for a while: a lock held this long, or a mount that hangs, would cost every
-        // call the wait.
-        self.resting.rest_for(HOST_REST);
-        self.fell_back(&failure);
-        None
-    }
-
-    /// The store that answers now: the file, or this process while the file is left alone.
-    pub(crate) fn answering(&self) -> &'static str {
-        if self.resting.is_resting() {
-            "process"
-        } else {
-            "host"
-        }
-    }
-
-    /// Reserves a slot in the file, or in this process when the file cannot be used.
-    pub(crate) async fn reserve(self: &Arc<Self>, pace: Pace) -> Ticket {
-        match self
-            .with_file(move |state, now| pace.reserve(state, now))
-            .await
-        {
-            Some(ticket) => ticket,
-            None => self.fallback.reserve(&pace),
-        }
-    }
-
-    /// Confirms `ticket` at its slot: `None` to go, else a new reservation.
-    pub(crate) async fn confirm(self: &Arc<Self>, pace: Pace, ticket: Ticket) -> Option<Ticket> {
-        match self
-            .with_file(move |state, now| pace.confirm(state, now, ticket))
-            .await
-        {
-            Some(again) => again,
-            None => self.fallback.confirm(&pace, ticket),
-        }
-    }
-
-    /// Records a 429 in the file (or in this process when the file cannot be used).
-    pub(crate) async fn throttled(self: &Arc<Self>, pace: Pace, wait: u64) {
-        let written = self
-            .with_file(move |state, now| (pace.throttled(state, now, wait), ()))
-            .await;
-        if written.is_none() {
-            self.fallback.throttled(&pace, wait);
-        }
-    }
-
-    fn fell_back(&self, why: &str) {
-        if !self.warned.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
-                file = %self.file.path().display(),
-                error = why,
-                "the shared rate limit file cannot be used; pacing within this process only"
-            );
-            if let Some(observer) = &self.on_fallback {
-                observer(&StoreFallback {
-                    store: format!("host ({})", self.file.path().display()),
-                    instead: FallbackTo::Process,
-                    reason: why.to_string(),
-                });
-            }
-        }
-    }
+/// The host chain of the state file `name` in `dir` (the default directory for `None`).
+pub(crate) fn host_chain(
+    dir: Option<&std::path::Path>,
+    name: &str,
+    on_change: Option<FallbackObserver>,
+) -> HostChain {
+    let file = HostFile::new(dir, name);
+    let store = format!("host ({})", file.path().display());
+    Fallback::new(
+        HostStore::new(file),
+        ProcessState::default(),
+        store,
+        FallbackTo::Process,
+        HOST_REST,
+        on_change,
+    )
 }
 
 impl Limiter {
     pub(crate) fn new(limit: &RateLimit, base_url: &str, key_id: &str) -> Self {
         let name = state_name(base_url, key_id);
-        let on_fallback = limit.on_fallback.clone();
-        let host = |dir: Option<&std::path::Path>| {
-            Host::new(HostFile::new(dir, &name), on_fallback.clone())
-        };
+        let on_change = limit.on_fallback.clone();
         let backend = match &limit.store {
             RateLimitStore::Process => Backend::Process(Arc::clone(&limit.process)),
-            RateLimitStore::Host { dir } => Backend::Host(Arc::new(host(dir.as_deref()))),
+            RateLimitStore::Host { dir } => {
+                Backend::Host(Arc::new(host_chain(dir.as_deref(), &name, on_change)))
+            }
             #[cfg(feature = "redis")]
-            RateLimitStore::Redis(url) => Backend::Redis(Arc::new(super::redis::RedisStore::new(
-                url,
-                &redis_key(base_url, key_id),
-                host(None),
-                on_fallback.clone(),
+            RateLimitStore::Redis(url) => Backend::Redis(Arc::new(Fallback::new(
+                super::redis::RedisStore::new(url, &redis_key(base_url, key_id)),
+                host_chain(None, &name, on_change.clone()),
+                url.describe(),
+                FallbackTo::Host,
+                super::redis::RETRY_AFTER,
+                on_change,
             ))),
             #[cfg(not(feature = "redis"))]
             RateLimitStore::Redis(url) => match url.never {},
@@ -184,21 +391,31 @@ impl Limiter {
         }
     }
 
-    async fn reserve(&self) -> Ticket {
-        match &self.backend {
-            Backend::Process(state) => state.reserve(&self.pace),
-            Backend::Host(host) => host.reserve(self.pace).await,
+    /// Runs `op` in the store, or in what paces while it cannot be used.
+    async fn update(&self, op: Op) -> Answer {
+        let answered = match &self.backend {
+            Backend::Process(state) => state.update(self.pace, op).await,
+            Backend::Host(host) => host.update(self.pace, op).await,
             #[cfg(feature = "redis")]
-            Backend::Redis(redis) => redis.reserve(self.pace).await,
-        }
+            Backend::Redis(redis) => redis.update(self.pace, op).await,
+        };
+        let Ok(answer) = answered;
+        answer
     }
 
-    async fn confirm(&self, ticket: Ticket) -> Option<Ticket> {
-        match &self.backend {
-            Backend::Process(state) => state.confirm(&self.pace, ticket),
-            Backend::Host(host) => host.confirm(self.pace, ticket).await,
-            #[cfg(feature = "redis")]
-            Backend::Redis(redis) => redis.confirm(self.pace, ticket).await,
+    /// A booking from `answer` (a reservation always answers one).
+    async fn book(&self, op: Op) -> Booked {
+        match self.update(op).await {
+            Answer::Booked(booked) => booked,
+            // Only a confirmation answers `Go`, and a 429 `Recorded`: not asked here.
+            Answer::Go | Answer::Recorded => Booked {
+                ticket: Ticket {
+                    wait: 0,
+                    generation: 0,
+                    blocked: false,
+                },
+                store: StoreKind::Process,
+            },
         }
     }
 
@@ -215,26 +432,26 @@ impl Limiter {
     /// slot back.
     pub(crate) async fn acquire_traced(&self, span: &tracing::Span) -> Duration {
         let (mut turn, mut waited) = self.bookings.turn().await;
-        let mut ticket = match turn.spare() {
+        let mut booked = match turn.spare() {
             Some(spare) => spare,
-            None => self.reserve().await,
+            None => self.book(Op::Reserve).await,
         };
-        let mut blocked = ticket.blocked;
-        while ticket.wait > 0 {
-            let wait = Duration::from_nanos(ticket.wait);
+        let mut blocked = booked.ticket.blocked;
+        while booked.ticket.wait > 0 {
+            let wait = Duration::from_nanos(booked.ticket.wait);
             if wait > REPORTED_WAIT
                 && let Some(observer) = &self.observer
             {
                 observer(wait);
             }
-            turn.wait_for(ticket).await;
+            turn.wait_for(booked).await;
             waited += wait;
-            match self.confirm(ticket).await {
-                None => break,
-                Some(again) => {
-                    blocked |= again.blocked;
-                    ticket = again;
+            match self.update(Op::Confirm(booked)).await {
+                Answer::Booked(again) => {
+                    blocked |= again.ticket.blocked;
+                    booked = again;
                 }
+                Answer::Go | Answer::Recorded => break,
             }
         }
         drop(turn);
@@ -249,7 +466,7 @@ impl Limiter {
     /// host store while Redis is left alone after a failure, the process while the host file is).
     fn answering(&self) -> &'static str {
         match &self.backend {
-            Backend::Process(_) => "process",
+            Backend::Process(state) => state.answering(),
             Backend::Host(host) => host.answering(),
             #[cfg(feature = "redis")]
             Backend::Redis(redis) => redis.answering(),
@@ -260,12 +477,7 @@ impl Limiter {
     /// at most a few windows), the reservations made before it are stale, and the rate drops.
     pub(crate) async fn throttled(&self, wait: Option<Duration>) {
         let wait = wait.map_or(self.pace.interval, ns);
-        match &self.backend {
-            Backend::Process(state) => state.throttled(&self.pace, wait),
-            Backend::Host(host) => host.throttled(self.pace, wait).await,
-            #[cfg(feature = "redis")]
-            Backend::Redis(redis) => redis.throttled(self.pace, wait).await,
-        }
+        self.update(Op::Throttled(wait)).await;
     }
 }
 
@@ -408,9 +620,9 @@ mod tests {
         let Backend::Host(host) = &limiter.backend else {
             panic!("a host store")
         };
-        assert!(!host.warned.load(Ordering::Relaxed));
+        assert!(!host.is_out());
         limiter.acquire().await;
-        assert!(host.warned.load(Ordering::Relaxed), "said once");
+        assert!(host.is_out(), "fell back");
         a_429_holds_back(&limiter, &limiter).await;
     }
 
@@ -501,33 +713,131 @@ mod tests {
         assert!(went[1] >= Duration::from_millis(1_000), "process: {went:?}");
     }
 
+    /// The changes told to an observer, kept.
+    fn recording() -> (Arc<std::sync::Mutex<Vec<StoreChange>>>, FallbackObserver) {
+        let told = Arc::new(std::sync::Mutex::new(Vec::<StoreChange>::new()));
+        let seen = Arc::clone(&told);
+        let observer: FallbackObserver =
+            Arc::new(move |change: &StoreChange| seen.lock().unwrap().push(change.clone()));
+        (told, observer)
+    }
+
     #[tokio::test(flavor = "current_thread")]
     async fn a_host_file_locked_elsewhere_paces_in_the_process_and_says_so_once() {
         let dir = tempfile::tempdir().unwrap();
-        let told = Arc::new(std::sync::Mutex::new(Vec::<StoreFallback>::new()));
-        let seen = Arc::clone(&told);
+        let (told, observer) = recording();
         let limit = RateLimit::new(10, Duration::from_millis(500))
             .unwrap()
             .store(RateLimitStore::Host {
                 dir: Some(dir.path().to_path_buf()),
             })
-            .on_fallback(move |fallback| seen.lock().unwrap().push(fallback.clone()));
+            .on_fallback(move |change| observer(change));
         let limiter = Limiter::new(&limit, "http://h", "k");
         limiter.acquire().await;
         let Backend::Host(host) = &limiter.backend else {
             panic!("a host store")
         };
         // Another process holds the file's lock and hangs.
-        let holder = std::fs::File::open(host.file.path()).unwrap();
+        let holder = std::fs::File::open(host.primary().path()).unwrap();
         holder.lock().unwrap();
         let started = std::time::Instant::now();
         limiter.acquire().await;
         limiter.acquire().await;
         assert!(started.elapsed() < LOCK_WAIT * 2, "{:?}", started.elapsed());
         let told = told.lock().unwrap();
-        assert_eq!(told.len(), 1, "{told:?}");
-        assert_eq!(told[0].instead, FallbackTo::Process);
+        assert_eq!(told.len(), 1, "said once while it rests: {told:?}");
+        let StoreChange::FellBack(fallback) = &told[0] else {
+            panic!("{told:?}")
+        };
+        assert_eq!(fallback.instead, FallbackTo::Process);
         assert!(told[0].to_string().contains("stayed locked"), "{}", told[0]);
+    }
+
+    /// Every change is told, not only the first: a fall back, the store answering again after its
+    /// rest, a second outage, a second recovery; and a slot booked in the fallback is not confirmed
+    /// by the store's own generation (the caller books again in the store that answers).
+    #[tokio::test(flavor = "current_thread")]
+    async fn each_fall_back_and_each_recovery_is_told() {
+        let dir = tempfile::tempdir().unwrap();
+        let (told, observer) = recording();
+        let file = HostFile::new(Some(dir.path()), "k");
+        let path = file.path().to_path_buf();
+        let chain = Fallback::new(
+            HostStore::new(file),
+            ProcessState::default(),
+            "host".to_string(),
+            FallbackTo::Process,
+            Duration::from_millis(300),
+            Some(observer),
+        );
+        let pace = Pace {
+            interval: 1_000,
+            window: 1_000_000,
+        };
+        let Ok(Answer::Booked(first)) = chain.update(pace, Op::Reserve).await else {
+            panic!("a reservation books")
+        };
+        assert_eq!(first.store, StoreKind::Host);
+        let holder = std::fs::File::open(&path).unwrap();
+        for outage in 1..=2 {
+            holder.lock().unwrap();
+            let Ok(Answer::Booked(during)) = chain.update(pace, Op::Reserve).await else {
+                panic!("the process paces")
+            };
+            assert_eq!(during.store, StoreKind::Process);
+            holder.unlock().unwrap();
+            tokio::time::sleep(Duration::from_millis(350)).await;
+            // Back in the file: the slot the process booked is booked again there.
+            let Ok(Answer::Booked(again)) = chain.update(pace, Op::Confirm(during)).await else {
+                panic!("booked again, not confirmed by another store's generation")
+            };
+            assert_eq!(again.store, StoreKind::Host);
+            let told = told.lock().unwrap();
+            assert_eq!(told.len(), 2 * outage, "{told:?}");
+            assert!(matches!(told[2 * outage - 2], StoreChange::FellBack(_)));
+            let StoreChange::Recovered { from, after, .. } = &told[2 * outage - 1] else {
+                panic!("{told:?}")
+            };
+            assert_eq!(*from, FallbackTo::Process);
+            assert!(*after >= Duration::from_millis(300), "{after:?}");
+        }
+        assert!(
+            told.lock().unwrap()[1]
+                .to_string()
+                .starts_with("the rate limit store host answers again after 0.")
+        );
+    }
+
+    #[test]
+    fn a_confirmation_in_another_store_is_a_new_reservation() {
+        let pace = Pace {
+            interval: 1_000,
+            window: 1_000_000,
+        };
+        let ticket = Ticket {
+            wait: 0,
+            generation: 0,
+            blocked: false,
+        };
+        let from_redis = Booked {
+            ticket,
+            store: StoreKind::Redis,
+        };
+        // Same generation number (0), other store: booked anew, not told to go.
+        let (_, answer) = pace.apply(
+            StoreKind::Host,
+            PaceState::default(),
+            5,
+            Op::Confirm(from_redis),
+        );
+        assert!(matches!(answer, Answer::Booked(b) if b.store == StoreKind::Host));
+        let (_, answer) = pace.apply(
+            StoreKind::Redis,
+            PaceState::default(),
+            5,
+            Op::Confirm(from_redis),
+        );
+        assert_eq!(answer, Answer::Go);
     }
 
     #[tokio::test(flavor = "current_thread")]
