@@ -9,6 +9,7 @@
 //! caller of the same limiter, which goes at that slot's time as if it had booked it.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, PoisonError};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
@@ -26,6 +27,8 @@ pub const MAX_BOOKED: u32 = 2;
 #[derive(Debug)]
 pub(crate) struct Bookings {
     turns: Semaphore,
+    /// How many callers wait for a turn.
+    queued: AtomicUsize,
     /// Slots given up before their time, earliest first: the next caller's, while their time has
     /// not come.
     spare: Mutex<VecDeque<(Booked, Instant)>>,
@@ -35,6 +38,7 @@ impl Default for Bookings {
     fn default() -> Self {
         Self {
             turns: Semaphore::new(MAX_BOOKED as usize),
+            queued: AtomicUsize::new(0),
             spare: Mutex::default(),
         }
     }
@@ -42,17 +46,21 @@ impl Default for Bookings {
 
 impl Bookings {
     /// Waits for a turn to book (one of [`MAX_BOOKED`]), and says how long it waited (zero when
-    /// one was free); the turn ends when the [`Turn`] drops.
-    pub(crate) async fn turn(&self) -> (Turn<'_>, std::time::Duration) {
+    /// one was free); the turn ends when the [`Turn`] drops. When it has to wait, `queued` is told
+    /// first how many callers wait ahead of it.
+    pub(crate) async fn turn(&self, queued: impl FnOnce(usize)) -> (Turn<'_>, std::time::Duration) {
         let (permit, waited) = match self.turns.try_acquire() {
             Ok(permit) => (permit, std::time::Duration::ZERO),
             Err(_) => {
                 let asked = Instant::now();
+                let in_queue = InQueue::join(&self.queued);
+                queued(in_queue.ahead);
                 let permit = self
                     .turns
                     .acquire()
                     .await
                     .unwrap_or_else(|_| unreachable!("the semaphore is never closed"));
+                drop(in_queue);
                 (permit, asked.elapsed())
             }
         };
@@ -81,6 +89,25 @@ impl Bookings {
         let mut spare = self.spare.lock().unwrap_or_else(PoisonError::into_inner);
         let place = spare.partition_point(|(_, other)| *other <= at);
         spare.insert(place, (booked, at));
+    }
+}
+
+/// A caller counted among those waiting for a turn while it waits (a dropped one too).
+struct InQueue<'a> {
+    queued: &'a AtomicUsize,
+    ahead: usize,
+}
+
+impl<'a> InQueue<'a> {
+    fn join(queued: &'a AtomicUsize) -> Self {
+        let ahead = queued.fetch_add(1, Ordering::Relaxed);
+        Self { queued, ahead }
+    }
+}
+
+impl Drop for InQueue<'_> {
+    fn drop(&mut self) {
+        self.queued.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -143,14 +170,14 @@ mod tests {
     #[tokio::test(flavor = "current_thread", start_paused = true)]
     async fn a_slot_given_up_goes_to_the_next_caller_while_its_time_has_not_come() {
         let bookings = Bookings::default();
-        let mut turn = bookings.turn().await.0;
+        let mut turn = bookings.turn(|_| {}).await.0;
         let waiting = tokio::time::timeout(
             Duration::from_millis(10),
             turn.wait_for(booked(100_000_000, 7)),
         );
         assert!(waiting.await.is_err(), "given up after 10 ms");
         drop(turn);
-        let turn = bookings.turn().await.0;
+        let turn = bookings.turn(|_| {}).await.0;
         let spare = turn.spare().expect("the slot given up");
         assert_eq!(
             (spare.ticket.generation, spare.ticket.wait),
@@ -160,7 +187,7 @@ mod tests {
         drop(turn);
 
         // A slot whose time passed before anyone asked is not handed on.
-        let mut turn = bookings.turn().await.0;
+        let mut turn = bookings.turn(|_| {}).await.0;
         let waiting = tokio::time::timeout(
             Duration::from_millis(10),
             turn.wait_for(booked(50_000_000, 8)),
@@ -168,23 +195,23 @@ mod tests {
         assert!(waiting.await.is_err());
         drop(turn);
         tokio::time::sleep(Duration::from_millis(60)).await;
-        assert!(bookings.turn().await.0.spare().is_none());
+        assert!(bookings.turn(|_| {}).await.0.spare().is_none());
     }
 
     #[tokio::test(flavor = "current_thread", start_paused = true)]
     async fn a_slot_used_is_not_given_back_and_spares_go_earliest_first() {
         let bookings = Bookings::default();
-        let mut turn = bookings.turn().await.0;
+        let mut turn = bookings.turn(|_| {}).await.0;
         turn.wait_for(booked(5_000_000, 1)).await;
         drop(turn);
         assert!(
-            bookings.turn().await.0.spare().is_none(),
+            bookings.turn(|_| {}).await.0.spare().is_none(),
             "its slot was used"
         );
 
         bookings.give_back(ticket(3), Instant::now() + Duration::from_millis(30));
         bookings.give_back(ticket(2), Instant::now() + Duration::from_millis(20));
-        let turn = bookings.turn().await.0;
+        let turn = bookings.turn(|_| {}).await.0;
         assert_eq!(turn.spare().map(|b| b.ticket.generation), Some(2));
         assert_eq!(turn.spare().map(|b| b.ticket.generation), Some(3));
     }
@@ -194,11 +221,26 @@ mod tests {
         let bookings = Bookings::default();
         let held: Vec<_> = futures_turns(&bookings).await;
         assert_eq!(held.len(), MAX_BOOKED as usize);
-        let next = tokio::time::timeout(Duration::from_secs(1), bookings.turn()).await;
+        let told = std::cell::Cell::new(None);
+        let next = tokio::time::timeout(
+            Duration::from_secs(1),
+            bookings.turn(|ahead| told.set(Some(ahead))),
+        )
+        .await;
         assert!(next.is_err(), "a third caller waits its turn");
+        assert_eq!(told.get(), Some(0), "told it waits, none ahead");
+        let (second, third) = (
+            bookings.turn(|_| {}),
+            bookings.turn(|ahead| told.set(Some(ahead))),
+        );
+        let waiting = tokio::time::timeout(Duration::from_secs(1), async {
+            tokio::join!(second, third)
+        });
+        assert!(waiting.await.is_err());
+        assert_eq!(told.get(), Some(1), "one ahead of the last");
         drop(held);
         assert!(
-            tokio::time::timeout(Duration::from_secs(1), bookings.turn())
+            tokio::time::timeout(Duration::from_secs(1), bookings.turn(|_| {}))
                 .await
                 .is_ok()
         );
@@ -207,7 +249,7 @@ mod tests {
     async fn futures_turns(bookings: &Bookings) -> Vec<Turn<'_>> {
         let mut held = Vec::new();
         for _ in 0..MAX_BOOKED {
-            held.push(bookings.turn().await.0);
+            held.push(bookings.turn(|_| {}).await.0);
         }
         held
     }

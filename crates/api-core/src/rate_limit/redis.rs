@@ -364,6 +364,48 @@ mod tests {
         assert_eq!((wait, blocked), (39_000_000, 1));
     }
 
+    /// From the floor (300 429s in a row), the script's rate is back to the configured one within
+    /// RECOVERY_WINDOWS windows of the last 429, not sooner than its line allows, as the Rust rule's.
+    #[test]
+    fn from_the_floor_the_script_is_back_within_the_recovery_windows() {
+        let Some(server) = redis_server::RedisServer::start(
+            "from_the_floor_the_script_is_back_within_the_recovery_windows",
+        ) else {
+            return;
+        };
+        let runtime = runtime();
+        let pace = Pace {
+            interval: 102 * MS,
+            window: 2_000 * MS,
+        };
+        let redis = store(&server.url, "test:floor");
+        let mut now_us = 1_700_000_000_000_000u64;
+        for _ in 0..300 {
+            now_us += 10_000;
+            runtime
+                .block_on(redis.run("throttle", pace, 0, now_us))
+                .expect("Redis answers");
+        }
+        // Two reservations in a row: the second waits the interval of the rate at that time.
+        let gap = |at_us: u64| {
+            runtime
+                .block_on(redis.run("reserve", pace, 0, at_us))
+                .expect("Redis answers");
+            let (wait, _, _) = runtime
+                .block_on(redis.run("reserve", pace, 0, at_us))
+                .expect("Redis answers");
+            wait
+        };
+        let window_us = pace.window / 1000;
+        let slowest = 102_000 * 64;
+        let floor = gap(now_us + 1);
+        assert!(floor >= slowest * 999 / 1000, "at the floor: {floor} µs");
+        let before = gap(now_us + window_us * 31);
+        assert!(before > 102_000, "not sooner than the line: {before} µs");
+        let back = gap(now_us + window_us * u64::from(RECOVERY_WINDOWS));
+        assert_eq!(back, 102_000, "the configured interval again");
+    }
+
     /// The Lua script and the Rust rule give the same waits and generations for any sequence of
     /// reservations, confirmations and 429s at the same times, the clock going back too (Redis
     /// counts microseconds, Rust nanoseconds: within a microsecond a step).

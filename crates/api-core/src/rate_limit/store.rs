@@ -431,7 +431,22 @@ impl Limiter {
     /// [`acquire`](Self::acquire), telling `span` (a rate-limit wait span) whether a block held the
     /// slot back.
     pub(crate) async fn acquire_traced(&self, span: &tracing::Span) -> Duration {
-        let (mut turn, mut waited) = self.bookings.turn().await;
+        let (mut turn, mut waited) = self
+            .bookings
+            .turn(|ahead| {
+                // Its slot comes after the bookings held and one per caller ahead: said now, as
+                // an estimate at the configured pace, when it is long.
+                let slots = u32::try_from(ahead)
+                    .unwrap_or(u32::MAX)
+                    .saturating_add(super::booking::MAX_BOOKED + 1);
+                let estimate = Duration::from_nanos(self.pace.interval).saturating_mul(slots);
+                if estimate > REPORTED_WAIT
+                    && let Some(observer) = &self.observer
+                {
+                    observer(estimate);
+                }
+            })
+            .await;
         let mut booked = match turn.spare() {
             Some(spare) => spare,
             None => self.book(Op::Reserve).await,
