@@ -1,5 +1,7 @@
 //! [`CannedServer`]: a minimal axum server on its own runtime that answers fixed bytes per path, so the
-//! benchmark measures the clients and not a server's work.
+//! benchmark measures the clients and not a server's work. The timed runs start it in a process of
+//! its own ([`CannedServer::spawn`], `api-bench canned-server N`), so that the CPU time and the
+//! instructions counted are the client's alone.
 
 use std::net::SocketAddr;
 use std::thread::JoinHandle;
@@ -48,7 +50,12 @@ pub struct CannedServer {
     address: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
+    /// The server's own process, when it runs in one.
+    process: Option<std::process::Child>,
 }
+
+/// The first word of the line `api-bench canned-server` writes once it listens.
+const LISTENING: &str = "listening";
 
 impl CannedServer {
     /// Starts the server on a runtime of `workers` threads of its own, on a free loopback port.
@@ -82,7 +89,57 @@ impl CannedServer {
             address,
             stop: Some(stop),
             thread: Some(thread),
+            process: None,
         })
+    }
+
+    /// Starts the server in a process of its own (this executable, `canned-server workers`), so
+    /// that this process's CPU time and instructions are the client's alone; it ends when dropped,
+    /// or when this process does (its standard input closes).
+    pub fn spawn(workers: usize) -> std::io::Result<Self> {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(std::env::current_exe()?)
+            .args(["canned-server", &workers.to_string()])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()?;
+        let stdout = child
+            .stdout
+            .take()
+            .ok_or_else(|| std::io::Error::other("no stdout"))?;
+        let mut line = String::new();
+        std::io::BufReader::new(stdout).read_line(&mut line)?;
+        let address = line
+            .strip_prefix(LISTENING)
+            .and_then(|rest| rest.trim().parse::<SocketAddr>().ok());
+        let Some(address) = address else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other(format!(
+                "the canned server's process said {line:?}, not where it listens"
+            )));
+        };
+        Ok(Self {
+            address,
+            stop: None,
+            thread: None,
+            process: Some(child),
+        })
+    }
+
+    /// `api-bench canned-server N`: serves on `workers` threads, says where on stdout, and ends
+    /// when its standard input closes (the benchmark that started it ended).
+    pub fn serve_until_stdin_closes(workers: usize) -> std::io::Result<()> {
+        use std::io::{Read, Write};
+        let server = Self::start(workers)?;
+        let mut stdout = std::io::stdout().lock();
+        writeln!(stdout, "{LISTENING} {}", server.address)?;
+        stdout.flush()?;
+        drop(stdout);
+        let mut rest = Vec::new();
+        let _ = std::io::stdin().read_to_end(&mut rest);
+        drop(server);
+        Ok(())
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -93,6 +150,11 @@ impl CannedServer {
 
 impl Drop for CannedServer {
     fn drop(&mut self) {
+        if let Some(mut process) = self.process.take() {
+            // Its standard input closes with it: the server ends.
+            drop(process.stdin.take());
+            let _ = process.wait();
+        }
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

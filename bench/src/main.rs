@@ -142,6 +142,16 @@ fn main() -> ExitCode {
     if args.first().map(String::as_str) == Some("fleet-worker") {
         return fleet_worker(args.get(1));
     }
+    if args.first().map(String::as_str) == Some("canned-server") {
+        let workers = args.get(1).and_then(|n| n.parse().ok()).unwrap_or(1);
+        return match canned::CannedServer::serve_until_stdin_closes(workers) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: the canned server: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
         return ExitCode::SUCCESS;

@@ -88,7 +88,7 @@ impl Plan {
 
 /// Runs every SDK figure against a fresh canned server on `server_threads` threads of its own.
 pub async fn run(plan: Plan, server_threads: usize) -> Result<Vec<Figure>, Failure> {
-    let server = CannedServer::start(server_threads)?;
+    let server = CannedServer::spawn(server_threads)?;
     let clients = Arc::new(Clients::new(&server.base_url())?);
     check_counts(&clients).await?;
     let mut figures = Vec::new();
@@ -177,7 +177,7 @@ pub async fn repeat(
     callers: usize,
     server_threads: usize,
 ) -> Result<(), Failure> {
-    let server = CannedServer::start(server_threads)?;
+    let server = CannedServer::spawn(server_threads)?;
     let clients = Arc::new(Clients::new(&server.base_url())?);
     for _ in 0..10 {
         clients.call(call, variant).await?;

@@ -56,7 +56,7 @@ pub struct Phase {
 
 /// The two phases: without a subscriber, then recording.
 pub async fn run(plan: Plan, server_threads: usize) -> Result<(Phase, Phase), Failure> {
-    let server = CannedServer::start(server_threads)?;
+    let server = CannedServer::spawn(server_threads)?;
     let clients = Arc::new(Clients::new(&server.base_url())?);
     eprintln!("measuring: getPipe without a subscriber");
     let quiet = phase(&clients, plan, None).await?;
