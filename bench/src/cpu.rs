@@ -1,4 +1,5 @@
-//! CPU time of the whole process (every thread: the client's runtime and the canned server's), from
+//! CPU time of the benchmark's process (every thread of the client's; the canned server of the timed
+//! runs is a process of its own), from
 //! Linux's per-thread scheduler statistics. Less sensitive than wall time to other work on a shared
 //! machine, so the tables show both. `None` where `/proc` has no such figures.
 

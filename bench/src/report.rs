@@ -66,13 +66,13 @@ fn target(figure: &Figure) -> String {
     }
 }
 
-/// The CPU table: CPU time of the whole process (client and canned server) per call, as ratios to the
-/// floor; the same figures as [`sdk`], less sensitive to other work on the machine. Empty when the
-/// platform does not report it.
+/// The CPU table: CPU time of the client's process (the canned server runs in its own) per call, as
+/// ratios to the floor; the same figures as [`sdk`], less sensitive to other work on the machine.
+/// Empty when the platform does not report it.
 pub fn sdk_cpu(figures: &[Figure]) -> String {
     let mut out = String::new();
     out.push_str(
-        "| CPU time per call (whole process) | facade | generated client alone | floor | vendor crate |\n",
+        "| CPU time per call (client process) | facade | generated client alone | floor | vendor crate |\n",
     );
     out.push_str("|---|---|---|---|---|\n");
     for figure in figures {

@@ -16,7 +16,7 @@ pub struct Samples {
     /// `per_variant[v][round]`: seconds per call (sequential) or calls per second (concurrent);
     /// empty for a variant that does not make the call.
     pub per_variant: [Vec<f64>; VARIANTS],
-    /// `cpu[v][round]`: CPU seconds of the whole process per call (empty without `/proc`).
+    /// `cpu[v][round]`: CPU seconds of the client's process per call (empty without `/proc`).
     pub cpu: [Vec<f64>; VARIANTS],
 }
 
