@@ -256,6 +256,12 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// The pace of `20/2s`.
+    const TWENTY_PER_2S: Pace = Pace {
+        interval: 102 * MS,
+        window: 2_000 * MS,
+    };
+
     fn url(text: &str) -> RedisUrl {
         match RateLimitStore::redis(text).expect("a Redis URL") {
             RateLimitStore::Redis(url) => url,
@@ -308,16 +314,25 @@ mod tests {
             let Ok(answer) = self.update(pace, Op::Throttled(wait)).await;
             assert_eq!(answer, Answer::Recorded);
         }
+    }
 
-        async fn run(
-            &self,
-            operation: &str,
-            pace: Pace,
-            arg: u64,
-            now: u64,
-        ) -> Result<(i64, u64, i64), String> {
-            self.primary().run(operation, pace, arg, now).await
-        }
+    /// The script's answer to `operation` at `now_us` (microseconds of the Redis clock, 0: its own).
+    fn ask(
+        runtime: &tokio::runtime::Runtime,
+        redis: &RedisChain,
+        operation: &str,
+        pace: Pace,
+        arg: u64,
+        now_us: u64,
+    ) -> (i64, u64, i64) {
+        runtime
+            .block_on(redis.primary().run(operation, pace, arg, now_us))
+            .expect("Redis answers")
+    }
+
+    /// A Redis server for `test` and a runtime to call it from; `None` where the test cannot run.
+    fn started(test: &str) -> Option<(redis_server::RedisServer, tokio::runtime::Runtime)> {
+        Some((redis_server::RedisServer::start(test)?, runtime()))
     }
 
     fn runtime() -> tokio::runtime::Runtime {
@@ -339,28 +354,20 @@ mod tests {
     /// as in the Rust rule, though it is longer than the reader's own longest block.
     #[test]
     fn the_script_keeps_a_block_another_configuration_wrote() {
-        let Some(server) = redis_server::RedisServer::start(
-            "the_script_keeps_a_block_another_configuration_wrote",
-        ) else {
+        let Some((server, runtime)) =
+            started("the_script_keeps_a_block_another_configuration_wrote")
+        else {
             return;
         };
-        let runtime = runtime();
         let slow = Pace {
             interval: 1_020 * MS,
             window: 10_000 * MS,
         };
-        let fast = Pace {
-            interval: 102 * MS,
-            window: 2_000 * MS,
-        };
+        let fast = TWENTY_PER_2S;
         let redis = store(&server.url, "test:two-configurations");
         let now_us = 1_700_000_000_000_000u64;
-        runtime
-            .block_on(redis.run("throttle", slow, 40_000_000, now_us))
-            .expect("Redis answers");
-        let (wait, _, blocked) = runtime
-            .block_on(redis.run("reserve", fast, 0, now_us + 1_000_000))
-            .expect("Redis answers");
+        ask(&runtime, &redis, "throttle", slow, 40_000_000, now_us);
+        let (wait, _, blocked) = ask(&runtime, &redis, "reserve", fast, 0, now_us + 1_000_000);
         assert_eq!((wait, blocked), (39_000_000, 1));
     }
 
@@ -368,32 +375,22 @@ mod tests {
     /// RECOVERY_WINDOWS windows of the last 429, not sooner than its line allows, as the Rust rule's.
     #[test]
     fn from_the_floor_the_script_is_back_within_the_recovery_windows() {
-        let Some(server) = redis_server::RedisServer::start(
-            "from_the_floor_the_script_is_back_within_the_recovery_windows",
-        ) else {
+        let Some((server, runtime)) =
+            started("from_the_floor_the_script_is_back_within_the_recovery_windows")
+        else {
             return;
         };
-        let runtime = runtime();
-        let pace = Pace {
-            interval: 102 * MS,
-            window: 2_000 * MS,
-        };
+        let pace = TWENTY_PER_2S;
         let redis = store(&server.url, "test:floor");
         let mut now_us = 1_700_000_000_000_000u64;
         for _ in 0..300 {
             now_us += 10_000;
-            runtime
-                .block_on(redis.run("throttle", pace, 0, now_us))
-                .expect("Redis answers");
+            ask(&runtime, &redis, "throttle", pace, 0, now_us);
         }
         // Two reservations in a row: the second waits the interval of the rate at that time.
         let gap = |at_us: u64| {
-            runtime
-                .block_on(redis.run("reserve", pace, 0, at_us))
-                .expect("Redis answers");
-            let (wait, _, _) = runtime
-                .block_on(redis.run("reserve", pace, 0, at_us))
-                .expect("Redis answers");
+            ask(&runtime, &redis, "reserve", pace, 0, at_us);
+            let (wait, _, _) = ask(&runtime, &redis, "reserve", pace, 0, at_us);
             wait
         };
         let window_us = pace.window / 1000;
@@ -411,15 +408,10 @@ mod tests {
     /// counts microseconds, Rust nanoseconds: within a microsecond a step).
     #[test]
     fn the_script_follows_the_pacing_rule() {
-        let Some(server) = redis_server::RedisServer::start("the_script_follows_the_pacing_rule")
-        else {
+        let Some((server, runtime)) = started("the_script_follows_the_pacing_rule") else {
             return;
         };
-        let runtime = runtime();
-        let pace = Pace {
-            interval: 102 * MS,
-            window: 2_000 * MS,
-        };
+        let pace = TWENTY_PER_2S;
         let config = ProptestConfig {
             cases: 48,
             failure_persistence: None,
@@ -448,9 +440,7 @@ mod tests {
                     Step::Reserve => {
                         let (next, rust) = pace.reserve(state, now_ns);
                         state = next;
-                        let lua = runtime
-                            .block_on(redis.run("reserve", pace, 0, now_ms * 1000))
-                            .expect("Redis answers");
+                        let lua = ask(&runtime, &redis, "reserve", pace, 0, now_ms * 1000);
                         prop_assert!(close(rust, lua), "step {i}: rust {rust:?}, lua {lua:?}");
                         tickets.push(rust);
                     }
@@ -459,9 +449,7 @@ mod tests {
                         let booked = tickets[n % tickets.len()];
                         let (next, rust) = pace.confirm(state, now_ns, booked);
                         state = next;
-                        let lua = runtime
-                            .block_on(redis.run("confirm", pace, booked.generation, now_ms * 1000))
-                            .expect("Redis answers");
+                        let lua = ask(&runtime, &redis, "confirm", pace, booked.generation, now_ms * 1000);
                         match rust {
                             None => prop_assert_eq!(lua.0, -1, "step {}: go", i),
                             Some(rust) => {
@@ -472,9 +460,7 @@ mod tests {
                     }
                     Step::Throttle(wait_ms) => {
                         state = pace.throttled(state, now_ns, wait_ms * MS);
-                        let lua = runtime
-                            .block_on(redis.run("throttle", pace, wait_ms * 1000, now_ms * 1000))
-                            .expect("Redis answers");
+                        let lua = ask(&runtime, &redis, "throttle", pace, wait_ms * 1000, now_ms * 1000);
                         prop_assert_eq!(lua.1, state.generation);
                     }
                 }
@@ -557,12 +543,11 @@ mod tests {
     /// yet the first call gets Redis's answer, since connecting has its own budget.
     #[test]
     fn a_first_call_to_a_far_redis_connects_and_stays_in_redis() {
-        let Some(server) = redis_server::RedisServer::start(
-            "a_first_call_to_a_far_redis_connects_and_stays_in_redis",
-        ) else {
+        let Some((server, runtime)) =
+            started("a_first_call_to_a_far_redis_connects_and_stays_in_redis")
+        else {
             return;
         };
-        let runtime = runtime();
         let target = server.url.trim_start_matches("redis://").to_string();
         let pace = Pace {
             interval: 1_000,
@@ -611,7 +596,7 @@ mod tests {
             let calls: Vec<_> = (0..50)
                 .map(|_| {
                     let redis = Arc::clone(&redis);
-                    tokio::spawn(async move { redis.run("reserve", pace, 0, 0).await })
+                    tokio::spawn(async move { redis.primary().run("reserve", pace, 0, 0).await })
                 })
                 .collect();
             let mut answers = Vec::new();
