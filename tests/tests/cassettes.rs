@@ -589,5 +589,8 @@ async fn an_answer_past_the_proxys_bound_is_not_held_whole_nor_forwarded() {
         unkept.bytes > 64 << 20 && unkept.why == "larger than 64 MiB: not forwarded",
         "{unkept:?}"
     );
-    assert_eq!(cassette.exchanges[0].status, 200);
+    assert_eq!(
+        cassette.exchanges[0].status, 0,
+        "replayed as the hangup it was"
+    );
 }

@@ -245,16 +245,20 @@ pub(crate) fn say_limit_waits(human: bool) {
 }
 
 /// Which stores are out: bit 1 Redis (the host store paces), bit 2 the host file (this process
-/// paces).
+/// paces when it is the host store's turn); bit 4 once Redis was heard of (the store is Redis).
 static OUT: AtomicU8 = AtomicU8::new(0);
 
 /// Who the limit is shared with now: 0 as configured, 1 this host's processes (Redis out of
-/// reach), 2 nobody (the host file unusable while it paces).
+/// reach), 2 nobody (the host file unusable while it paces). With Redis up the host file's state
+/// does not count: it is not asked, and says whether it recovered only when it is asked again.
 fn fell_back_to() -> u8 {
-    match OUT.load(Ordering::Relaxed) {
-        0 => 0,
-        1 => 1,
-        _ => 2,
+    let out = OUT.load(Ordering::Relaxed);
+    let (redis, host, via_redis) = (out & 1 != 0, out & 2 != 0, out & 4 != 0);
+    match (redis, host) {
+        (true, true) => 2,
+        (true, false) => 1,
+        (false, true) if !via_redis => 2,
+        _ => 0,
     }
 }
 
@@ -266,18 +270,20 @@ pub(crate) fn store_changed(change: &api_mgmt::StoreChange) {
         api_mgmt::FallbackTo::Host => 1,
         _ => 2,
     };
+    let redis = |to: api_mgmt::FallbackTo| match to {
+        api_mgmt::FallbackTo::Host => 4,
+        _ => 0,
+    };
     match change {
         api_mgmt::StoreChange::FellBack(fallback) => {
-            OUT.fetch_or(bit(fallback.instead), Ordering::Relaxed);
+            OUT.fetch_or(
+                bit(fallback.instead) | redis(fallback.instead),
+                Ordering::Relaxed,
+            );
             say(&format!("warning: {change}"));
         }
         api_mgmt::StoreChange::Recovered { from, .. } => {
-            // Redis back: the host store no longer paces, whatever it did meanwhile.
-            let clear = match bit(*from) {
-                1 => 3,
-                bit => bit,
-            };
-            OUT.fetch_and(!clear, Ordering::Relaxed);
+            OUT.fetch_and(!bit(*from), Ordering::Relaxed);
             say(&format!("note: {change}"));
         }
         _ => {}

@@ -30,23 +30,16 @@ pub fn open(options: &mut OpenOptions, path: &Path) -> std::io::Result<File> {
 }
 
 /// Replaces the contents of `path` with `bytes`, atomically and durably (see the [module](self)):
-/// the temporary file is `path` with `.<process id>.tmp` added, removed again when a step fails.
+/// the temporary file is `path` with `.<process id>.<count>.tmp` added, made new (never a file or
+/// link already there: another one's name is taken instead), and removed again when a step fails.
 /// An error names the step and the file it failed on.
 pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{}.tmp", std::process::id()));
-    let temporary = path.with_file_name(name);
     let step = |what: &str, at: &Path, e: std::io::Error| {
         std::io::Error::new(e.kind(), format!("cannot {what} {}: {e}", at.display()))
     };
-    let written = (|| {
-        let mut file = open(
-            OpenOptions::new().create(true).truncate(true).write(true),
-            &temporary,
-        )?;
-        file.write_all(bytes)?;
-        file.sync_all()
-    })();
+    let (temporary, mut file) = new_beside(path).map_err(|e| step("write beside", path, e))?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    drop(file);
     if let Err(e) = written {
         let _ = std::fs::remove_file(&temporary);
         return Err(step("write", &temporary, e));
@@ -56,6 +49,25 @@ pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         return Err(step("rename a file over", path, e));
     }
     sync_directory(&directory_of(path)).map_err(|e| step("sync", &directory_of(path), e))
+}
+
+/// A private file made new beside `path` (`create_new`: a file or a link already at the name is
+/// never opened), named after `path`, this process and a count of this process's own.
+fn new_beside(path: &Path) -> std::io::Result<(PathBuf, File)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNT: AtomicU64 = AtomicU64::new(0);
+    let mut tries = 0;
+    loop {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        let count = COUNT.fetch_add(1, Ordering::Relaxed);
+        name.push(format!(".{}.{count}.tmp", std::process::id()));
+        let temporary = path.with_file_name(name);
+        match open(OpenOptions::new().write(true).create_new(true), &temporary) {
+            Ok(file) => return Ok((temporary, file)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 16 => tries += 1,
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// The directory `path` is in (`.` for a bare file name).
@@ -125,7 +137,27 @@ mod tests {
         assert_eq!(left.len(), 1, "the temporary file is removed");
         let missing = dir.path().join("no-such-dir").join("file");
         let err = replace(&missing, b"x").unwrap_err().to_string();
-        assert!(err.starts_with("cannot write"), "{err}");
+        assert!(err.starts_with("cannot write beside"), "{err}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_planted_at_a_temporary_name_is_never_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cassette.jsonl");
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "keep me").unwrap();
+        // Links at the names a replace of this process may take (and at the one it used to).
+        let pid = std::process::id();
+        let mut planted: Vec<_> = (0..64u64)
+            .map(|n| dir.path().join(format!("cassette.jsonl.{pid}.{n}.tmp")))
+            .collect();
+        planted.push(dir.path().join(format!("cassette.jsonl.{pid}.tmp")));
+        for link in &planted {
+            std::os::unix::fs::symlink(&victim, link).unwrap();
+        }
+        let _ = replace(&path, b"new");
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
     }
 
     #[cfg(unix)]

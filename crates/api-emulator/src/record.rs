@@ -348,7 +348,8 @@ async fn forward(
                 "the answer is larger than {} MiB: not forwarded, the connection is closed",
                 RESPONSE_LIMIT / (1024 * 1024)
             );
-            exchange.status = status.as_u16();
+            // The client saw the connection close: a hangup, as the cassette records one.
+            exchange.status = 0;
             exchange.response_unkept = Some(crate::cassette::Unkept {
                 bytes,
                 why: format!(

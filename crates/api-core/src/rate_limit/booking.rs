@@ -2,11 +2,17 @@
 //! once, and the slots its callers gave up before their time, handed on to the next caller.
 //!
 //! A shared store's queue only moves on: a slot booked there is spent whether or not a request goes
-//! in it. So a process books at most [`MAX_BOOKED`] slots ahead (its other callers wait their turn
-//! in the process), and a killed process, or a thousand callers that all give up, costs the others
-//! sharing the key at most that many intervals. A caller that gives up while it waits for its slot
+//! in it. So a limiter (a client and its clones, or one `RateLimit::bind`) books at most
+//! [`MAX_BOOKED`] slots ahead (its other callers wait their turn in the process), and a killed
+//! process, or a thousand callers that all give up, costs the others sharing the key at most that
+//! many intervals per limiter it had on the key. A caller that gives up while it waits for its slot
 //! (its `acquire()` dropped by a `select!`, a timeout, a cancelled call) leaves the slot to the next
-//! caller of the same limiter, which goes at that slot's time as if it had booked it.
+//! caller of the same limiter, which goes at that slot's time as if it had booked it; one dropped
+//! while its reservation or confirmation is on its way to the store loses that one slot.
+//!
+//! A turn lasts from the reservation to the confirmation, two exchanges with the store: one
+//! limiter sends at most [`MAX_BOOKED`] requests per store round trip (50 a second through a Redis
+//! 40 ms away), far above the API's documented limits.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -17,10 +23,11 @@ use tokio::time::Instant;
 
 use super::store::Booked;
 
-/// The most slots one limiter holds booked in its store at once: a process killed while it waits
-/// for them, however many callers it had, stalls the others sharing the key by at most this many
-/// pacing intervals. Two, so that a store a round trip away never idles the pace: the next caller
-/// has its slot while the one before waits for its own.
+/// The most slots one limiter (a client and its clones, or one `bind`) holds booked in its store at
+/// once: a process killed while it waits for them, however many callers it had, stalls the others
+/// sharing the key by at most this many pacing intervals per limiter. Two, so that the next caller
+/// has its slot while the one before waits for its own: the pace holds while the store's round
+/// trip is shorter than the interval.
 pub const MAX_BOOKED: u32 = 2;
 
 /// The bookings of one limiter.

@@ -268,8 +268,8 @@ impl fmt::Display for StoreFallback {
 ///
 /// A bound limiter (a client and its clones) holds at most [`MAX_BOOKED`] slots booked in its store
 /// at once; its other callers wait their turn in the process. A process killed while it waits
-/// stalls the others by at most those slots, and a caller that gives up before its slot (a dropped
-/// `acquire()`) leaves the slot to the limiter's next caller.
+/// stalls the others by at most those slots per limiter it had, and a caller that gives up while it
+/// waits for its slot (a dropped `acquire()`) leaves the slot to the limiter's next caller.
 ///
 /// ```
 /// use std::time::Duration;

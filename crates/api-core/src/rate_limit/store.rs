@@ -246,12 +246,13 @@ impl<P, F> Fallback<P, F> {
         }
     }
 
+    /// The primary failed: it rests, and a fall back is told unless it is out already. Told under
+    /// the lock, so that the changes reach the observer in the order they happened.
     fn failed(&self, reason: String) {
         self.resting.rest_for(self.rest);
         let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
         if out.is_none() {
             *out = Some(Instant::now());
-            drop(out);
             self.fell_back.store(true, Ordering::Relaxed);
             self.tell(&StoreChange::FellBack(StoreFallback {
                 store: self.store.clone(),
@@ -261,13 +262,14 @@ impl<P, F> Fallback<P, F> {
         }
     }
 
-    fn answered(&self) {
-        let since = self
-            .out
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(since) = since {
+    /// The primary answered a request sent at `sent`: a recovery when it was out, and the request
+    /// went after the failure (one sent before it, answered late, says nothing of the store now).
+    fn answered(&self, sent: Instant) {
+        let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(since) = *out
+            && sent > since
+        {
+            *out = None;
             self.fell_back.store(false, Ordering::Relaxed);
             self.tell(&StoreChange::Recovered {
                 store: self.store.clone(),
@@ -287,9 +289,10 @@ where
 
     async fn update(&self, pace: Pace, op: Op) -> Result<Answer, F::Error> {
         if !self.resting.is_resting() {
+            let sent = Instant::now();
             match self.primary.update(pace, op).await {
                 Ok(answer) => {
-                    self.answered();
+                    self.answered(sent);
                     return Ok(answer);
                 }
                 Err(reason) => self.failed(reason),
@@ -820,6 +823,70 @@ mod tests {
             told.lock().unwrap()[1]
                 .to_string()
                 .starts_with("the rate limit store host answers again after 0.")
+        );
+    }
+
+    /// A store that answers from a script: each request takes the next `(delay, answered)`.
+    struct Scripted(std::sync::Mutex<std::collections::VecDeque<(Duration, bool)>>);
+
+    impl Store for Scripted {
+        type Error = String;
+
+        async fn update(&self, _pace: Pace, _op: Op) -> Result<Answer, String> {
+            let next = self.0.lock().unwrap().pop_front();
+            let (delay, answered) = next.expect("a scripted answer");
+            tokio::time::sleep(delay).await;
+            if answered {
+                Ok(Answer::Recorded)
+            } else {
+                Err("refused".into())
+            }
+        }
+
+        fn answering(&self) -> &'static str {
+            "scripted"
+        }
+    }
+
+    /// A request sent before the store failed, answered after, is no recovery: the store rests
+    /// on, and only a request sent after the failure that gets an answer tells one.
+    #[tokio::test(flavor = "current_thread")]
+    async fn a_late_answer_to_a_request_sent_before_a_failure_is_no_recovery() {
+        let (told, observer) = recording();
+        let script = [
+            (Duration::from_millis(100), true),
+            (Duration::ZERO, false),
+            (Duration::ZERO, true),
+        ];
+        let chain = Fallback::new(
+            Scripted(std::sync::Mutex::new(script.into())),
+            ProcessState::default(),
+            "scripted".to_string(),
+            FallbackTo::Process,
+            Duration::from_millis(200),
+            Some(observer),
+        );
+        let pace = Pace {
+            interval: 1_000,
+            window: 1_000_000,
+        };
+        let early = chain.update(pace, Op::Throttled(0));
+        let failing = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            chain.update(pace, Op::Throttled(0)).await
+        };
+        let _ = tokio::join!(early, failing);
+        assert_eq!(told.lock().unwrap().len(), 1, "{:?}", told.lock().unwrap());
+        assert!(chain.is_out(), "still out after the late answer");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let _ = chain.update(pace, Op::Throttled(0)).await;
+        let told = told.lock().unwrap();
+        assert!(
+            matches!(
+                told.as_slice(),
+                [StoreChange::FellBack(_), StoreChange::Recovered { .. }]
+            ),
+            "{told:?}"
         );
     }
 

@@ -228,6 +228,12 @@ impl<'t> Search<'t> {
         }
     }
 
+    /// How many failures the search remembers now.
+    #[cfg(test)]
+    pub(super) fn remembered(&self) -> usize {
+        self.failed.len()
+    }
+
     /// Where the secret ends when it begins at `pos`: the whole of it, or a prefix of at least
     /// [`PARTIAL_MIN`] whole characters that runs to the end of the text, maybe ending inside the
     /// form of the next one (a body cut at a read bound inside an escape: `hunter\u00`).

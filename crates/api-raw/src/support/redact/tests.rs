@@ -769,3 +769,20 @@ fn a_uri_written_plainly_keeps_escaped_separators_inside_its_password() {
         assert_eq!(redactor.text(text), expected, "{text}");
     }
 }
+
+/// A search remembers the failures where encodings branch (escape bytes), and forgets those behind
+/// the position it searches from: over ten thousand `%` that may each begin an encoded `s` and
+/// none does, it holds a handful, not one per `%` (the old rule kept them all, for the whole text).
+#[test]
+fn the_search_forgets_what_lies_behind_its_start() {
+    let text = "%78y".repeat(10_000);
+    let secret: Vec<char> = "sk-01-live-7f3a9c".chars().collect();
+    let mut search = encoded::Search::new(text.as_bytes(), &secret);
+    let mut most = 0;
+    for pos in (0..text.len()).step_by(4) {
+        assert_eq!(search.at(pos), None);
+        most = most.max(search.remembered());
+    }
+    assert!(most > 0, "failures at escapes are remembered");
+    assert!(most <= 4, "at most what one start reaches: {most}");
+}
