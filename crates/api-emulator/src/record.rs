@@ -300,6 +300,10 @@ async fn forward(
         }
         Err(e) => Err(Upstream::Failed(e)),
     };
+    // A hangup is made once the exchange is written: a connection closed earlier would drop this
+    // handler while its write is under way, and the cassette could be read (or the recorder shut
+    // down) without it.
+    let mut hang_up = false;
     let response = match answered {
         Ok((status, answer_headers, bytes)) => {
             exchange.status = status.as_u16();
@@ -337,7 +341,7 @@ async fn forward(
         Err(Upstream::Failed(error)) => {
             // The upstream closed without an answer: so does the proxy.
             tracing::warn!(error = %redactor.text(&error.to_string()), "the upstream did not answer");
-            connection.hang_up();
+            hang_up = true;
             StatusCode::BAD_GATEWAY.into_response()
         }
         Err(Upstream::TooLarge { status, bytes }) => {
@@ -357,7 +361,7 @@ async fn forward(
                     RESPONSE_LIMIT / (1024 * 1024)
                 ),
             });
-            connection.hang_up();
+            hang_up = true;
             StatusCode::BAD_GATEWAY.into_response()
         }
     };
@@ -369,6 +373,9 @@ async fn forward(
             tracing::error!(%error, "an exchange could not be written to the cassette");
         }
         Err(error) => tracing::error!(%error, "the cassette's writer stopped"),
+    }
+    if hang_up {
+        connection.hang_up();
     }
     response
 }
