@@ -4,7 +4,6 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -195,8 +194,6 @@ pub(crate) struct Fallback<P, F> {
     resting: Rest,
     /// Since when the primary has been out (a failure not yet followed by an answer).
     out: Mutex<Option<Instant>>,
-    /// Whether the last change told was a fall back (for the tests).
-    fell_back: AtomicBool,
     on_change: Option<FallbackObserver>,
 }
 
@@ -217,7 +214,6 @@ impl<P, F> Fallback<P, F> {
             rest,
             resting: Rest::default(),
             out: Mutex::new(None),
-            fell_back: AtomicBool::new(false),
             on_change,
         }
     }
@@ -225,7 +221,10 @@ impl<P, F> Fallback<P, F> {
     /// Whether the primary is out now (it failed and has not answered since).
     #[cfg(test)]
     pub(crate) fn is_out(&self) -> bool {
-        self.fell_back.load(Ordering::Relaxed)
+        self.out
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
     }
 
     /// The primary, for the tests.
@@ -253,7 +252,6 @@ impl<P, F> Fallback<P, F> {
         let mut out = self.out.lock().unwrap_or_else(PoisonError::into_inner);
         if out.is_none() {
             *out = Some(Instant::now());
-            self.fell_back.store(true, Ordering::Relaxed);
             self.tell(&StoreChange::FellBack(StoreFallback {
                 store: self.store.clone(),
                 instead: self.instead,
@@ -270,7 +268,6 @@ impl<P, F> Fallback<P, F> {
             && sent > since
         {
             *out = None;
-            self.fell_back.store(false, Ordering::Relaxed);
             self.tell(&StoreChange::Recovered {
                 store: self.store.clone(),
                 from: self.instead,
@@ -537,6 +534,8 @@ pub(crate) fn fnv(bytes: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
     use super::*;
 
     /// A 429 with a 300 ms wait seen through `throttled` holds the next request of `waiting` back.
