@@ -45,3 +45,58 @@ fn api_obs_does_not_compile_the_management_api() {
 fn api_mgmt_does_not_compile_the_observability_api() {
     assert_eq!(raw_features_of("api-mgmt"), ["management"]);
 }
+
+/// Every package the crates published to users build, with every feature on.
+fn runtime_packages_of(package: &str) -> Vec<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-p",
+            package,
+            "--all-features",
+            "-e",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Nothing published parses the spec's YAML at run time: `cargo xtask codegen` generates the
+/// schemas, the operation table and the answers (content types, headers) the emulator and its
+/// cassette check read, so no YAML parser is in a user's build.
+#[test]
+fn no_published_crate_builds_a_yaml_parser() {
+    for package in [
+        "api-raw",
+        "api-core",
+        "api-mgmt",
+        "api-obs",
+        "api-emulator",
+        "api-cli",
+    ] {
+        let packages = runtime_packages_of(package);
+        assert!(packages.len() > 10, "{package}: {packages:?}");
+        let yaml: Vec<&String> = packages
+            .iter()
+            .filter(|name| name.contains("yaml") || name.contains("norway"))
+            .collect();
+        assert!(yaml.is_empty(), "{package} builds {yaml:?}");
+    }
+}

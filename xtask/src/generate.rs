@@ -159,6 +159,7 @@ pub fn tables(spec: &OpenAPI) -> proc_macro2::TokenStream {
     let count = names.len();
     let secrets = secret_members(spec);
     let schemas = schemas_json(spec);
+    let responses = responses_json(spec);
     quote::quote! {
         /// The operations of this API as the spec describes them: id, method, path template and
         /// whether repeating one changes nothing (`x-idempotent`), with how to reconcile one that
@@ -176,7 +177,90 @@ pub fn tables(spec: &OpenAPI) -> proc_macro2::TokenStream {
         /// The spec's `components.schemas` as JSON, without descriptions: what
         /// `support::schema::SchemaSet` validates values against and walks shapes with.
         pub const SCHEMAS: &str = #schemas;
+
+        /// The answers the spec lists for each operation, as JSON: operation id -> status ->
+        /// `content` (media type -> `{"schema": ...}`) and `headers` (name -> schema), with the
+        /// spec's shared responses and headers resolved and without descriptions. Schemas keep their
+        /// `$ref`s into `SCHEMAS`. What `api-emulator cassette check` reads answers against, so that
+        /// nothing parses the spec's YAML at run time.
+        pub const RESPONSES: &str = #responses;
     }
+}
+
+/// `value`, or what its `$ref` names when that is a shared response, header or media type (a
+/// schema's `$ref` stays).
+fn resolve_shared<'a>(
+    doc: &'a serde_json::Value,
+    mut value: &'a serde_json::Value,
+) -> serde_json::Value {
+    for _ in 0..16 {
+        match value.get("$ref").and_then(serde_json::Value::as_str) {
+            Some(reference) if !reference.starts_with("#/components/schemas/") => {
+                match doc.pointer(reference.trim_start_matches('#')) {
+                    Some(target) => value = target,
+                    None => break,
+                }
+            }
+            _ => break,
+        }
+    }
+    value.clone()
+}
+
+/// The answers of every operation of `spec` as compact JSON: operation id -> status -> `content`
+/// (media type -> `{"schema": schema}`, `{}` for a media type without a schema) and `headers` (name
+/// -> schema). `$ref`s to shared responses, headers and media types are resolved; `$ref`s to
+/// `components/schemas` stay, for `SchemaSet` to follow.
+pub fn responses_json(spec: &OpenAPI) -> String {
+    use serde_json::{Map, Value};
+    let doc = serde_json::to_value(spec).unwrap_or_default();
+    let resolve = |value: &Value| resolve_shared(&doc, value);
+    let schema_of = |value: &Value| -> Value {
+        let mut schema = value.get("schema").cloned().unwrap_or(Value::Null);
+        strip_documentation(&mut schema);
+        schema
+    };
+    let mut operations = Map::new();
+    let paths = doc.get("paths").and_then(Value::as_object);
+    for item in paths.into_iter().flat_map(|paths| paths.values()) {
+        let Some(item) = item.as_object() else {
+            continue;
+        };
+        for operation in item.values() {
+            let Some(id) = operation.get("operationId").and_then(Value::as_str) else {
+                continue;
+            };
+            let mut statuses = Map::new();
+            let responses = operation.get("responses").and_then(Value::as_object);
+            for (status, response) in responses.into_iter().flatten() {
+                let response = resolve(response);
+                let mut content = Map::new();
+                let media = response.get("content").map(&resolve);
+                for (name, media) in media.iter().filter_map(Value::as_object).flatten() {
+                    let media = resolve(media);
+                    let mut entry = Map::new();
+                    if media.get("schema").is_some() {
+                        entry.insert("schema".into(), schema_of(&media));
+                    }
+                    content.insert(name.clone(), Value::Object(entry));
+                }
+                let mut headers = Map::new();
+                let declared = response.get("headers").map(&resolve);
+                for (name, header) in declared.iter().filter_map(Value::as_object).flatten() {
+                    let header = resolve(header);
+                    if header.get("schema").is_some() {
+                        headers.insert(name.clone(), schema_of(&header));
+                    }
+                }
+                let mut answer = Map::new();
+                answer.insert("content".into(), Value::Object(content));
+                answer.insert("headers".into(), Value::Object(headers));
+                statuses.insert(status.clone(), Value::Object(answer));
+            }
+            operations.insert(id.to_string(), Value::Object(statuses));
+        }
+    }
+    Value::Object(operations).to_string()
 }
 
 /// `components.schemas` of `spec` as compact JSON, each schema without its documentation

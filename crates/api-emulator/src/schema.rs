@@ -1,19 +1,14 @@
-//! Request validation against the request schemas of `spec/management.yaml` itself, so the emulator
-//! and the generated SDK read the same contract.
+//! Request validation against the request schemas of `spec/management.yaml` itself (as `cargo xtask
+//! codegen` generated them into `api-raw`), so the emulator and the generated SDK read the same
+//! contract.
 
 use serde_json::Value;
 
 use crate::json_schema::SchemaSet;
 
-/// The management spec, compiled into the emulator.
-pub const MANAGEMENT_SPEC: &str = api_raw::spec::MANAGEMENT;
-
-/// The observability spec.
-pub const OBSERVABILITY_SPEC: &str = api_raw::spec::OBSERVABILITY;
-
 /// The spec's schemas, to validate request bodies.
 pub struct Schemas {
-    set: SchemaSet,
+    set: &'static SchemaSet,
 }
 
 impl std::fmt::Debug for Schemas {
@@ -34,11 +29,11 @@ pub enum Body {
 }
 
 impl Schemas {
-    /// Reads the schemas of the spec, refusing one the validator would not wholly enforce.
+    /// The schemas of the spec (generated into `api_raw::management::SCHEMAS` by `cargo xtask
+    /// codegen`, which refuses one the validator would not wholly enforce), checked to hold the
+    /// request bodies the emulator validates.
     pub fn load() -> Result<Self, String> {
-        let spec: Value = serde_norway::from_str(MANAGEMENT_SPEC)
-            .map_err(|e| format!("spec/management.yaml: {e}"))?;
-        let set = SchemaSet::new(&spec).map_err(|e| format!("spec/management.yaml: {e}"))?;
+        let set = SchemaSet::management();
         for body in [Body::PipeCreate, Body::ServiceState, Body::PrivateEndpoint] {
             if !set.contains(body.schema()) {
                 return Err(format!(
