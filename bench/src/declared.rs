@@ -17,8 +17,7 @@ use api_mgmt::{
 use crate::clients::Failure;
 use crate::fleet::redis_server::RedisServer;
 
-#[path = "../../tests/tests/support/postgres_server.rs"]
-mod postgres_server;
+use api_test_support::postgres_server;
 
 /// A Redis and a PostgreSQL server of this run's own, for the shared stores' rows: each left
 /// out, saying so, where this machine has none.

@@ -15,9 +15,9 @@ use api_emulator::{LogEntry, OperationId, Seed};
 
 use crate::clients::Failure;
 
-#[path = "../../tests/tests/support/redis_server.rs"]
-pub(crate) mod redis_server;
-#[path = "../../tests/tests/support/served.rs"]
+pub(crate) use api_test_support::redis_server;
+/// The fleet tests of cloudctl read the request log with the same module.
+#[path = "../../crates/api-cli/tests/fleet/served.rs"]
 mod served_log;
 
 use served_log::{blocks, fraction, longest_pause, served};

@@ -14,9 +14,9 @@ use api_emulator::{
     Replay, check::FindingKind,
 };
 use api_mgmt::{Credentials, ServiceHandle};
+use api_test_support::encodings::{echoing, html_decoded, leaked_piece};
 use proptest::prelude::*;
 use support::emulated::kafka_pipe;
-use support::encodings::{echoing, html_decoded, leaked_piece};
 
 const PASSWORD: &str = "kafka-password";
 

@@ -11,9 +11,9 @@ use std::time::Duration;
 use api_emulator::{
     Emulator, EmulatorOptions, LOG_BODY_LIMIT, LOG_BUDGET, OperationId, PipeView, Timing,
 };
+use api_test_support::large_body::large_create_body;
 use serde_json::{Value, json};
 use support::emulated::{control, kafka_pipe, mgmt, running_service, short_timing, start_with};
-use support::large_body::large_create_body;
 
 /// The management path of the pipes of the seed's running service.
 fn pipes_url(emulator: &Emulator) -> String {

@@ -235,7 +235,7 @@ fn a_process_killed_with_a_thousand_callers_stalls_the_others_by_its_bookings_at
     use std::process::{Command, Stdio};
 
     let dir = tempfile::tempdir().unwrap();
-    let redis = support::redis_server::RedisServer::start(
+    let redis = api_test_support::redis_server::RedisServer::start(
         "a_process_killed_with_a_thousand_callers_stalls_the_others_by_its_bookings_at_most",
     );
     let mut stores = vec![format!("host:{}", dir.path().display())];

@@ -7,10 +7,10 @@ mod support;
 
 use api_emulator::{Emulator, EmulatorOptions, Fault, FaultRule, OperationId};
 use api_mgmt::{Destination, KafkaSource, NewPipe, ServiceHandle};
+use api_test_support::encodings::{SECRET_ALPHABET, echoing, leaked_piece};
 use proptest::prelude::*;
 use support::Captured;
 use support::emulated::{mgmt, running_service};
-use support::encodings::{SECRET_ALPHABET, echoing, leaked_piece};
 
 /// Every text a person or a file may see after a create that the server answers with `answer`,
 /// the pipe's password being `secret`.

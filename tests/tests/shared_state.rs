@@ -16,8 +16,8 @@ use api_mgmt::{
 };
 
 mod support;
-use support::postgres_server::PostgresServer;
-use support::redis_server::RedisServer;
+use api_test_support::postgres_server::PostgresServer;
+use api_test_support::redis_server::RedisServer;
 
 /// A real server of one engine, and what the tests read or do behind the store's back.
 trait Server {
@@ -157,7 +157,7 @@ fn a_held_lease_refuses_the_next_holder_and_names_the_first(server: &impl Server
         "{holder:?}"
     );
     assert!(
-        !store.contains(support::postgres_server::PASSWORD),
+        !store.contains(api_test_support::postgres_server::PASSWORD),
         "{store}"
     );
     assert!(

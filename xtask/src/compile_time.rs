@@ -305,7 +305,7 @@ mod tests {
             "{table}"
         );
         assert!(
-            table.contains("| only `api-obs` | 27.0 | 45% | 40.5 | 45% | <= 50%: met |"),
+            table.contains("| only `api-obs` | 27.0 | 45% | 40.5 | 45% | <= 47%: met |"),
             "{table}"
         );
         assert!(
@@ -339,7 +339,7 @@ mod tests {
     fn without_the_peer_there_is_no_share() {
         let table = report(&[timing(1, 0, 27.0)]);
         assert!(
-            table.contains("| only `api-obs` | 27.0 | - | 40.5 | - | <= 50% |"),
+            table.contains("| only `api-obs` | 27.0 | - | 40.5 | - | <= 47% |"),
             "{table}"
         );
     }

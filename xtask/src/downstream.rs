@@ -122,7 +122,7 @@ pub const ALL: [Downstream; 5] = [
         name: "only-api-obs",
         label: "only `api-obs`",
         command: BUILD,
-        target: Some(0.50),
+        target: Some(0.47),
         peer: false,
         workspace_lock: true,
         dependencies: r#"api-obs = { path = "{root}/crates/api-obs" }"#,

@@ -1,9 +1,9 @@
 //! The guide's record, replay and check session, run as the guide shows it with this package's
 //! `api-emulator` binary, an emulator standing in for the real deployment.
 
-#[path = "../../../tests/tests/support/session.rs"]
-mod session;
 mod support;
+
+use api_test_support::session;
 
 use std::path::Path;
 
@@ -32,8 +32,9 @@ fn the_record_replay_check_session_runs_as_the_guide_shows_it() {
         ],
         upstream_port,
     ));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sessions/record-replay.sh");
     let ran = session::Session {
-        name: "record-replay.sh",
+        script: &script,
         replace: vec![
             (
                 "https://api.example.com".into(),

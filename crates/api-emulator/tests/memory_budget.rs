@@ -3,14 +3,12 @@
 //! keeps whole (about 53 MiB in all, three times the budget) leave the process's resident memory
 //! grown by about the budget (at most twice it), not by what was sent.
 
-#[path = "../../../tests/tests/support/large_body.rs"]
-mod large_body;
 mod support;
 
 use std::process::Child;
 
 use api_emulator::{LOG_BODY_LIMIT, LOG_BUDGET};
-use large_body::large_create_body;
+use api_test_support::large_body::large_create_body;
 use support::{admin, port, request, spawn};
 
 /// The binary, killed when the test ends however it ends.

@@ -279,8 +279,4 @@ async fn answer(
 }
 
 pub mod emulated;
-pub mod encodings;
-pub mod large_body;
-pub mod postgres_server;
-pub mod redis_server;
 pub mod secrets;

@@ -15,8 +15,6 @@ mod pipe_file;
 mod pipes;
 mod redaction;
 mod service;
-#[path = "../../../../tests/tests/support/session.rs"]
-mod session;
 mod sessions;
 mod settings;
 mod support;

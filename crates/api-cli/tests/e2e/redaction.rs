@@ -7,9 +7,7 @@ use proptest::prelude::*;
 
 use crate::support::{Cloud, KAFKA_PIPE};
 
-#[path = "../../../../tests/tests/support/encodings.rs"]
-#[allow(dead_code, reason = "shared with the SDK's redaction property")]
-pub(crate) mod encodings;
+pub(crate) use api_test_support::encodings;
 
 use encodings::{SECRET_ALPHABET, echoing, leaked_piece};
 

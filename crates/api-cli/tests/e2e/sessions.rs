@@ -2,11 +2,12 @@
 
 use std::path::Path;
 
-pub use super::session::Ran;
-use super::session::Session;
 use crate::support::Cloud;
+pub use api_test_support::session::Ran;
+use api_test_support::session::Session;
 
-/// Runs the guide's session `name` against `cloud`, with `env` besides a home of its own.
+/// Runs the guide's session `name` (`tests/sessions/`, which the guide includes) against `cloud`,
+/// with `env` besides a home of its own.
 pub fn run(cloud: &Cloud, name: &str, env: &[(&str, &str)]) -> Ran {
     let home = cloud.home();
     let mut all: Vec<(String, String)> = [
@@ -19,8 +20,11 @@ pub fn run(cloud: &Cloud, name: &str, env: &[(&str, &str)]) -> Ran {
     .map(|(k, v)| (k.to_string(), v.display().to_string()))
     .collect();
     all.extend(env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/sessions")
+        .join(name);
     Session {
-        name,
+        script: &script,
         replace: vec![("http://127.0.0.1:8080".into(), cloud.base_url())],
         path: vec![
             Path::new(env!("CARGO_BIN_EXE_cloudctl"))

@@ -24,16 +24,11 @@ use support::Cloud;
 mod support;
 
 mod guide_sessions;
-#[path = "../../../../tests/tests/support/session.rs"]
-mod session;
 #[path = "../e2e/sessions.rs"]
 mod sessions;
 
-#[path = "../../../../tests/tests/support/postgres_server.rs"]
-mod postgres_server;
-#[path = "../../../../tests/tests/support/redis_server.rs"]
-mod redis_server;
-#[path = "../../../../tests/tests/support/served.rs"]
+use api_test_support::{postgres_server, redis_server};
+#[path = "served.rs"]
 mod served_log;
 mod shared_state;
 

@@ -9,10 +9,6 @@ mod pacing;
 mod process;
 #[cfg(feature = "redis")]
 mod redis;
-/// A real Redis server for the Redis store's tests (shared with the workspace's tests).
-#[cfg(all(test, feature = "redis"))]
-#[path = "../../../../tests/tests/support/redis_server.rs"]
-mod redis_server;
 mod rest;
 mod store;
 

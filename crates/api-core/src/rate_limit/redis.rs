@@ -252,7 +252,7 @@ mod tests {
     use crate::rate_limit::store::{Fallback, RedisChain, host_chain};
     use crate::rate_limit::{FallbackObserver, FallbackTo, RateLimitStore, StoreChange};
 
-    use super::super::redis_server;
+    use api_test_support::redis_server;
 
     const MS: u64 = 1_000_000;
 

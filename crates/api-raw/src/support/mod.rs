@@ -9,7 +9,10 @@ mod operation;
 #[cfg(any(feature = "management", feature = "observability"))]
 mod patterned;
 pub mod redact;
-#[cfg(any(feature = "management", feature = "observability"))]
+#[cfg(all(
+    feature = "schema",
+    any(feature = "management", feature = "observability")
+))]
 pub mod schema;
 mod secret;
 

@@ -185,7 +185,7 @@ fn encodings(c: char) -> Vec<Vec<Token>> {
 /// WHATWG's, generated into [`html_entities`](super::html_entities)) gives the one character `c`.
 /// An error page may write any of them.
 fn html_names(c: char) -> impl Iterator<Item = &'static str> {
-    let table = &super::html_entities::NAMES;
+    let table = super::html_entities::names();
     let start = table.partition_point(|(named, _)| *named < c);
     table[start..]
         .iter()

@@ -213,10 +213,5 @@ fn splice(text: &str, spans: &[(usize, usize)]) -> String {
     out
 }
 
-/// How servers write secrets back, shared with the workspace's redaction properties.
-#[cfg(test)]
-#[path = "../../../../../tests/tests/support/encodings.rs"]
-#[allow(dead_code, reason = "the workspace's tests use the rest")]
-mod encodings;
 #[cfg(test)]
 mod tests;

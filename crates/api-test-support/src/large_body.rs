@@ -1,5 +1,5 @@
 //! A large create request: the emulator's log budget tests send it, in process
-//! (`e2e_emulator_bounds`) and to the binary (`api-emulator`'s `memory_budget`, by path).
+//! (`e2e_emulator_bounds`) and to the binary (`api-emulator`'s `memory_budget`).
 
 /// A valid create body of about `size` bytes, nearly all of it in `destination.roles`: request-only,
 /// so the stored pipe stays small, and not secret, so nothing but the log's own rule shortens it.

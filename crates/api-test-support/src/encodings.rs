@@ -1,6 +1,5 @@
 //! Secrets as servers may write them back: random valid JSON escapes, HTML character references,
-//! plain text; shared by the redaction properties of the SDK, the emulator and `cloudctl` (which
-//! includes this file by path).
+//! plain text; shared by the redaction properties of the SDK, the emulator and `cloudctl`.
 
 /// Arbitrary secrets: upper case, punctuation, markup and JSON characters, non-ASCII; no lower case
 /// or digits, which the outputs' own text (ids, words) is made of.

@@ -150,7 +150,6 @@ impl PostgresServer {
 
     /// Runs `sql` through `psql` (as the superuser, over the data directory's socket) and answers
     /// its output, unaligned, without headers.
-    #[allow(dead_code)] // not every test sends SQL
     pub fn sql(&self, sql: &str) -> String {
         let output = self
             .command("psql")

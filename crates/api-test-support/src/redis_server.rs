@@ -68,7 +68,6 @@ impl RedisServer {
 impl RedisServer {
     /// The time to live of `key` in milliseconds (`PTTL`): -2 when there is no such key, -1 when it
     /// never expires.
-    #[allow(dead_code)] // not every user of this module reads keys
     pub fn pttl(&self, key: &str) -> i64 {
         let answer = self.command(&["PTTL", key]);
         answer
@@ -80,7 +79,6 @@ impl RedisServer {
 impl RedisServer {
     /// Runs one command and answers its reply as text: a number or a string as written, an array
     /// one element per line, nil as an empty string. An error reply fails the test.
-    #[allow(dead_code)] // not every user of this module sends commands
     pub fn command(&self, args: &[&str]) -> String {
         let port = self
             .url

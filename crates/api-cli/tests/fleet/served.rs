@@ -1,6 +1,7 @@
 //! The emulator's request log read as a rate: the requests of one operation it served, that rate as a
 //! share of a limit, and the longest pause between two of them. Read by the fleet tests of cloudctl
-//! and by the fleet benchmark (`#[path]` modules there), so both measure the same way.
+//! and by the fleet benchmark (a `#[path]` module there, in an unpublished crate), so both measure
+//! the same way.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! The guide's shell sessions (`guide/sessions/*.sh`, included into its chapters) run as written.
+//! Shell sessions run as written: the guide's (its chapters include them from the tests of the
+//! crates that run them, `tests/sessions/*.sh`).
 //!
 //! A session is a shell script a person would type: one command per line (a `\` or an open quote
 //! continues it, a here-document is passed through), comments for what the reader sees. Each command
@@ -182,8 +183,8 @@ fn expected_exit(command: &str) -> i32 {
 
 /// How to run a session.
 pub struct Session<'a> {
-    /// Its file under `guide/sessions/`.
-    pub name: &'a str,
+    /// Its script: a file of the package whose tests run it (the guide includes the same file).
+    pub script: &'a Path,
     /// Text replaced before it runs (an address as the reader writes it, the test's own).
     pub replace: Vec<(String, String)>,
     /// Directories put first on the PATH (the binaries under test).
@@ -198,12 +199,8 @@ impl Session<'_> {
     /// Runs it; fails the test, with the line, at the first command that exits otherwise than its
     /// comment says.
     pub fn run(&self) -> Ran {
-        let file = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .ancestors()
-            .map(|dir| dir.join("guide/sessions").join(self.name))
-            .find(|file| file.exists())
-            .unwrap_or_else(|| panic!("no guide/sessions/{} above this package", self.name));
-        let mut script = std::fs::read_to_string(&file).expect("the session's script");
+        let mut script = std::fs::read_to_string(self.script)
+            .unwrap_or_else(|e| panic!("the session {}: {e}", self.script.display()));
         for (from, to) in &self.replace {
             script = script.replace(from.as_str(), to);
         }
@@ -249,11 +246,11 @@ impl Session<'_> {
             Some(status) => assert!(
                 status.success(),
                 "session {} failed ({status}):\n--- stderr\n{stderr}\n--- stdout\n{stdout}",
-                self.name,
+                self.script.display(),
             ),
             None => panic!(
                 "session {} still ran after {TIME_LIMIT:?}, killed:\n--- stderr\n{stderr}\n--- stdout\n{stdout}",
-                self.name
+                self.script.display()
             ),
         }
         Ran {

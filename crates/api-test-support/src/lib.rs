@@ -1,0 +1,17 @@
+//! Helpers of the SDK's own test suites, shared by its crates' tests and published so that each
+//! crate's tests compile from its package alone. Not part of the SDK's API.
+//!
+//! - [`redis_server`], [`postgres_server`]: real servers on free loopback ports, stopped when
+//!   dropped.
+//! - [`session`]: a shell session run as a person would type it, each exit code checked.
+//! - [`encodings`]: secrets as servers may write them back.
+//! - [`large_body`]: a large, valid pipe create request.
+
+#![deny(missing_docs)]
+
+pub mod encodings;
+pub mod large_body;
+pub mod postgres_server;
+pub mod redis_server;
+#[cfg(unix)]
+pub mod session;
