@@ -18,7 +18,7 @@ use anyhow::{Context, Result, bail};
 /// The library crates users depend on, with every feature that adds public items (docs.rs builds
 /// with all of them; the TLS backends add none, and `rustls-aws-lc` would cost a C build here).
 pub const CRATES: [(&str, &[&str]); 5] = [
-    ("api-raw", &["management", "observability"]),
+    ("api-raw", &["management", "observability", "schema"]),
     (
         "api-core",
         &[
