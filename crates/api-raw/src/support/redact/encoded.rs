@@ -13,7 +13,7 @@
 //! what one occurrence's reach holds, not the text's length times the secret's.
 
 use std::cell::RefCell;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
 
 use super::PARTIAL_MIN;
@@ -97,7 +97,29 @@ impl<'t> Written<'t> {
                 units.ends.clear();
             }
         }
-        self.0.unit(pos, c, 0).first().copied()
+        self.0.unit(pos, c, 0).complete.first().copied()
+    }
+}
+
+/// Where a form (of a character, or the rest of an encoding pattern) that begins at a position
+/// ends: each end of a whole form, longest first, and whether the text runs out inside one (`\u00`,
+/// `&#x`, `%C3`, `&eac`, a surrogate pair's first half, the replacement character that cut UTF-8
+/// leaves). One grammar gives both, so a cut form is exactly a whole form's beginning.
+#[derive(Clone, Default)]
+struct Ends {
+    complete: Vec<usize>,
+    cut: bool,
+}
+
+impl Ends {
+    /// Takes in `other`'s ends and cut.
+    fn merge(&mut self, other: Ends) {
+        for end in other.complete {
+            if !self.complete.contains(&end) {
+                self.complete.push(end);
+            }
+        }
+        self.cut |= other.cut;
     }
 }
 
@@ -193,16 +215,22 @@ fn html_names(c: char) -> impl Iterator<Item = &'static str> {
         .map(|(_, name)| *name)
 }
 
-/// The search for one secret in one text. A failure to match the rest of the secret from a
-/// position does not depend on where the occurrence began, so failures where encodings branch are
-/// remembered across start positions: each branching is tried once per secret character. A search
-/// from a position never reads behind it, so failures behind the latest start are forgotten.
+/// The search for one secret in one text, whole or from one of its characters on (a tail, see
+/// `remainders.rs`). A failure to match the rest of the secret from a position does not depend on
+/// where the occurrence began, so failures where encodings branch are remembered across start
+/// positions: each branching is tried once per secret character. Only whether a match may stop
+/// at the text's end depends on it (a tail must have [`PARTIAL_MIN`] characters of its own): a
+/// failure is kept with the first character the search began at, and holds for a search begun at
+/// it or later. A search from a position never reads behind it, so failures behind the latest
+/// start are forgotten.
 pub(super) struct Search<'t> {
     text: &'t [u8],
     secret: &'t [char],
+    /// The index of the secret's character the current search began at.
+    from: usize,
     /// `(position, index of the secret's character)` from which the rest cannot match, at or after
-    /// the latest start.
-    failed: BTreeSet<(usize, usize)>,
+    /// the latest start, with the smallest `from` it failed under.
+    failed: BTreeMap<(usize, usize), usize>,
     /// The encodings of each character met so far.
     forms: RefCell<HashMap<char, Rc<[Vec<Token>]>>>,
     /// For [`Written`], which asks for many characters at one position: the ends of each
@@ -214,7 +242,7 @@ pub(super) struct Search<'t> {
 #[derive(Default)]
 struct Units {
     at: usize,
-    ends: HashMap<(usize, char, u8), Vec<usize>>,
+    ends: HashMap<(usize, char, u8), Ends>,
 }
 
 impl<'t> Search<'t> {
@@ -222,7 +250,8 @@ impl<'t> Search<'t> {
         Self {
             text,
             secret,
-            failed: BTreeSet::new(),
+            from: 0,
+            failed: BTreeMap::new(),
             forms: RefCell::default(),
             units: None,
         }
@@ -238,19 +267,32 @@ impl<'t> Search<'t> {
     /// [`PARTIAL_MIN`] whole characters that runs to the end of the text, maybe ending inside the
     /// form of the next one (a body cut at a read bound inside an escape: `hunter\u00`).
     pub(super) fn at(&mut self, pos: usize) -> Option<usize> {
-        if self.failed.first().is_some_and(|(behind, _)| *behind < pos) {
+        self.tail_at(pos, 0)
+    }
+
+    /// Where the secret's tail from its character `from` on ends when it begins at `pos`, as
+    /// [`at`](Self::at) finds the whole secret (a prefix of the tail counts from [`PARTIAL_MIN`]
+    /// of the tail's characters).
+    pub(super) fn tail_at(&mut self, pos: usize, from: usize) -> Option<usize> {
+        if self
+            .failed
+            .first_key_value()
+            .is_some_and(|((behind, _), _)| *behind < pos)
+        {
             // Nothing searched from `pos` or later reads behind it.
             self.failed = self.failed.split_off(&(pos, 0));
         }
-        self.rest(pos, 0)
+        self.from = from;
+        self.rest(pos, from)
     }
 
     fn rest(&mut self, pos: usize, index: usize) -> Option<usize> {
         if index == self.secret.len() {
             return Some(pos);
         }
+        let partial = index - self.from >= PARTIAL_MIN;
         if pos == self.text.len() {
-            return (index >= PARTIAL_MIN).then_some(pos);
+            return partial.then_some(pos);
         }
         let c = self.secret[index];
         if !is_escape(self.text[pos]) {
@@ -264,81 +306,30 @@ impl<'t> Search<'t> {
                 return Some(found);
             }
             // Or the text ends inside this character (the replacement character of cut UTF-8).
-            return (index >= PARTIAL_MIN && self.cut_short(pos, c, 0)).then_some(self.text.len());
+            return (partial && self.unit(pos, c, 0).cut).then_some(self.text.len());
         }
-        if self.failed.contains(&(pos, index)) {
+        if self
+            .failed
+            .get(&(pos, index))
+            .is_some_and(|from| *from <= self.from)
+        {
             return None;
         }
-        for end in self.unit(pos, c, 0) {
+        let ends = self.unit(pos, c, 0);
+        for end in ends.complete {
             if let Some(found) = self.rest(end, index + 1) {
                 return Some(found);
             }
         }
-        if index >= PARTIAL_MIN && self.cut_short(pos, c, 0) {
+        if partial && ends.cut {
             return Some(self.text.len());
         }
-        self.failed.insert((pos, index));
+        let from = self.from;
+        self.failed
+            .entry((pos, index))
+            .and_modify(|failed| *failed = (*failed).min(from))
+            .or_insert(from);
         None
-    }
-
-    /// Whether the text ends inside a form of `c` that begins at `pos`, written at encoding depth
-    /// `depth`: what is left of the text, not empty, begins one of `c`'s forms without completing
-    /// it (`\u00`, `&#x`, `%C3`, `&eac`, `\\u0`, a surrogate pair's first half), or is the
-    /// replacement character that reading cut UTF-8 bytes lossily leaves of a non-ASCII `c`.
-    fn cut_short(&self, pos: usize, c: char, depth: u8) -> bool {
-        let Some(rest) = self.text.get(pos..).filter(|rest| !rest.is_empty()) else {
-            return false;
-        };
-        if !c.is_ascii() && c != char::REPLACEMENT_CHARACTER && rest == "\u{fffd}".as_bytes() {
-            return true;
-        }
-        if depth >= MAX_DEPTH || !matches!(rest[0], b'\\' | b'&' | b'%' | b'+') {
-            return false;
-        }
-        let forms = self.forms_of(c);
-        forms
-            .iter()
-            .any(|form| self.pattern_cut_short(pos, form, depth + 1))
-    }
-
-    /// Whether the text ends inside `tokens` when they begin at `pos`: it runs out while a token
-    /// other than an optional `;` is still to come, or inside one of them.
-    fn pattern_cut_short(&self, pos: usize, tokens: &[Token], depth: u8) -> bool {
-        if pos == self.text.len() {
-            return tokens
-                .iter()
-                .any(|token| !matches!(token, Token::OptionalSemicolon));
-        }
-        let Some((token, rest)) = tokens.split_first() else {
-            return false;
-        };
-        match *token {
-            Token::Char(c) => {
-                self.cut_short(pos, c, depth)
-                    || self
-                        .unit(pos, c, depth)
-                        .into_iter()
-                        .any(|end| self.pattern_cut_short(end, rest, depth))
-            }
-            Token::Hex(value) => self
-                .hex_digit(pos, value)
-                .is_some_and(|end| self.pattern_cut_short(end, rest, depth)),
-            Token::Number(value, radix) => {
-                let zeros = self.text[pos..].iter().take_while(|b| **b == b'0').count();
-                let digits = Self::digits(value, radix);
-                let left = &self.text[pos + zeros..];
-                let inside = left.len() < digits.len()
-                    && left.eq_ignore_ascii_case(&digits.as_bytes()[..left.len()]);
-                inside
-                    || self
-                        .number(pos, value, radix)
-                        .is_some_and(|end| self.pattern_cut_short(end, rest, depth))
-            }
-            Token::OptionalSemicolon => {
-                self.text[pos] == b';' && self.pattern_cut_short(pos + 1, rest, depth)
-                    || self.pattern_cut_short(pos, rest, depth)
-            }
-        }
     }
 
     /// The encodings of `c`, worked out once per search.
@@ -351,9 +342,9 @@ impl<'t> Search<'t> {
         )
     }
 
-    /// Every position where `c` ends when it begins at `pos`, written at encoding depth `depth`.
-    /// The longest first, so that a match takes an optional `;` with it.
-    fn unit(&self, pos: usize, c: char, depth: u8) -> Vec<usize> {
+    /// Where `c` ends when it begins at `pos`, written at encoding depth `depth`: the longest first,
+    /// so that a match takes an optional `;` with it.
+    fn unit(&self, pos: usize, c: char, depth: u8) -> Ends {
         let Some(units) = &self.units else {
             return self.unit_anew(pos, c, depth);
         };
@@ -368,55 +359,78 @@ impl<'t> Search<'t> {
         ends
     }
 
-    fn unit_anew(&self, pos: usize, c: char, depth: u8) -> Vec<usize> {
-        let mut ends = Vec::new();
-        if pos >= self.text.len() {
+    fn unit_anew(&self, pos: usize, c: char, depth: u8) -> Ends {
+        let mut ends = Ends::default();
+        let Some(rest) = self.text.get(pos..).filter(|rest| !rest.is_empty()) else {
             return ends;
-        }
+        };
         let mut buf = [0; 4];
         let literal = c.encode_utf8(&mut buf).as_bytes();
-        if self.text[pos..].starts_with(literal) {
-            ends.push(pos + literal.len());
+        if rest.starts_with(literal) {
+            ends.complete.push(pos + literal.len());
         }
-        let first = self.text[pos];
-        if depth < MAX_DEPTH && matches!(first, b'\\' | b'&' | b'%' | b'+') {
+        // What reading cut UTF-8 lossily leaves of a character beyond ASCII.
+        ends.cut =
+            !c.is_ascii() && c != char::REPLACEMENT_CHARACTER && rest == "\u{fffd}".as_bytes();
+        if depth < MAX_DEPTH && is_escape(rest[0]) {
             let forms = self.forms_of(c);
             for form in forms.iter() {
-                for end in self.pattern(pos, form, depth + 1) {
-                    if !ends.contains(&end) {
-                        ends.push(end);
-                    }
-                }
+                ends.merge(self.pattern(pos, form, depth + 1));
             }
         }
-        ends.sort_unstable_by(|a, b| b.cmp(a));
+        ends.complete.sort_unstable_by(|a, b| b.cmp(a));
         ends
     }
 
-    /// Every position where `tokens` end when they begin at `pos`.
-    fn pattern(&self, pos: usize, tokens: &[Token], depth: u8) -> Vec<usize> {
+    /// Where `tokens` end when they begin at `pos`, and whether the text runs out inside them: at
+    /// its end while a token other than an optional `;` is still to come, or inside one.
+    fn pattern(&self, pos: usize, tokens: &[Token], depth: u8) -> Ends {
         let Some((token, rest)) = tokens.split_first() else {
-            return vec![pos];
+            return Ends {
+                complete: vec![pos],
+                cut: false,
+            };
         };
-        let heads: Vec<usize> = match *token {
-            Token::Char(c) => self.unit(pos, c, depth),
-            Token::Hex(value) => self.hex_digit(pos, value).into_iter().collect(),
-            Token::Number(value, radix) => self.number(pos, value, radix).into_iter().collect(),
+        if pos == self.text.len() {
+            let optional = |token: &Token| matches!(token, Token::OptionalSemicolon);
+            return Ends {
+                complete: if tokens.iter().all(optional) {
+                    vec![pos]
+                } else {
+                    Vec::new()
+                },
+                cut: !tokens.iter().all(optional),
+            };
+        }
+        let (heads, cut) = match *token {
+            Token::Char(c) => {
+                let ends = self.unit(pos, c, depth);
+                (ends.complete, ends.cut)
+            }
+            Token::Hex(value) => (self.hex_digit(pos, value).into_iter().collect(), false),
+            Token::Number(value, radix) => {
+                // The text may end among the digits (after any zeros).
+                let zeros = self.text[pos..].iter().take_while(|b| **b == b'0').count();
+                let digits = Self::digits(value, radix);
+                let left = &self.text[pos + zeros..];
+                let inside = left.len() < digits.len()
+                    && left.eq_ignore_ascii_case(&digits.as_bytes()[..left.len()]);
+                (self.number(pos, value, radix).into_iter().collect(), inside)
+            }
             Token::OptionalSemicolon => {
-                let mut ends = vec![pos];
+                let mut heads = vec![pos];
                 if self.text.get(pos) == Some(&b';') {
-                    ends.push(pos + 1);
+                    heads.push(pos + 1);
                 }
-                ends
+                (heads, false)
             }
         };
-        let mut ends = Vec::new();
+        let mut ends = Ends {
+            complete: Vec::new(),
+            cut,
+        };
         for head in heads {
-            for end in self.pattern(head, rest, depth) {
-                if !ends.contains(&end) {
-                    ends.push(end);
-                }
-            }
+            ends.merge(self.pattern(head, rest, depth));
         }
         ends
     }

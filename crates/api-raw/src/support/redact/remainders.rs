@@ -13,18 +13,23 @@ pub(super) fn remove_after_markers(text: &str, secrets: &[Box<[char]>]) -> Optio
     if !text.contains(REDACTED) {
         return None;
     }
-    // One search per tail for the whole text: what it learns at one marker (the failures, the
-    // encodings met) holds at the next.
-    let mut tails: Vec<Search<'_>> = secrets
+    // One search per secret for the whole text, asked for each of its tails: what it learns at one
+    // marker or tail (the failures, the encodings met) holds at the next.
+    let mut searches: Vec<(Search<'_>, usize)> = secrets
         .iter()
-        .flat_map(|secret| (1..secret.len()).map(move |skip| &secret[skip..]))
-        .filter(|tail| tail.len() >= MIN_SECRET_CHARS)
-        .map(|tail| Search::new(text.as_bytes(), tail))
+        .filter(|secret| secret.len() > MIN_SECRET_CHARS)
+        .map(|secret| (Search::new(text.as_bytes(), secret), secret.len()))
         .collect();
     let mut spans = Vec::new();
     for (marker, _) in text.match_indices(REDACTED) {
         let after = marker + REDACTED.len();
-        let end = tails.iter_mut().filter_map(|tail| tail.at(after)).max();
+        // Every tail of at least MIN_SECRET_CHARS characters but the whole secret; the longest end.
+        let mut end = None;
+        for (search, len) in &mut searches {
+            for from in 1..=*len - MIN_SECRET_CHARS {
+                end = end.max(search.tail_at(after, from));
+            }
+        }
         if let Some(end) = end.filter(|end| *end > after) {
             spans.push((marker, end));
         }

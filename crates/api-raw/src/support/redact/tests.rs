@@ -786,3 +786,27 @@ fn the_search_forgets_what_lies_behind_its_start() {
     assert!(most > 0, "failures at escapes are remembered");
     assert!(most <= 4, "at most what one start reaches: {most}");
 }
+
+/// One search serves every tail of a secret: a failure is kept with the character the search began
+/// at, so a tail too short to stop at a cut end does not stop a longer one from doing so there.
+#[test]
+fn a_tail_s_failure_at_a_cut_end_does_not_hold_for_a_longer_tail() {
+    // The text ends inside an escaped `i` (`\u0069` cut after `\u00`).
+    let text = r"bcdefgh\u00";
+    let secret: Vec<char> = "abcdefghijkl".chars().collect();
+    let mut search = encoded::Search::new(text.as_bytes(), &secret);
+    // From `d`: five whole characters before the cut, fewer than PARTIAL_MIN: no match.
+    assert_eq!(search.tail_at(2, 3), None);
+    // From `b`: seven, so the cut end is one.
+    assert_eq!(search.tail_at(0, 1), Some(text.len()));
+    // The other way round, the longer tail's success leaves the shorter one's answer as it was.
+    let mut search = encoded::Search::new(text.as_bytes(), &secret);
+    assert_eq!(search.tail_at(0, 1), Some(text.len()));
+    assert_eq!(search.tail_at(2, 3), None);
+    // And a search that began at `b` and failed is remembered for the tails after it.
+    let cut_earlier = r"bcdefgh\u00x";
+    let mut search = encoded::Search::new(cut_earlier.as_bytes(), &secret);
+    assert_eq!(search.tail_at(0, 1), None);
+    assert!(search.remembered() > 0);
+    assert_eq!(search.tail_at(2, 3), None);
+}
