@@ -2,21 +2,12 @@
 
 use std::process::Command;
 
-/// The `api-raw` features that building `package` alone turns on.
-fn raw_features_of(package: &str) -> Vec<String> {
+/// The lines of `cargo tree --offline -p package --prefix none` with `args` besides.
+fn cargo_tree(package: &str, args: &[&str]) -> String {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let out = Command::new(cargo)
-        .args([
-            "tree",
-            "--offline",
-            "-p",
-            package,
-            "-e",
-            // What a downstream crate builds: the facade's dev-dependencies (the emulator) are not.
-            "features,normal,build",
-            "--prefix",
-            "none",
-        ])
+        .args(["tree", "--offline", "-p", package, "--prefix", "none"])
+        .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo tree runs");
@@ -25,7 +16,14 @@ fn raw_features_of(package: &str) -> Vec<String> {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let mut features: Vec<String> = String::from_utf8_lossy(&out.stdout)
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The `api-raw` features that building `package` alone turns on.
+fn raw_features_of(package: &str) -> Vec<String> {
+    // What a downstream crate builds: the facade's dev-dependencies (the emulator) are not.
+    let tree = cargo_tree(package, &["-e", "features,normal,build"]);
+    let mut features: Vec<String> = tree
         .lines()
         .filter_map(|line| line.strip_prefix("api-raw feature \""))
         .filter_map(|rest| rest.split('"').next())
@@ -49,31 +47,11 @@ fn api_mgmt_does_not_compile_the_observability_api() {
 
 /// Every package the crates published to users build, with every feature on.
 fn runtime_packages_of(package: &str) -> Vec<String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let out = Command::new(cargo)
-        .args([
-            "tree",
-            "--offline",
-            "-p",
-            package,
-            "--all-features",
-            "-e",
-            "normal,build",
-            "--prefix",
-            "none",
-            "--format",
-            "{p}",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .output()
-        .expect("cargo tree runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let tree = cargo_tree(
+        package,
+        &["--all-features", "-e", "normal,build", "--format", "{p}"],
     );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
+    tree.lines()
         .filter_map(|line| line.split_whitespace().next())
         .map(str::to_string)
         .collect()
