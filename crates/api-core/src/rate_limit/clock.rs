@@ -26,13 +26,11 @@ pub(crate) fn host() -> u64 {
     static UPTIME: Mutex<Uptime> = Mutex::new(Uptime { anchor: None });
     let read = read_uptime();
     let now = Instant::now();
-    match read {
-        Some(uptime) => UPTIME
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .reading(uptime, now),
-        None => wall(),
-    }
+    UPTIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .reading(read, now)
+        .unwrap_or_else(wall)
 }
 
 /// Nanoseconds since the Unix epoch by the wall clock.
@@ -77,16 +75,19 @@ struct Uptime {
 }
 
 impl Uptime {
-    /// The clock at `now`, with `uptime` just read from the file.
-    fn reading(&mut self, uptime: u64, now: Instant) -> u64 {
+    /// The clock at `now`, with `uptime` just read from the file. A read that failed (a process
+    /// out of file descriptors in a bulk apply) is carried by the instant from the last good one,
+    /// never answered by another clock; `None` only where the file was never read (not Linux).
+    fn reading(&mut self, uptime: Option<u64>, now: Instant) -> Option<u64> {
         let estimate = self
             .anchor
             .map(|(base, at)| base.saturating_add(super::ns(now.saturating_duration_since(at))));
-        match estimate {
-            Some(estimate) if estimate >= uptime => estimate,
-            _ => {
+        match (estimate, uptime) {
+            (Some(estimate), Some(uptime)) if estimate >= uptime => Some(estimate),
+            (estimate, None) => estimate,
+            (_, Some(uptime)) => {
                 self.anchor = Some((uptime, now));
-                uptime
+                Some(uptime)
             }
         }
     }
@@ -131,20 +132,25 @@ mod tests {
         let start = Instant::now();
         let at = |ms: u64| start + Duration::from_millis(ms);
         let mut clock = Uptime { anchor: None };
-        assert_eq!(clock.reading(1_000 * MS, at(0)), 1_000 * MS);
+        assert_eq!(clock.reading(Some(1_000 * MS), at(0)), Some(1_000 * MS));
         // The file still says 1000 ms (it moves in hundredths): the instant carries the clock.
-        assert_eq!(clock.reading(1_000 * MS, at(4)), 1_004 * MS);
-        assert_eq!(clock.reading(1_000 * MS, at(9)), 1_009 * MS);
+        assert_eq!(clock.reading(Some(1_000 * MS), at(4)), Some(1_004 * MS));
+        assert_eq!(clock.reading(Some(1_000 * MS), at(9)), Some(1_009 * MS));
         // The file ticks behind the estimate (it rounds down): the estimate stays.
-        assert_eq!(clock.reading(1_000 * MS, at(9)), 1_009 * MS);
+        assert_eq!(clock.reading(Some(1_000 * MS), at(9)), Some(1_009 * MS));
         // The file ahead of the estimate (it was read just after a tick): the anchor moves up.
-        assert_eq!(clock.reading(1_012 * MS, at(11)), 1_012 * MS);
-        assert_eq!(clock.reading(1_010 * MS, at(13)), 1_014 * MS);
+        assert_eq!(clock.reading(Some(1_012 * MS), at(11)), Some(1_012 * MS));
+        assert_eq!(clock.reading(Some(1_010 * MS), at(13)), Some(1_014 * MS));
         // A suspend of a minute: `Instant` did not count it, the uptime did.
-        assert_eq!(clock.reading(61_020 * MS, at(20)), 61_020 * MS);
-        assert_eq!(clock.reading(61_020 * MS, at(25)), 61_025 * MS);
+        assert_eq!(clock.reading(Some(61_020 * MS), at(20)), Some(61_020 * MS));
+        assert_eq!(clock.reading(Some(61_020 * MS), at(25)), Some(61_025 * MS));
         // An instant older than the anchor (another thread read it first) adds nothing.
-        assert_eq!(clock.reading(61_020 * MS, at(19)), 61_020 * MS);
+        assert_eq!(clock.reading(Some(61_020 * MS), at(19)), Some(61_020 * MS));
+        // A read that failed: the instant carries the clock on, no other clock answers.
+        assert_eq!(clock.reading(None, at(30)), Some(61_030 * MS));
+        assert_eq!(clock.reading(Some(61_030 * MS), at(31)), Some(61_031 * MS));
+        // Never read: no reading (the caller takes the wall clock).
+        assert_eq!(Uptime { anchor: None }.reading(None, at(0)), None);
     }
 
     #[test]
