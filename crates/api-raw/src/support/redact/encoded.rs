@@ -99,6 +99,15 @@ impl<'t> Written<'t> {
         }
         self.0.unit(pos, c, 0).complete.first().copied()
     }
+
+    /// How many answers it holds now.
+    #[cfg(test)]
+    pub(super) fn remembered(&self) -> usize {
+        self.0
+            .units
+            .as_ref()
+            .map_or(0, |units| units.borrow().ends.len())
+    }
 }
 
 /// Where a form (of a character, or the rest of an encoding pattern) that begins at a position

@@ -62,6 +62,8 @@ mod tests {
             "[REDACTED] cdefgh [REDACTED]fgh"
         );
         assert_eq!(known.text("x [REDACTED]cdefgh."), "x [REDACTED].");
+        // The shortest tail that counts: MIN_SECRET_CHARS characters, the secret's end.
+        assert_eq!(known.text("x [REDACTED]efgh."), "x [REDACTED].");
         // Written in another encoding after the marker: an HTML page, a JSON escape.
         let known = Redactor::new().secret("a&b<cdefg");
         assert_eq!(

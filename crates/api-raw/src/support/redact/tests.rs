@@ -272,6 +272,8 @@ fn a_secret_cut_inside_an_escape_is_found_from_six_whole_characters_on() {
         r"x hunter\",
         "x hunter&#x3",
         "x hunter&#5",
+        "x hunter&#005",
+        "x hunter&#x0003",
         "x hunter&#",
         "x hunter&",
         "x hunter%3",
@@ -362,6 +364,10 @@ fn uri_passwords_go_whether_known_or_not() {
         "user@host",
         "a://b@c",
         "at 10:30 // ok @x",
+        // No scheme before the `://` (a scheme begins with a letter).
+        "at 10://x:y@z",
+        // An empty password: nothing to hide, nothing added.
+        "postgres://app:@db:5432/x",
     ] {
         assert_eq!(none.text(plain), plain);
     }
@@ -444,6 +450,11 @@ fn secret_members_lose_their_values_in_text_and_json() {
     assert_eq!(
         none.text(r#"{"user":"u","password": "p1", "nested": "{\"secretKey\":\"k2\"}"}"#),
         r#"{"user":"u","password": "[REDACTED]", "nested": "{\"secretKey\":\"[REDACTED]\"}"}"#
+    );
+    // An escape inside the value is the value's: `\"` does not end it, `\\` does not hide its end.
+    assert_eq!(
+        none.text(r#"{"password":"a\"b\\","user":"u"}"#),
+        r#"{"password":"[REDACTED]","user":"u"}"#
     );
     assert_eq!(
         none.text(r#"cut short {"token":"abc"#),
@@ -785,6 +796,27 @@ fn the_search_forgets_what_lies_behind_its_start() {
     }
     assert!(most > 0, "failures at escapes are remembered");
     assert!(most <= 4, "at most what one start reaches: {most}");
+}
+
+/// A URI's separators are asked for at each position of a text; what is worked out for one
+/// position is kept only while the questions stay there: over a long escaped text it holds one
+/// position's answers, not the whole text's.
+#[test]
+fn the_written_characters_are_remembered_for_one_position_at_a_time() {
+    let text = "&#x2F;%2F\\u002F".repeat(1_000);
+    let written = encoded::Written::new(text.as_bytes());
+    let mut most = 0;
+    let mut found = 0;
+    for pos in 0..text.len() {
+        for c in ['/', ':', '@'] {
+            found += usize::from(written.char_at(pos, c).is_some());
+        }
+        most = most.max(written.remembered());
+    }
+    assert_eq!(found, 3_000, "each escaped `/` is read as one");
+    assert!(most > 0, "a position's answers are shared");
+    // (The forms tried at one position read the positions and depths they span: 21 answers here.)
+    assert!(most <= 64, "one position's answers, not the text's: {most}");
 }
 
 /// One search serves every tail of a secret: a failure is kept with the character the search began
