@@ -594,3 +594,173 @@ async fn an_answer_past_the_proxys_bound_is_not_held_whole_nor_forwarded() {
         "replayed as the hangup it was"
     );
 }
+
+/// The proxy forwards a request body up to the API's own limit, 2 MiB (the emulator behind it
+/// answers: here, that the body is no pipe), and refuses a larger one itself.
+#[tokio::test]
+async fn request_bodies_up_to_the_apis_limit_are_forwarded_and_larger_ones_refused() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = recording(&emulator, &dir.path().join("bodies.jsonl")).await;
+    let (id, secret) = emulator.admin_key();
+    let url = format!(
+        "{}/v1/organizations/{}/services/{}/pipes",
+        recorder.base_url(),
+        emulator.organization_id(),
+        emulator.service_id("running").unwrap()
+    );
+    let client = reqwest::Client::new();
+    let post = |len: usize| {
+        client
+            .post(&url)
+            .basic_auth(id, Some(secret))
+            .header("content-type", "application/json")
+            .body(vec![b' '; len])
+            .send()
+    };
+    let limit = 2 * 1024 * 1024;
+    let forwarded = post(limit).await.unwrap();
+    let status = forwarded.status();
+    let text = forwarded.text().await.unwrap();
+    assert_eq!(status, 400, "the emulator's answer: {text}");
+    assert!(
+        text.contains("requestId"),
+        "the emulator's error body: {text}"
+    );
+    let refused = post(limit + 1).await.unwrap();
+    assert_eq!(refused.status(), 413);
+    recorder.shutdown().await;
+}
+
+/// An upstream that answers every request `after` it came with `head` (header lines) and `body`,
+/// telling `arrived` when one came.
+async fn upstream(
+    after: std::time::Duration,
+    head: &'static str,
+    body: &'static str,
+    arrived: Option<tokio::sync::mpsc::UnboundedSender<()>>,
+) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let arrived = arrived.clone();
+            tokio::spawn(async move {
+                let mut request = [0u8; 4096];
+                let _ = socket.read(&mut request).await;
+                if let Some(arrived) = arrived {
+                    let _ = arrived.send(());
+                }
+                tokio::time::sleep(after).await;
+                let answer = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{head}\
+                     content-length: {}\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = socket.write_all(answer.as_bytes()).await;
+            });
+        }
+    });
+    url
+}
+
+/// Shutting the recorder down waits for the exchanges in flight: each is answered, and in the
+/// cassette, when `shutdown` returns.
+#[tokio::test]
+async fn shutdown_finishes_and_writes_the_exchanges_in_flight() {
+    let (arrived, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("in-flight.jsonl");
+    let recorder = Recorder::start(RecordOptions {
+        upstream: upstream(
+            std::time::Duration::from_millis(500),
+            "",
+            r#"{"data":[]}"#,
+            Some(arrived),
+        )
+        .await,
+        observability_upstream: None,
+        cassette: path.clone(),
+        listen: loopback(),
+    })
+    .await
+    .unwrap();
+    let url = format!("{}/api/v2/dashboards", recorder.base_url());
+    let call = tokio::spawn(async move {
+        reqwest::Client::new()
+            .get(url)
+            .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
+            .send()
+            .await
+            .map(|answer| answer.status())
+    });
+    // The request is in flight: the upstream has it, and answers in half a second.
+    arrivals.recv().await.unwrap();
+    recorder.shutdown().await;
+    let cassette = Cassette::read(&path).unwrap();
+    assert_eq!(
+        cassette.exchanges.len(),
+        1,
+        "written before shutdown returned"
+    );
+    assert_eq!(cassette.exchanges[0].status, 200);
+    assert_eq!(call.await.unwrap().unwrap(), 200, "and answered");
+}
+
+/// A recorder in front of both APIs sends each request to its own API's upstream, and forwards the
+/// answer's headers but those of the connection.
+#[tokio::test]
+async fn each_api_s_requests_go_to_its_upstream_with_the_answer_s_own_headers() {
+    let now = std::time::Duration::ZERO;
+    let head = "x-request-id: r-1\r\nkeep-alive: timeout=5\r\n";
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::start(RecordOptions {
+        upstream: upstream(now, head, r#"{"api":"management"}"#, None).await,
+        observability_upstream: Some(upstream(now, head, r#"{"api":"observability"}"#, None).await),
+        cassette: dir.path().join("two.jsonl"),
+        listen: loopback(),
+    })
+    .await
+    .unwrap();
+    let client = reqwest::Client::new();
+    for (path, api) in [
+        ("/api/v2/dashboards", "observability"),
+        ("/v1/organizations/o/services/s/pipes", "management"),
+    ] {
+        let answer = client
+            .get(format!("{}{path}", recorder.base_url()))
+            .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.headers()["x-request-id"], "r-1", "{path}");
+        assert!(!answer.headers().contains_key("keep-alive"), "{path}");
+        let body: serde_json::Value = answer.json().await.unwrap();
+        assert_eq!(body["api"], api, "{path}");
+    }
+    recorder.shutdown().await;
+}
+
+/// An answer under the proxy's bound that comes in many chunks is forwarded whole.
+#[tokio::test]
+async fn a_chunked_answer_under_the_bound_is_forwarded_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Recorder::start(RecordOptions {
+        upstream: chunked_upstream(3).await,
+        observability_upstream: None,
+        cassette: dir.path().join("chunked.jsonl"),
+        listen: loopback(),
+    })
+    .await
+    .unwrap();
+    let answer = reqwest::Client::new()
+        .get(format!("{}/api/v2/dashboards", recorder.base_url()))
+        .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(answer.bytes().await.unwrap().len(), 3 << 20);
+    recorder.shutdown().await;
+}

@@ -318,6 +318,8 @@ mod tests {
         let large = format!("[{}]", vec!["1"; MAX_BODY / 2 - 2].join(","));
         assert!(large.len() <= MAX_BODY);
         assert!(matches!(kept_body(large.as_bytes(), None), Kept::Json(_)));
+        let exact = vec![b'a'; MAX_BODY];
+        assert!(matches!(kept_body(&exact, None), Kept::Text(text) if text.len() == MAX_BODY));
         let over = vec![b'a'; MAX_BODY + 1];
         assert_eq!(
             kept_body(&over, None),
@@ -346,6 +348,49 @@ mod tests {
         assert_eq!(
             exchange.request_unkept.as_ref().map(|u| u.why.as_str()),
             Some("not text")
+        );
+    }
+
+    #[test]
+    fn an_empty_file_is_said_to_be_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.jsonl");
+        std::fs::write(&path, "").unwrap();
+        let err = Cassette::read(&path).unwrap_err().to_string();
+        assert!(err.ends_with(": the file is empty"), "{err}");
+    }
+
+    /// What an answer may echo of a request's credentials goes: a Basic header's secret alone and
+    /// its `id:secret` pair, a bearer token without its scheme, a secret-named header's value, a
+    /// secret member of the body.
+    #[test]
+    fn a_request_s_credentials_are_secrets_in_every_form() {
+        use axum::http::{HeaderMap, HeaderValue, header::AUTHORIZATION};
+        use base64::Engine as _;
+        let basic = base64::engine::general_purpose::STANDARD.encode("key-id-1:very-secret-1");
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            AUTHORIZATION,
+            HeaderValue::from_str(&format!("Basic {basic}")).unwrap(),
+        );
+        headers.insert("x-api-secret", HeaderValue::from_static("header-secret-2"));
+        let body = serde_json::json!({"password": "body-secret-3"});
+        let redactor = redactor_for(&headers, Some(&body));
+        let echoed = format!(
+            "{basic} | very-secret-1 | key-id-1:very-secret-1 | header-secret-2 | body-secret-3"
+        );
+        assert_eq!(
+            redactor.text(&echoed),
+            "[REDACTED] | [REDACTED] | [REDACTED] | [REDACTED] | [REDACTED]"
+        );
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            AUTHORIZATION,
+            HeaderValue::from_static("Bearer tok-abcdef-123"),
+        );
+        assert_eq!(
+            redactor_for(&headers, None).text("token tok-abcdef-123 echoed"),
+            "token [REDACTED] echoed"
         );
     }
 

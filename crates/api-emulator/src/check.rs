@@ -442,6 +442,34 @@ mod tests {
         assert_eq!(operations, OperationId::ALL.len(), "every operation");
     }
 
+    /// Each rule the schema check reports is told as its own kind of finding. (No answer of
+    /// today's spec has a required member; an answer that lacks one a spec adds is "missing".)
+    #[test]
+    fn each_broken_rule_is_its_own_kind_of_finding() {
+        let schema = json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string"},
+            "size": {"type": "integer", "minimum": 1},
+        }});
+        let kinds = |body: Value| -> Vec<FindingKind> {
+            SchemaSet::management()
+                .check_schema(&schema, &body, AUDIT)
+                .into_iter()
+                .map(|violation| kind_of(violation.rule))
+                .collect()
+        };
+        assert_eq!(kinds(json!({"name": "n", "size": 1})), []);
+        assert_eq!(kinds(json!({"size": 1})), [FindingKind::MissingMember]);
+        assert_eq!(kinds(json!({"name": 1})), [FindingKind::WrongType]);
+        assert_eq!(
+            kinds(json!({"name": "n", "size": 0})),
+            [FindingKind::OutOfBounds]
+        );
+        assert_eq!(
+            kinds(json!({"name": "n", "other": 1})),
+            [FindingKind::UnknownMember]
+        );
+    }
+
     #[test]
     fn an_integer_is_a_whole_number_however_written() {
         assert_eq!(check(&dashboards(tile(json!(2)))), []);

@@ -586,6 +586,63 @@ mod tests {
         assert_eq!(Cassette::read(&bare).unwrap().exchanges.len(), 1);
     }
 
+    /// Continuing a cassette whose last line is whole says nothing; one whose last line was cut
+    /// short says how much of it goes.
+    #[test]
+    fn only_a_line_cut_short_is_warned_about() {
+        #[derive(Clone, Default)]
+        struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
+        impl std::io::Write for Logs {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.lock().unwrap().extend_from_slice(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let continued = |path: &Path| -> String {
+            let logs = Logs::default();
+            let writer = logs.clone();
+            let subscriber = tracing_subscriber::fmt()
+                .with_writer(move || writer.clone())
+                .finish();
+            tracing::subscriber::with_default(subscriber, || {
+                write(&shared(path), exchange("/next"));
+            });
+            String::from_utf8(logs.0.lock().unwrap().clone()).unwrap()
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.jsonl");
+        write(&shared(&path), exchange("/first"));
+        assert_eq!(continued(&path), "", "a whole last line");
+        let whole = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, format!("{whole}{{\"meth")).unwrap();
+        let logs = continued(&path);
+        assert!(
+            logs.contains("last line was cut short") && logs.contains("bytes=6"),
+            "{logs}"
+        );
+    }
+
+    /// An answer of exactly the bound is read whole (by its length, and as it arrives); one byte
+    /// more is not.
+    #[tokio::test]
+    async fn an_answer_of_the_bound_is_read_and_one_byte_more_is_not() {
+        let answer =
+            |len: usize| reqwest::Response::from(axum::http::Response::new(vec![b' '; len]));
+        assert_eq!(
+            answer(RESPONSE_LIMIT).content_length(),
+            Some(RESPONSE_LIMIT as u64)
+        );
+        let read = read_bounded(answer(RESPONSE_LIMIT)).await;
+        assert_eq!(read.map(|body| body.len()).ok(), Some(RESPONSE_LIMIT));
+        let over = read_bounded(answer(RESPONSE_LIMIT + 1)).await;
+        assert!(
+            matches!(over, Err(Upstream::TooLarge { bytes, .. }) if bytes == RESPONSE_LIMIT as u64 + 1)
+        );
+    }
+
     #[test]
     fn a_secret_first_sent_later_leaves_the_earlier_lines_too() {
         let dir = tempfile::tempdir().unwrap();
