@@ -24,16 +24,31 @@ fn loopback() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 0))
 }
 
-/// A recording proxy in front of `emulator`, writing to `cassette`.
-async fn recording(emulator: &Emulator, cassette: &Path) -> Recorder {
+/// An observability bearer token (the upstreams of these tests take any).
+const TOKEN: &str = "0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6";
+
+/// A recording proxy in front of `upstream` (for both APIs), writing to `cassette`.
+async fn recording_of(upstream: String, cassette: &Path) -> Recorder {
     Recorder::start(RecordOptions {
-        upstream: emulator.base_url().to_string(),
+        upstream,
         observability_upstream: None,
         cassette: cassette.to_path_buf(),
         listen: loopback(),
     })
     .await
     .unwrap()
+}
+
+/// A recording proxy in front of `emulator`, writing to `cassette`.
+async fn recording(emulator: &Emulator, cassette: &Path) -> Recorder {
+    recording_of(emulator.base_url().to_string(), cassette).await
+}
+
+/// `GET path` through `recorder`, with the bearer token.
+fn get_through(recorder: &Recorder, path: &str) -> reqwest::RequestBuilder {
+    reqwest::Client::new()
+        .get(format!("{}{path}", recorder.base_url()))
+        .bearer_auth(TOKEN)
 }
 
 /// A client of the emulator's admin key at `url` (the proxy or the replay), its service.
@@ -434,35 +449,22 @@ async fn large_bodies_are_kept_plain_and_what_cannot_be_kept_is_said_by_replay_a
     let upstream = compressing_upstream().await;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bodies.jsonl");
-    let recorder = Recorder::start(RecordOptions {
-        upstream,
-        observability_upstream: None,
-        cassette: path.clone(),
-        listen: loopback(),
-    })
-    .await
-    .unwrap();
-    let http = reqwest::Client::new();
-    let get = |url: String| {
-        http.get(url)
+    let recorder = recording_of(upstream, &path).await;
+    let get = |path: &str| {
+        get_through(&recorder, path)
             .header("accept-encoding", "gzip, br")
-            .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
             .send()
     };
-    let dashboards = get(format!("{}/api/v2/dashboards", recorder.base_url()))
-        .await
-        .unwrap();
+    let dashboards = get("/api/v2/dashboards").await.unwrap();
     assert_eq!(
         dashboards.headers().get("content-encoding"),
         None,
         "asked plain"
     );
     assert!(dashboards.bytes().await.unwrap().len() > 1_000_000);
-    let alert = format!(
-        "{}/api/v2/alerts/66a1f0c2d4e5f60718293a40",
-        recorder.base_url()
-    );
-    let compressed = get(alert.clone()).await.unwrap();
+    let compressed = get("/api/v2/alerts/66a1f0c2d4e5f60718293a40")
+        .await
+        .unwrap();
     assert_eq!(
         compressed.headers()["content-encoding"],
         "gzip",
@@ -507,7 +509,7 @@ async fn large_bodies_are_kept_plain_and_what_cannot_be_kept_is_said_by_replay_a
             "{}/api/v2/alerts/66a1f0c2d4e5f60718293a40",
             replay.base_url()
         ))
-        .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
+        .bearer_auth(TOKEN)
         .send()
         .await
         .unwrap();
@@ -561,19 +563,8 @@ async fn chunked_upstream(mib: usize) -> String {
 async fn an_answer_past_the_proxys_bound_is_not_held_whole_nor_forwarded() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("large.jsonl");
-    let recorder = Recorder::start(RecordOptions {
-        upstream: chunked_upstream(65).await,
-        observability_upstream: None,
-        cassette: path.clone(),
-        listen: loopback(),
-    })
-    .await
-    .unwrap();
-    let answer = reqwest::Client::new()
-        .get(format!("{}/api/v2/dashboards", recorder.base_url()))
-        .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
-        .send()
-        .await;
+    let recorder = recording_of(chunked_upstream(65).await, &path).await;
+    let answer = get_through(&recorder, "/api/v2/dashboards").send().await;
     let closed = match answer {
         Err(e) => e.is_request() || e.is_connect() || e.to_string().contains("connection"),
         Ok(answer) => answer.status() == 502,
@@ -675,29 +666,11 @@ async fn shutdown_finishes_and_writes_the_exchanges_in_flight() {
     let (arrived, mut arrivals) = tokio::sync::mpsc::unbounded_channel();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("in-flight.jsonl");
-    let recorder = Recorder::start(RecordOptions {
-        upstream: upstream(
-            std::time::Duration::from_millis(500),
-            "",
-            r#"{"data":[]}"#,
-            Some(arrived),
-        )
-        .await,
-        observability_upstream: None,
-        cassette: path.clone(),
-        listen: loopback(),
-    })
-    .await
-    .unwrap();
-    let url = format!("{}/api/v2/dashboards", recorder.base_url());
-    let call = tokio::spawn(async move {
-        reqwest::Client::new()
-            .get(url)
-            .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
-            .send()
-            .await
-            .map(|answer| answer.status())
-    });
+    let half_a_second = std::time::Duration::from_millis(500);
+    let slow = upstream(half_a_second, "", r#"{"data":[]}"#, Some(arrived)).await;
+    let recorder = recording_of(slow, &path).await;
+    let request = get_through(&recorder, "/api/v2/dashboards");
+    let call = tokio::spawn(async move { request.send().await.map(|answer| answer.status()) });
     // The request is in flight: the upstream has it, and answers in half a second.
     arrivals.recv().await.unwrap();
     recorder.shutdown().await;
@@ -726,17 +699,11 @@ async fn each_api_s_requests_go_to_its_upstream_with_the_answer_s_own_headers() 
     })
     .await
     .unwrap();
-    let client = reqwest::Client::new();
     for (path, api) in [
         ("/api/v2/dashboards", "observability"),
         ("/v1/organizations/o/services/s/pipes", "management"),
     ] {
-        let answer = client
-            .get(format!("{}{path}", recorder.base_url()))
-            .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
-            .send()
-            .await
-            .unwrap();
+        let answer = get_through(&recorder, path).send().await.unwrap();
         assert_eq!(answer.headers()["x-request-id"], "r-1", "{path}");
         assert!(!answer.headers().contains_key("keep-alive"), "{path}");
         let body: serde_json::Value = answer.json().await.unwrap();
@@ -749,17 +716,8 @@ async fn each_api_s_requests_go_to_its_upstream_with_the_answer_s_own_headers() 
 #[tokio::test]
 async fn a_chunked_answer_under_the_bound_is_forwarded_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let recorder = Recorder::start(RecordOptions {
-        upstream: chunked_upstream(3).await,
-        observability_upstream: None,
-        cassette: dir.path().join("chunked.jsonl"),
-        listen: loopback(),
-    })
-    .await
-    .unwrap();
-    let answer = reqwest::Client::new()
-        .get(format!("{}/api/v2/dashboards", recorder.base_url()))
-        .bearer_auth("0d8f3a4e-1c2b-4d5e-8f60-718293a4b5c6")
+    let recorder = recording_of(chunked_upstream(3).await, &dir.path().join("chunked.jsonl")).await;
+    let answer = get_through(&recorder, "/api/v2/dashboards")
         .send()
         .await
         .unwrap();
