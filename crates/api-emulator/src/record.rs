@@ -586,8 +586,8 @@ mod tests {
         assert_eq!(Cassette::read(&bare).unwrap().exchanges.len(), 1);
     }
 
-    /// Continuing a cassette whose last line is whole says nothing; one whose last line was cut
-    /// short says how much of it goes.
+    /// Continuing a cassette whose last line is whole warns of nothing; one whose last line was
+    /// cut short says how much of it goes.
     #[test]
     fn only_a_line_cut_short_is_warned_about() {
         #[derive(Clone, Default)]
@@ -605,6 +605,7 @@ mod tests {
             let logs = Logs::default();
             let writer = logs.clone();
             let subscriber = tracing_subscriber::fmt()
+                .with_max_level(tracing::Level::WARN)
                 .with_writer(move || writer.clone())
                 .finish();
             tracing::subscriber::with_default(subscriber, || {
