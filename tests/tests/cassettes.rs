@@ -725,3 +725,84 @@ async fn a_chunked_answer_under_the_bound_is_forwarded_whole() {
     assert_eq!(answer.bytes().await.unwrap().len(), 3 << 20);
     recorder.shutdown().await;
 }
+
+/// A replay's report, in Rust and at its control endpoint (behind the replay's control token), names
+/// each recorded exchange by its place from 1 and says which went unused; once `shutdown` returns,
+/// the replay no longer takes a connection.
+#[tokio::test]
+async fn the_replay_reports_each_exchange_at_its_control_endpoint_and_stops_at_shutdown() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("three.jsonl");
+    let recorder = recording(&emulator, &path).await;
+    let service = service_at(&recorder.base_url(), &emulator);
+    service.reverse_private_endpoints().await.unwrap();
+    let created = service.pipes().create(&kafka_pipe("orders")).await.unwrap();
+    service.pipe(created.id).get().await.unwrap();
+    recorder.shutdown().await;
+
+    // Only the first exchange is asked again.
+    let replay = Replay::from_file(&path).await.unwrap();
+    service_at(&replay.base_url(), &emulator)
+        .reverse_private_endpoints()
+        .await
+        .unwrap();
+    let report = replay.report();
+    let service_path = format!(
+        "/v1/organizations/{}/services/{}",
+        emulator.organization_id(),
+        emulator.service_id("running").unwrap()
+    );
+    let told: Vec<_> = report
+        .exchanges
+        .iter()
+        .map(|e| (e.number, e.operation_id, e.request.clone(), e.used))
+        .collect();
+    assert_eq!(
+        told,
+        [
+            (
+                1,
+                Some(OperationId::ListReversePrivateEndpoints),
+                format!("GET {service_path}/pipesReversePrivateEndpoints"),
+                true
+            ),
+            (
+                2,
+                Some(OperationId::CreatePipe),
+                format!("POST {service_path}/pipes"),
+                false
+            ),
+            (
+                3,
+                Some(OperationId::GetPipe),
+                format!("GET {service_path}/pipes/{}", created.id),
+                false
+            ),
+        ]
+    );
+    let unused: Vec<usize> = report.unused().iter().map(|e| e.number).collect();
+    assert_eq!(unused, [2, 3]);
+
+    // The same report at the control endpoint, for the control token only.
+    let control = format!("{}/_emulator/cassette", replay.base_url());
+    let http = reqwest::Client::new();
+    let answer = http
+        .get(&control)
+        .bearer_auth(replay.control_token())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), 200);
+    let body: serde_json::Value = answer.json().await.unwrap();
+    assert_eq!(body, serde_json::to_value(&report).unwrap());
+    assert_eq!(body["exchanges"][2]["number"], 3);
+    for refused in [http.get(&control), http.get(&control).bearer_auth("xyzzy")] {
+        assert_eq!(refused.send().await.unwrap().status(), 401);
+    }
+
+    let address = replay.base_url().trim_start_matches("http://").to_string();
+    replay.shutdown().await;
+    let refused = tokio::net::TcpStream::connect(&address).await;
+    assert!(refused.is_err(), "{address} still takes connections");
+}

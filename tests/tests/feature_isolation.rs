@@ -2,11 +2,14 @@
 
 use std::process::Command;
 
-/// The lines of `cargo tree --offline -p package --prefix none` with `args` besides.
+/// The lines of `cargo tree --locked -p package --prefix none` with `args` besides. Not
+/// `--offline`: with `--all-features` cargo reads the manifest of every optional dependency
+/// (`aws-lc-rs`), which a machine whose cargo cache never held it has not downloaded (this test
+/// failed so on a new machine); `--locked` fetches what is missing and changes no version.
 fn cargo_tree(package: &str, args: &[&str]) -> String {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let out = Command::new(cargo)
-        .args(["tree", "--offline", "-p", package, "--prefix", "none"])
+        .args(["tree", "--locked", "-p", package, "--prefix", "none"])
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()

@@ -7,9 +7,9 @@ mod support;
 
 use api_emulator::{Emulator, EmulatorOptions, Fault, FaultRule, OperationId};
 use api_mgmt::{Destination, KafkaSource, NewPipe, ServiceHandle};
+use api_test_support::captured_log::CapturedLog;
 use api_test_support::encodings::{SECRET_ALPHABET, echoing, leaked_piece};
 use proptest::prelude::*;
-use support::Captured;
 use support::emulated::{mgmt, running_service};
 
 /// Every text a person or a file may see after a create that the server answers with `answer`,
@@ -35,7 +35,7 @@ fn outputs(
         .mapped_column("id", "id", "UInt64")
         .build()
         .unwrap();
-    let logs = Captured::default();
+    let logs = CapturedLog::default();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_writer({
@@ -56,10 +56,7 @@ fn outputs(
         ("Debug", format!("{error:?} {error:#?}")),
         ("message", api.message.clone()),
         ("body", api.body.clone()),
-        (
-            "tracing",
-            String::from_utf8_lossy(&logs.0.lock().unwrap()).into_owned(),
-        ),
+        ("tracing", logs.text()),
         (
             "request log",
             serde_json::to_string(&log.entries()).unwrap(),

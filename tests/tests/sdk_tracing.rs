@@ -4,12 +4,13 @@
 
 mod support;
 
+use api_test_support::captured_log::CapturedLog;
 use support::secrets::{assert_clean, pipes_with_every_secret};
-use support::{Captured, PIPE, Reply, ScriptServer, service};
+use support::{PIPE, Reply, ScriptServer, service};
 
 #[tokio::test(flavor = "current_thread")]
 async fn tracing_output_has_the_call_but_no_secret() {
-    let captured = Captured::default();
+    let captured = CapturedLog::default();
     let writer = captured.clone();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
@@ -37,7 +38,7 @@ async fn tracing_output_has_the_call_but_no_secret() {
         let _ = svc.pipes().create(&pipe).await;
     }
 
-    let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let text = captured.text();
     assert!(text.contains("api.call"), "{text}");
     assert!(
         text.contains("cloud_api.operation=\"getPipe\"")

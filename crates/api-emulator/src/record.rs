@@ -590,19 +590,8 @@ mod tests {
     /// cut short says how much of it goes.
     #[test]
     fn only_a_line_cut_short_is_warned_about() {
-        #[derive(Clone, Default)]
-        struct Logs(Arc<std::sync::Mutex<Vec<u8>>>);
-        impl std::io::Write for Logs {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.lock().unwrap().extend_from_slice(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
         let continued = |path: &Path| -> String {
-            let logs = Logs::default();
+            let logs = api_test_support::captured_log::CapturedLog::default();
             let writer = logs.clone();
             let subscriber = tracing_subscriber::fmt()
                 .with_max_level(tracing::Level::WARN)
@@ -611,7 +600,7 @@ mod tests {
             tracing::subscriber::with_default(subscriber, || {
                 write(&shared(path), exchange("/next"));
             });
-            String::from_utf8(logs.0.lock().unwrap().clone()).unwrap()
+            logs.text()
         };
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("c.jsonl");

@@ -6,9 +6,11 @@
 //! - [`session`]: a shell session run as a person would type it, each exit code checked.
 //! - [`encodings`]: secrets as servers may write them back.
 //! - [`large_body`]: a large, valid pipe create request.
+//! - [`captured_log`]: a log writer whose text a test reads.
 
 #![deny(missing_docs)]
 
+pub mod captured_log;
 pub mod encodings;
 pub mod large_body;
 pub mod postgres_server;

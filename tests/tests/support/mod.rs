@@ -212,21 +212,6 @@ macro_rules! for_both_transports {
     };
 }
 
-/// A `tracing` writer that keeps everything in memory.
-#[derive(Clone, Default)]
-pub struct Captured(pub Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// Retries with millisecond backoff, so tests do not sleep.
 pub fn fast_retries() -> api_mgmt::RetryPolicy {
     api_mgmt::RetryPolicy::default()
