@@ -806,3 +806,70 @@ async fn the_replay_reports_each_exchange_at_its_control_endpoint_and_stops_at_s
     let refused = tokio::net::TcpStream::connect(&address).await;
     assert!(refused.is_err(), "{address} still takes connections");
 }
+
+/// A request no operation of the spec matches is replayed by its method and path, and a text body
+/// must be the one recorded: another method on a recorded path, or another text, is refused.
+#[tokio::test]
+async fn requests_of_no_operation_replay_by_method_and_path_and_text_bodies_as_recorded() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.jsonl");
+    let now = std::time::Duration::ZERO;
+    let recorder = recording_of(upstream(now, "", r#"{"ok":true}"#, None).await, &path).await;
+    let http = reqwest::Client::new();
+    let send = |url: String, method: &str, at: &str, body: &'static str| {
+        http.request(method.parse().unwrap(), format!("{url}{at}"))
+            .bearer_auth(TOKEN)
+            .body(body)
+            .send()
+    };
+    for (method, at, body) in [
+        ("GET", "/v1/elsewhere", ""),
+        ("GET", "/v1/other", ""),
+        ("PUT", "/v1/notes", "first draft"),
+    ] {
+        let answer = send(recorder.base_url(), method, at, body).await.unwrap();
+        assert_eq!(answer.status(), 200, "{method} {at}");
+    }
+    recorder.shutdown().await;
+    let cassette = Cassette::read(&path).unwrap();
+    assert!(cassette.exchanges.iter().all(|e| e.operation_id.is_none()));
+    assert_eq!(
+        cassette.exchanges[2].request_text.as_deref(),
+        Some("first draft")
+    );
+
+    let replay = Replay::from_file(&path).await.unwrap();
+    let url = replay.base_url();
+    let refused = send(url.clone(), "POST", "/v1/elsewhere", "")
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let said = refused.text().await.unwrap();
+    assert!(
+        said.contains("no recorded answer for POST /v1/elsewhere: the cassette has no exchange of that operation"),
+        "{said}"
+    );
+    let refused = send(url.clone(), "PUT", "/v1/notes", "second draft")
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    let said = refused.text().await.unwrap();
+    assert!(
+        said.contains("the nearest, exchange 3, differs: the body's text"),
+        "{said}"
+    );
+    // The recorded requests, in another order.
+    for (method, at, body) in [
+        ("GET", "/v1/other", ""),
+        ("PUT", "/v1/notes", "first draft"),
+        ("GET", "/v1/elsewhere", ""),
+    ] {
+        let answer = send(url.clone(), method, at, body).await.unwrap();
+        assert_eq!(answer.status(), 200, "{method} {at}");
+        assert_eq!(answer.text().await.unwrap(), r#"{"ok":true}"#);
+    }
+    let report = replay.report();
+    assert!(report.unused().is_empty(), "{report:?}");
+    assert_eq!(report.unmatched.len(), 2, "{report:?}");
+    replay.shutdown().await;
+}
