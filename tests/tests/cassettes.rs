@@ -801,9 +801,15 @@ async fn the_replay_reports_each_exchange_at_its_control_endpoint_and_stops_at_s
         assert_eq!(refused.send().await.unwrap().status(), 401);
     }
 
-    let address = replay.base_url().trim_start_matches("http://").to_string();
+    let address: SocketAddr = replay
+        .base_url()
+        .trim_start_matches("http://")
+        .parse()
+        .unwrap();
     replay.shutdown().await;
-    let refused = tokio::net::TcpStream::connect(&address).await;
+    // A blocking connect, made before this task yields: a replay that only began to stop (the
+    // server's task not yet run) would still take it.
+    let refused = std::net::TcpStream::connect(address);
     assert!(refused.is_err(), "{address} still takes connections");
 }
 
@@ -840,24 +846,26 @@ async fn requests_of_no_operation_replay_by_method_and_path_and_text_bodies_as_r
 
     let replay = Replay::from_file(&path).await.unwrap();
     let url = replay.base_url();
-    let refused = send(url.clone(), "POST", "/v1/elsewhere", "")
-        .await
-        .unwrap();
-    assert_eq!(refused.status(), 400);
-    let said = refused.text().await.unwrap();
-    assert!(
-        said.contains("no recorded answer for POST /v1/elsewhere: the cassette has no exchange of that operation"),
-        "{said}"
-    );
-    let refused = send(url.clone(), "PUT", "/v1/notes", "second draft")
-        .await
-        .unwrap();
-    assert_eq!(refused.status(), 400);
-    let said = refused.text().await.unwrap();
-    assert!(
-        said.contains("the nearest, exchange 3, differs: the body's text"),
-        "{said}"
-    );
+    // Another method on a recorded path, another text: refused, saying why.
+    for (method, at, body, why) in [
+        (
+            "POST",
+            "/v1/elsewhere",
+            "",
+            "no recorded answer for POST /v1/elsewhere: the cassette has no exchange of that operation",
+        ),
+        (
+            "PUT",
+            "/v1/notes",
+            "second draft",
+            "the nearest, exchange 3, differs: the body's text",
+        ),
+    ] {
+        let refused = send(url.clone(), method, at, body).await.unwrap();
+        assert_eq!(refused.status(), 400, "{method} {at}");
+        let said = refused.text().await.unwrap();
+        assert!(said.contains(why), "{said}");
+    }
     // The recorded requests, in another order.
     for (method, at, body) in [
         ("GET", "/v1/other", ""),
