@@ -29,6 +29,9 @@ trait Server {
     fn raw_state(&self) -> String;
     /// Makes connections without the right password fail.
     fn require_password(&self);
+    /// Writes the fencing counter back by one, as a snapshot restored or a lost tail of the log
+    /// would: the next lease is given a number issued before.
+    fn roll_back_counter(&self);
 }
 
 impl Server for RedisServer {
@@ -54,6 +57,12 @@ impl Server for RedisServer {
     fn require_password(&self) {
         self.command(&["CONFIG", "SET", "requirepass", "right-password"]);
     }
+
+    fn roll_back_counter(&self) {
+        let keys = self.command(&["KEYS", "{cloud-sdk:state:*}:fence"]);
+        let key = keys.lines().find(|k| !k.is_empty()).expect("the fence key");
+        self.command(&["HINCRBY", key, "n", "-1"]);
+    }
 }
 
 impl Server for PostgresServer {
@@ -71,6 +80,10 @@ impl Server for PostgresServer {
 
     fn require_password(&self) {
         // Every TCP connection authenticates with SCRAM already (`postgres_server.rs`).
+    }
+
+    fn roll_back_counter(&self) {
+        self.sql("UPDATE cloud_sdk_state SET fence = fence - 1");
     }
 }
 
@@ -106,6 +119,7 @@ on_both!(
     a_forced_unlock_names_the_holder_and_fences_it,
     an_apply_records_into_the_store_and_the_store_holds_no_secret,
     the_stores_own_failures_name_it_without_its_password,
+    a_number_issued_twice_by_a_rolled_back_store_lets_one_holder_write,
 );
 
 fn target() -> StateTarget {
@@ -275,10 +289,25 @@ fn an_apply_records_into_the_store_and_the_store_holds_no_secret(server: &impl S
         let store = SharedStateStore::open(&server.url(), &target).unwrap();
         let declaration = Declaration::new().pipe(pipe("orders")).pipe(pipe("events"));
         let lock = store.lock(&target).unwrap();
-        let recorded = store
-            .load()
-            .unwrap()
-            .unwrap_or_else(|| RecordedState::new(target.clone()));
+        // No state is not an empty state here: refused until set up.
+        assert!(matches!(
+            store.load_for(&target),
+            Err(StateError::Missing { .. })
+        ));
+        let unset = declared::plan(&service, &declaration, &RecordedState::new(target.clone()))
+            .await
+            .unwrap();
+        assert!(matches!(
+            unset.apply(&lock, &store, &ApplyOptions::default()).await,
+            Err(StateError::Missing { .. })
+        ));
+        assert_eq!(
+            emulator
+                .requests()
+                .count_of(api_emulator::OperationId::CreatePipe),
+            0
+        );
+        let recorded = store.init(&lock).unwrap();
         let plan = declared::plan(&service, &declaration, &recorded)
             .await
             .unwrap();
@@ -286,12 +315,18 @@ fn an_apply_records_into_the_store_and_the_store_holds_no_secret(server: &impl S
             ApplyOptions::default().wait(WaitOptions::default().timeout(Duration::from_secs(10)));
         let report = plan.apply(&lock, &store, &options).await.unwrap();
         assert!(report.is_complete(), "{report:?}");
+        assert_eq!(report.lineage, recorded.lineage, "the lineage is kept");
+        assert!(report.serial > recorded.serial + 3, "{report:?}");
         drop(lock);
         drop(store);
         // Another runner, with nothing on its disk, sees what was applied: no change.
         let elsewhere = SharedStateStore::open(&server.url(), &target).unwrap();
-        let recorded = elsewhere.load().unwrap().expect("the state in the store");
+        let recorded = elsewhere.load_for(&target).unwrap();
         assert_eq!(recorded.pipes.len(), 2);
+        assert_eq!(
+            (&recorded.lineage, recorded.serial),
+            (&report.lineage, report.serial)
+        );
         let plan = declared::plan(&service, &declaration, &recorded)
             .await
             .unwrap();
@@ -336,4 +371,32 @@ fn the_stores_own_failures_name_it_without_its_password(server: &impl Server) {
             "{text}"
         );
     }
+}
+
+fn a_number_issued_twice_by_a_rolled_back_store_lets_one_holder_write(server: &impl Server) {
+    // A TTL long enough that the first holder's renewal does not run during the test: it is as
+    // if paused.
+    let store = SharedStateStore::open(&server.url(), &target())
+        .unwrap()
+        .lease_ttl(Duration::from_secs(60));
+    let first = store.lock(&target()).unwrap();
+    let state = store.init(&first).unwrap();
+    // The first holder's lease lapses, and the store goes back to before its number was issued:
+    // the next holder is given the same number.
+    server.lapse();
+    server.roll_back_counter();
+    let other = SharedStateStore::open(&server.url(), &target()).unwrap();
+    let second = other.lock(&target()).unwrap();
+    assert_eq!(first.fence(), second.fence(), "the number was issued twice");
+    let mut mine = state.clone();
+    mine.pipes.clear();
+    let theirs = mine.save_to(&other, &second);
+    let stale = state.clone().save_to(&store, &first);
+    assert!(theirs.is_ok(), "{theirs:?}");
+    assert!(
+        matches!(stale, Err(StateError::Fenced { .. })),
+        "the first holder's write must not pass too: {stale:?}"
+    );
+    assert_eq!(other.load().unwrap().unwrap().serial, state.serial + 1);
+    drop((first, second));
 }

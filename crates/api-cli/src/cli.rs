@@ -26,7 +26,10 @@ Exit codes:
   6  timed out waiting (--wait, pipe wait)
   7  outcome unknown: a create may or may not have happened; check before retrying
      (plan, apply: a pending create blocks a name until `cloudctl state resolve`)
-  8  plan: changes are pending (not an error; apply would make them)";
+  8  plan: changes are pending (not an error; apply would make them)
+  9  plan, apply: a recorded pipe's answer cannot be read (the others were planned)
+  10 plan, apply, state: the shared store holds no state of the service (`state init` first)
+  11 apply: the lease of the service may have lapsed; nothing more was sent";
 
 /// cloudctl: manage services, data pipes and private endpoints, and read alerts and dashboards.
 #[derive(Debug, Parser)]
@@ -288,8 +291,12 @@ declaration, drift on the server against the recorded answer, so a server's own 
 value is never a change. A replace deletes, creates and waits, --max-unavailable pipes at a time.
 An apply holds its service's lock (in a shared store a lease, renewed while it works, taken over
 --lease-ttl after its holder dies, and every write fenced by it); a second apply of the service at
-the same time, from this directory, another or another host, is refused, not run.
-Exit 8: changes to make; 9: a pipe's answer is unreadable.";
+the same time, from this directory, another or another host, is refused, not run. A shared store
+that holds no state of the service is refused (exit 10), never read as empty: the first apply there
+follows `cloudctl state init` (or `state push`). An apply whose lease may have lapsed (no renewal
+confirmed within its TTL) sends nothing more (exit 11).
+Exit 8: changes to make; 9: a pipe's answer is unreadable; 10: no state in the shared store;
+11: the lease lost. Where several meet: 11, then 7, then the first error's own code, then 9.";
 
 /// The directory of declared pipes, and its state file.
 #[derive(Debug, Args)]
@@ -362,7 +369,11 @@ pub(crate) struct ImportArgs {
 /// `cloudctl state ...`
 #[derive(Debug, Subcommand)]
 pub(crate) enum StateCommand {
-    /// List the recorded pipes and the pending creates
+    /// Set up the service's state in a shared store: its first apply there needs it (a store that
+    /// holds no state is refused, never read as empty)
+    Init(DirArgs),
+    /// Show the state's lineage and serial, the recorded pipes and the pending creates
+    #[command(visible_alias = "show")]
     List(DirArgs),
     /// Resolve a pending create: adopt the pipe it made (--id) or confirm it made none (--absent)
     Resolve(ResolveArgs),

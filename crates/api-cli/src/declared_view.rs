@@ -208,6 +208,7 @@ pub(crate) fn report_json(report: &ApplyReport) -> Value {
                 Outcome::OutcomeUnknown(e) => ("outcomeUnknown", None, Some(e.to_string())),
                 Outcome::Blocked => ("blocked", None, None),
                 Outcome::Skipped(why) => ("skipped", None, Some(why.clone())),
+                Outcome::LeaseLost => ("leaseLost", None, None),
                 _ => ("other", None, None),
             };
             json!({
@@ -220,7 +221,12 @@ pub(crate) fn report_json(report: &ApplyReport) -> Value {
             })
         })
         .collect();
-    let mut shown = json!({ "results": results, "complete": report.is_complete() });
+    let mut shown = json!({
+        "results": results,
+        "complete": report.is_complete(),
+        "leaseLost": report.lease_lost,
+        "state": {"lineage": report.lineage, "serial": report.serial},
+    });
     if let Some(service) = &report.service {
         shown["service"] = match service {
             Ok(()) => json!({"result": "done"}),
@@ -266,10 +272,25 @@ pub(crate) fn report_text(report: &ApplyReport) -> String {
             Outcome::Skipped(why) if !why.is_empty() => {
                 format!("  skipped {} {}: {why}", action.kind, action.name)
             }
+            Outcome::LeaseLost => format!(
+                "  not sent {} {}: this apply's lease may have lapsed",
+                action.kind, action.name
+            ),
             _ => format!("  skipped {} {}", action.kind, action.name),
         };
         lines.push(line);
     }
+    if report.lease_lost {
+        lines.push(
+            "  The lease of the service may have lapsed (its store did not confirm a renewal in \
+             time): nothing more was sent."
+                .to_string(),
+        );
+    }
+    lines.push(format!(
+        "State: lineage {}, serial {}.",
+        report.lineage, report.serial
+    ));
     lines.join("\n")
 }
 
@@ -288,13 +309,15 @@ pub(crate) fn state_json(state: &RecordedState) -> Value {
                    "requestId": pending.request_id, "reason": pending.reason})
         })
         .collect();
-    json!({"target": state.target, "pipes": pipes, "pending": pending})
+    json!({"target": state.target, "lineage": state.lineage, "serial": state.serial,
+           "pipes": pipes, "pending": pending})
 }
 
 /// The recorded state as a table.
 pub(crate) fn state_text(state: &RecordedState) -> String {
+    let generation = format!("State {}.", state.generation());
     if state.pipes.is_empty() && state.pending.is_empty() {
-        return "The state records no pipe yet.".to_string();
+        return format!("{generation}\nThe state records no pipe yet.");
     }
     let time = |t: &chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M:%S UTC").to_string();
     let mut rows: Vec<Vec<String>> = state
@@ -317,5 +340,8 @@ pub(crate) fn state_text(state: &RecordedState) -> String {
             time(&pending.started_at),
         ]
     }));
-    render::table(&["NAME", "PIPE ID", "STATUS", "SINCE"], rows)
+    format!(
+        "{generation}\n{}",
+        render::table(&["NAME", "PIPE ID", "STATUS", "SINCE"], rows)
+    )
 }

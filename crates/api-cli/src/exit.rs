@@ -32,6 +32,12 @@ pub(crate) enum Exit {
     /// 9: `plan`, `apply`: a recorded pipe's answer cannot be read; nothing was done to it, the
     /// others were planned (and applied).
     Unreadable = 9,
+    /// 10: `plan`, `apply` and the state commands: the shared store holds no state of the service
+    /// (never set up there, or lost); nothing was sent.
+    StateMissing = 10,
+    /// 11: `apply`: the lease of the service may have lapsed; nothing that changes the server was
+    /// sent after that.
+    LeaseLost = 11,
 }
 
 impl Exit {
@@ -251,6 +257,20 @@ impl Failure {
                 "STATE_STORE_UNSAFE",
                 Some(
                     "use a Redis or Valkey server that runs Lua scripts atomically (not a proxy that drops them)",
+                ),
+            ),
+            StateError::Missing { .. } => (
+                Exit::StateMissing,
+                "STATE_MISSING",
+                Some(
+                    "on the first apply of this service in this store, `cloudctl state init` (or `cloudctl state push` from a state file); if the store lost its data, restore it (or push the last good state) before any apply: each pipe of the old state still runs on the server",
+                ),
+            ),
+            StateError::LeaseLost { .. } => (
+                Exit::LeaseLost,
+                "LEASE_LOST",
+                Some(
+                    "check the store is reachable from here; `cloudctl state unlock` shows who holds the service now, and `cloudctl plan` what is left to do",
                 ),
             ),
             StateError::CreatedNotRecorded { .. } => (Exit::Failure, "STATE_ERROR", None),

@@ -120,6 +120,9 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     if report.is_complete() {
         return Ok(Exit::Success);
     }
+    if report.lease_lost {
+        return Err(lease_lost_failure(&report, &args.dir));
+    }
     let unreadable_only = report.service.as_ref().is_none_or(Result::is_ok)
         && report
             .actions
@@ -159,8 +162,8 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
     let differences = recorded
         .import(args.id, pipe, &answer)
         .map_err(|e| Failure::state(&e))?;
-    store
-        .save(&lock, &recorded)
+    recorded
+        .save_to(&*store, &lock)
         .map_err(|e| Failure::state(&e))?;
     let at = location_flags(&args.dir);
     let paths: Vec<&str> = differences.iter().map(|c| c.path.as_str()).collect();
@@ -194,6 +197,7 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
 /// `cloudctl state list|resolve|forget`.
 pub(crate) async fn state(command: StateCommand, session: &mut Session<'_>) -> Result<(), Failure> {
     match command {
+        StateCommand::Init(args) => init(&args, session),
         StateCommand::List(args) => {
             let service = session.settings()?.service()?;
             let store = open_store(&args, session, &service)?;
@@ -213,8 +217,8 @@ pub(crate) async fn state(command: StateCommand, session: &mut Session<'_>) -> R
             if !recorded.forget(&name) {
                 return Err(not_in_state(&name));
             }
-            store
-                .save(&lock, &recorded)
+            recorded
+                .save_to(&*store, &lock)
                 .map_err(|e| Failure::state(&e))?;
             session
                 .out
@@ -256,8 +260,8 @@ async fn resolve(args: ResolveArgs, session: &mut Session<'_>) -> Result<(), Fai
             )
         }
     };
-    store
-        .save(&lock, &recorded)
+    recorded
+        .save_to(&*store, &lock)
         .map_err(|e| Failure::state(&e))?;
     session.out.show(
         &json!({"name": args.name, "id": args.id, "resolved": true}),
@@ -417,7 +421,7 @@ fn push(args: &DirArgs, to: Option<String>, session: &mut Session<'_>) -> Result
     let destination = open_at(Some(&to), args, &service)?;
     let _held = lock(&*from, &service)?;
     let lock = lock(&*destination, &service)?;
-    let recorded = from
+    let mut recorded = from
         .load()
         .map_err(|e| Failure::state(&e))?
         .ok_or_else(|| {
@@ -437,32 +441,58 @@ fn push(args: &DirArgs, to: Option<String>, session: &mut Session<'_>) -> Result
         .with_code("STATE_REFUSED")
         .with_hint("compare the two with `cloudctl state list`, and remove the one that is not wanted first"));
     }
-    destination
-        .save(&lock, &recorded)
+    // The same lineage, one write further.
+    recorded
+        .save_to(&*destination, &lock)
         .map_err(|e| Failure::state(&e))?;
     session.out.show(
-        &json!({"pushed": true, "pipes": recorded.pipes.len(), "pending": recorded.pending.len()}),
+        &json!({"pushed": true, "pipes": recorded.pipes.len(), "pending": recorded.pending.len(),
+                "lineage": recorded.lineage, "serial": recorded.serial}),
         |_| {
             format!(
-                "Pushed the state ({} pipes, {} pending creates); point --state (or CLOUD_STATE) at its new place.",
+                "Pushed the state ({} pipes, {} pending creates; {}); point --state (or CLOUD_STATE) at its new place.",
                 recorded.pipes.len(),
-                recorded.pending.len()
+                recorded.pending.len(),
+                recorded.generation()
             )
         },
     )
 }
 
-/// The recorded state of `service` (empty when there is none yet), refused when it is another's.
+/// `cloudctl state init`: the first state of the service in its store (empty, of a new lineage);
+/// refused where one exists.
+fn init(args: &DirArgs, session: &mut Session<'_>) -> Result<(), Failure> {
+    let service = session.settings()?.service()?;
+    let store = open_store(args, session, &service)?;
+    let lock = lock(&*store, &service)?;
+    let made = store.init(&lock).map_err(|e| {
+        let mut failure = Failure::state(&e);
+        if matches!(e, StateError::Refused(_)) {
+            failure.hint = Some(format!(
+                "`cloudctl state list {}` shows it; there is nothing to set up",
+                location_flags(args)
+            ));
+        }
+        failure
+    })?;
+    let name = store.describe_store();
+    session.out.show(
+        &json!({"store": name, "lineage": made.lineage, "serial": made.serial}),
+        |_| {
+            format!(
+                "Set up the state of the service in {name} ({}); the first apply can run.",
+                made.generation()
+            )
+        },
+    )
+}
+
+/// The recorded state of `service` (empty when a state file does not exist yet; refused when a
+/// shared store holds none), refused when it is another's.
 fn load(store: &dyn StateStore, service: &ServiceHandle) -> Result<RecordedState, Failure> {
-    let target = declared::target_of(service);
-    let recorded = store
-        .load()
-        .map_err(|e| Failure::state(&e))?
-        .unwrap_or_else(|| RecordedState::new(target.clone()));
-    recorded
-        .check_target(&target)
-        .map_err(|e| Failure::state(&e))?;
-    Ok(recorded)
+    store
+        .load_for(&declared::target_of(service))
+        .map_err(|e| Failure::state(&e))
 }
 
 /// The plan options of `--target` names.
@@ -610,6 +640,30 @@ fn incomplete(report: &declared::ApplyReport, args: &DirArgs) -> Failure {
     if failure.hint.is_none() {
         failure.hint = Some(format!("`cloudctl plan {at}` shows what is left to do"));
     }
+    failure
+}
+
+/// Exit 11: the lease may have lapsed mid-apply; what was not sent is named.
+fn lease_lost_failure(report: &declared::ApplyReport, args: &DirArgs) -> Failure {
+    let not_sent: Vec<&str> = report
+        .actions
+        .iter()
+        .filter(|a| matches!(a.outcome, Outcome::LeaseLost))
+        .map(|a| a.name.as_str())
+        .collect();
+    let mut message = "this apply's lease of the service may have lapsed (its store did not \
+                       confirm a renewal within the lease's TTL), so another apply may hold the \
+                       service now; nothing that changes the server was sent after that"
+        .to_string();
+    if !not_sent.is_empty() {
+        message.push_str(&format!("; not sent: {}", not_sent.join(", ")));
+    }
+    let mut failure = Failure::other("LEASE_LOST", message).with_hint(format!(
+        "check the store is reachable from here; `cloudctl state unlock {at}` shows who holds the \
+         service now, and `cloudctl plan {at}` what is left to do",
+        at = location_flags(args)
+    ));
+    failure.exit = Exit::LeaseLost;
     failure
 }
 

@@ -884,7 +884,7 @@ fn bad_input_is_refused_with_what_and_where_and_nothing_is_sent() {
     let state_file = Path::new(&ok).join(".cloudctl-state.json");
     for (text, expected) in [
         ("{\"version\": 1, \"target\"", "INVALID_STATE"),
-        ("{\"version\": 3, \"target\": {}}", "version 3, newer"),
+        ("{\"version\": 4, \"target\": {}}", "version 4, newer"),
         ("[]", "INVALID_STATE"),
     ] {
         std::fs::write(&state_file, text).unwrap();
@@ -949,8 +949,14 @@ fn the_state_file_is_private_and_holds_no_secret() {
     let listed = cloud
         .cloudctl(&["state", "list", "-f", &dir, "-o", "human"])
         .expect(0);
-    assert!(listed.stdout.starts_with("NAME"), "{}", listed.stdout);
-    assert_eq!(listed.stdout.lines().count(), 5);
+    let lines: Vec<&str> = listed.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("State lineage ") && lines[0].contains(", serial "),
+        "the state's generation first: {}",
+        listed.stdout
+    );
+    assert!(lines[1].starts_with("NAME"), "{}", listed.stdout);
+    assert_eq!(lines.len(), 6);
 }
 
 /// Everything a declared pipe's life prints and writes when its password is `secret` and the

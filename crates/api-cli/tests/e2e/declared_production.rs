@@ -561,7 +561,11 @@ fn a_state_written_by_v0_1_0_keeps_working_and_gains_its_observed_forms() {
             .all(|r| r.operation_id != Some(OperationId::CreatePipe))
     );
     let recorded = state(&dir);
-    assert_eq!(recorded["version"], 2);
+    assert_eq!(recorded["version"], 3);
+    assert!(
+        recorded["lineage"].as_str().is_some_and(|l| l.len() == 36),
+        "a state of an older version gets its lineage at its next write: {recorded}"
+    );
     for name in ["orders", "clicks", "backfill", "crm"] {
         assert!(
             recorded["pipes"][name]["observed"].is_object(),

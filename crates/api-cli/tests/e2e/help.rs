@@ -21,6 +21,7 @@ fn help_of_every_command() {
         &["apply"],
         &["import"],
         &["state"],
+        &["state", "init"],
         &["state", "list"],
         &["state", "resolve"],
         &["state", "forget"],

@@ -22,7 +22,7 @@ use super::postgres_server::PostgresServer;
 use super::redis_server::RedisServer;
 use super::support::Cloud;
 
-/// A real server of one engine, and what the tests read behind the store's back.
+/// A real server of one engine, and what the tests read or do behind the store's back.
 trait Server {
     /// The store's URL.
     fn url(&self) -> String;
@@ -30,6 +30,16 @@ trait Server {
     fn raw_state(&self) -> String;
     /// Who holds the lease now, as the server keeps it.
     fn holder(&self) -> Option<String>;
+    /// Loses every service's state, as production stores do: `FLUSHDB` (a restart without
+    /// persistence) in Redis, the rows deleted in PostgreSQL (a restore from before the first
+    /// apply).
+    fn lose_everything(&self);
+    /// Loses the one service's state alone: its keys deleted (an eviction) in Redis, its row's
+    /// state emptied in PostgreSQL.
+    fn lose_the_state(&self);
+    /// The store's URL naming another database than the one applied to, where there is one to
+    /// name (Redis's database 5).
+    fn other_database(&self) -> Option<String>;
 }
 
 impl Server for RedisServer {
@@ -49,6 +59,21 @@ impl Server for RedisServer {
         let keys = self.command(&["KEYS", "{cloud-sdk:state:*}:lease"]);
         let key = keys.lines().find(|k| !k.is_empty())?;
         Some(self.command(&["HGET", key, "holder"])).filter(|h| !h.is_empty())
+    }
+
+    fn lose_everything(&self) {
+        self.command(&["FLUSHDB"]);
+    }
+
+    fn lose_the_state(&self) {
+        let keys = self.command(&["KEYS", "{cloud-sdk:state:*}:*"]);
+        for key in keys.lines().filter(|k| !k.is_empty()) {
+            self.command(&["DEL", key]);
+        }
+    }
+
+    fn other_database(&self) -> Option<String> {
+        Some(format!("{}/5", self.url.trim_end_matches('/')))
     }
 }
 
@@ -71,6 +96,18 @@ impl Server for PostgresServer {
         let holder =
             self.sql("SELECT coalesce(holder, '') FROM cloud_sdk_state WHERE expires_at > now()");
         Some(holder).filter(|h| !h.is_empty())
+    }
+
+    fn lose_everything(&self) {
+        self.sql("DELETE FROM cloud_sdk_state");
+    }
+
+    fn lose_the_state(&self) {
+        self.sql("UPDATE cloud_sdk_state SET state = NULL");
+    }
+
+    fn other_database(&self) -> Option<String> {
+        None
     }
 }
 
@@ -111,6 +148,7 @@ on_both!(
     a_holder_stopped_past_its_lease_writes_nothing_once_another_took_over,
     eight_runners_apply_one_directory_with_kills_and_pauses,
     a_state_pushed_to_the_store_and_back_and_a_lease_ended_by_hand,
+    a_store_without_the_state_is_refused_before_any_call,
 );
 
 /// The lease's TTL the processes are given.
@@ -200,6 +238,13 @@ impl Runner {
         );
         command.stdout(Stdio::null()).stderr(Stdio::piped());
         command.spawn().expect("cloudctl starts")
+    }
+
+    /// Sets the service's state up in the store (`cloudctl state init`).
+    fn init(&self, cloud: &Cloud, server: &impl Server) {
+        let (code, made, stderr) = self.run(cloud, server, &["state", "init"]);
+        assert_eq!(code, 0, "state init: {stderr}");
+        assert_eq!(made["serial"], 1, "{made}");
     }
 
     /// Runs `cloudctl args` (with `-f DIR`, the lease's TTL and JSON output) to its end.
@@ -378,6 +423,7 @@ fn a_holder_stopped_past_its_lease_writes_nothing_once_another_took_over(server:
     let (first, second) = (Runner::new(), Runner::new());
     first.checkout(&files);
     second.checkout(&files);
+    first.init(&cloud, server);
     let stopped = first.spawn_apply(&cloud, server);
     let deadline = Instant::now() + Duration::from_secs(20);
     while cloud
@@ -401,7 +447,7 @@ fn a_holder_stopped_past_its_lease_writes_nothing_once_another_took_over(server:
     let (code, stderr) = finish(stopped, Duration::from_secs(20));
     assert_eq!(
         code, 1,
-        "the stopped runner fails at its next write: {stderr}"
+        "the stopped runner fails at its next write (its creates in flight answer): {stderr}"
     );
     assert!(
         stderr.contains("lease of the service lapsed and another apply took it"),
@@ -430,6 +476,8 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
         );
     }
     let runners: Vec<Runner> = (0..8).map(|_| Runner::new()).collect();
+    runners[0].checkout(&[]);
+    runners[0].init(&cloud, server);
     let mut rng = fastrand::Rng::with_seed(34);
     let mut files: Vec<(String, u32)> = (0..10).map(|i| (format!("p{i:02}"), 1)).collect();
     let mut next_name = 10;
@@ -443,6 +491,8 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
         1 if stderr.contains("STATE_FENCED") || stderr.contains("lease of the service lapsed") => {
             fenced += 1;
         }
+        // Continued past its lease between two calls: it sent nothing more.
+        11 if stderr.contains("LEASE_LOST") => fenced += 1,
         _ => panic!("an apply exited {code}: {stderr}"),
     };
     for round in 0..ROUNDS {
@@ -520,7 +570,7 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
         for child in running.iter_mut().filter_map(Option::take) {
             let (code, stderr) = finish(child, Duration::from_secs(30));
             assert!(
-                [0, 1, 7].contains(&code),
+                [0, 1, 7, 11].contains(&code),
                 "round {round}: an apply exited {code}: {stderr}"
             );
             if code == 1 {
@@ -545,7 +595,10 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
             let taken_over = server.raw_state();
             signal(&child, "-CONT");
             let (code, stderr) = finish(child, Duration::from_secs(30));
-            assert!([0, 1, 7].contains(&code), "round {round}: {code}: {stderr}");
+            assert!(
+                [0, 1, 7, 11].contains(&code),
+                "round {round}: {code}: {stderr}"
+            );
             count(code, &stderr);
             assert_eq!(
                 server.raw_state(),
@@ -557,7 +610,10 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
             std::thread::sleep(TTL + Duration::from_millis(300));
             signal(&child, "-CONT");
             let (code, stderr) = finish(child, Duration::from_secs(30));
-            assert!([0, 1, 7].contains(&code), "round {round}: {code}: {stderr}");
+            assert!(
+                [0, 1, 7, 11].contains(&code),
+                "round {round}: {code}: {stderr}"
+            );
             // Stopped while the others finished (seconds), a runner caught in the middle of
             // connecting to the store finds its connect budget (5 s) spent when it goes on: the
             // store could not be reached in time, it says so, and it wrote nothing.
@@ -664,4 +720,73 @@ fn a_state_pushed_to_the_store_and_back_and_a_lease_ended_by_hand(server: &impl 
     let (code, _, stderr) = runner.run(&cloud, server, &["state", "unlock", "--state", file]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("there is no lease to end"), "{stderr}");
+}
+
+fn a_store_without_the_state_is_refused_before_any_call(server: &impl Server) {
+    let cloud = production_cloud(Duration::ZERO);
+    let runner = Runner::new();
+    let files: Vec<(String, u32)> = ["orders", "events", "clicks"]
+        .iter()
+        .map(|n| ((*n).to_string(), 1))
+        .collect();
+    runner.checkout(&files);
+    // Refused, naming the store, the service and the ways out, before any call to the API.
+    let refused = |runner: &Runner, extra: &[&str], when: &str| {
+        cloud.clear_requests();
+        for command in ["plan", "apply"] {
+            let mut args = vec![command];
+            if command == "apply" {
+                args.push("--yes");
+            }
+            args.extend(extra);
+            let (code, _, stderr) = runner.run(&cloud, server, &args);
+            assert_eq!(code, 10, "{when}: {command}: {stderr}");
+            assert!(
+                stderr.contains("STATE_MISSING")
+                    && stderr.contains("holds no state of service")
+                    && stderr.contains("state init"),
+                "{when}: {command}: {stderr}"
+            );
+            assert!(!stderr.contains("PASSWORD"), "{stderr}");
+        }
+        let requests = cloud.requests();
+        assert!(
+            requests.is_empty(),
+            "{when}: no call was made: {:?}",
+            requests.iter().map(|r| &r.path).collect::<Vec<_>>()
+        );
+    };
+    refused(&runner, &[], "never set up");
+    runner.init(&cloud, server);
+    let (code, applied, stderr) = runner.run(&cloud, server, &["apply", "--yes"]);
+    assert_eq!(code, 0, "{stderr}");
+    let lineage = applied["results"]["state"]["lineage"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let serial = applied["results"]["state"]["serial"].as_u64().unwrap();
+    assert!(serial > 3, "every write counts: {applied}");
+    let (code, shown, stderr) = runner.run(&cloud, server, &["state", "show"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        (shown["lineage"].as_str(), shown["serial"].as_u64()),
+        (Some(lineage.as_str()), Some(serial))
+    );
+    // A second init finds it, and changes nothing.
+    let (code, _, stderr) = runner.run(&cloud, server, &["state", "init"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains(&lineage), "{stderr}");
+
+    if let Some(other) = server.other_database() {
+        refused(&runner, &["--state", &other], "another database");
+    }
+    server.lose_the_state();
+    refused(&runner, &[], "the service's state lost");
+    server.lose_everything();
+    refused(&runner, &[], "the store flushed");
+    assert_eq!(
+        cloud.pipes().iter().filter(|p| !p.deleted).count(),
+        3,
+        "no pipe was created a second time"
+    );
 }

@@ -104,6 +104,10 @@ pub enum Outcome {
     /// Not run, for the reason given (the service did not start, the delete of a replace failed, no
     /// room under `max_unavailable`, an answer that cannot be read).
     Skipped(String),
+    /// Not sent: the apply's lease of the service may have lapsed by its own clock
+    /// ([`StateLock::check_lease`]), so another apply may hold the service; nothing that changes
+    /// the server is sent after that.
+    LeaseLost,
 }
 
 /// What happened to one action.
@@ -122,16 +126,26 @@ pub struct ActionReport {
 /// What an apply did.
 #[derive(Debug, Default)]
 pub struct ApplyReport {
-    /// The service's start or stop, when the plan had one: the error, when it failed.
+    /// The service's start or stop, when the plan had one and it was sent: the error, when it
+    /// failed.
     pub service: Option<Result<(), Error>>,
     /// Every action, in the plan's order.
     pub actions: Vec<ActionReport>,
+    /// Whether the apply stopped sending changes because its lease may have lapsed (the service's
+    /// start or stop, or an action, was not sent: [`Outcome::LeaseLost`]).
+    pub lease_lost: bool,
+    /// The lineage of the state as the apply left it ([`RecordedState::lineage`]).
+    pub lineage: String,
+    /// The serial of the state as the apply left it ([`RecordedState::serial`]): with the
+    /// lineage, the generation a later plan can be bound to.
+    pub serial: u64,
 }
 
 impl ApplyReport {
     /// Whether every action is done: the service now matches its declaration.
     pub fn is_complete(&self) -> bool {
-        self.service.as_ref().is_none_or(Result::is_ok)
+        !self.lease_lost
+            && self.service.as_ref().is_none_or(Result::is_ok)
             && self
                 .actions
                 .iter()
@@ -147,10 +161,17 @@ struct Recording<'a> {
 }
 
 impl Recording<'_> {
+    /// Changes the state and writes it as its next generation.
     fn change(&self, change: impl FnOnce(&mut RecordedState)) -> Result<(), StateError> {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         change(&mut state);
-        self.store.save(self.lock, &state)
+        state.save_to(self.store, self.lock)
+    }
+
+    /// Whether the lease still holds by this process's clock: asked before every call that
+    /// changes the server.
+    fn lease_holds(&self) -> bool {
+        self.lock.check_lease().is_ok()
     }
 }
 
@@ -194,6 +215,15 @@ impl Plan {
     /// An error of the API ends only its own action (see [`ApplyReport`]); a store that cannot save
     /// ends the apply, since going on could create without a record (a pipe created but not
     /// recorded is named in [`StateError::CreatedNotRecorded`]).
+    ///
+    /// Before every call that changes the server (the service's start or stop, each create and
+    /// each delete) the lease is checked by this process's own clock
+    /// ([`StateLock::check_lease`]): once it may have lapsed, nothing more is sent, the actions
+    /// not started end [`Outcome::LeaseLost`], those in flight end as they do, and
+    /// [`ApplyReport::lease_lost`] is set.
+    ///
+    /// A store that [requires an init](StateStore::requires_init) and holds no state of the
+    /// service is refused ([`StateError::Missing`]), whatever the plan was made from.
     pub async fn apply_with(
         &self,
         lock: &StateLock,
@@ -215,6 +245,12 @@ impl Plan {
         // A plan is made against one recorded state: applied twice, or after another apply changed
         // the state, it would create again what was created since.
         let current = store.load()?;
+        if current.is_none() && store.requires_init() {
+            return Err(StateError::Missing {
+                store: store.describe_store(),
+                target: Box::new(self.recorded.target.clone()),
+            });
+        }
         let fresh = self.recorded.pipes.is_empty() && self.recorded.pending.is_empty();
         let unchanged = match &current {
             Some(current) => current == &self.recorded,
@@ -238,7 +274,10 @@ impl Plan {
         let calls = Semaphore::new(options.parallelism);
         let mut report = ApplyReport::default();
         let mut service_ok = true;
-        if let Some(change) = &self.service {
+        if self.service.is_some() && !recording.lease_holds() {
+            report.lease_lost = true;
+            service_ok = false;
+        } else if let Some(change) = &self.service {
             let step = match change.to {
                 ServiceTarget::Running => "starting",
                 ServiceTarget::Stopped => "stopping",
@@ -301,17 +340,19 @@ impl Plan {
         if !deleting.is_empty() {
             store.check_held(lock)?;
         }
-        let deleted: HashMap<String, Result<(), Error>> = deleting
+        let deleted: HashMap<String, Option<Result<(), Error>>> = deleting
             .into_iter()
             .map(|action| async {
-                let result = self.delete(action, &calls, &options.wait, progress).await;
+                let result = self
+                    .delete(action, &recording, &calls, &options.wait, progress)
+                    .await;
                 (action.name.clone(), result)
             })
             .collect::<FuturesUnordered<_>>()
             .collect()
             .await;
         for (name, result) in &deleted {
-            if result.is_ok() {
+            if matches!(result, Some(Ok(()))) {
                 recording.change(|state| {
                     state.pipes.remove(name);
                 })?;
@@ -346,6 +387,7 @@ impl Plan {
         let mut deleted = deleted;
         for action in &self.actions {
             let outcome = match (action.kind, deleted.remove(&action.name)) {
+                (_, Some(None)) => report_of(action, action.id, Outcome::LeaseLost),
                 (ActionKind::Pending, _) => {
                     progress(step(action, "pending", None));
                     report_of(action, None, Outcome::Blocked)
@@ -358,7 +400,7 @@ impl Plan {
                 (ActionKind::Record, _) => {
                     report_of(action, action.id, Outcome::Done { state: None })
                 }
-                (_, Some(Err(error))) => report_of(action, action.id, Outcome::Failed(error)),
+                (_, Some(Some(Err(error)))) => report_of(action, action.id, Outcome::Failed(error)),
                 (ActionKind::Delete, _) => {
                     report_of(action, action.id, Outcome::Done { state: None })
                 }
@@ -369,25 +411,44 @@ impl Plan {
             };
             report.actions.push(outcome);
         }
+        report.lease_lost |= report
+            .actions
+            .iter()
+            .any(|a| matches!(a.outcome, Outcome::LeaseLost));
+        let state = recording
+            .state
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner());
+        (report.lineage, report.serial) = (state.lineage, state.serial);
         Ok(report)
     }
 
     /// Deletes the action's pipe (a 404 is fine: it is gone) and waits until it is gone, each call
-    /// in one of the `calls` slots.
+    /// in one of the `calls` slots; `None` when the delete was not sent because the lease may have
+    /// lapsed.
     async fn delete(
         &self,
         action: &PlanAction,
+        recording: &Recording<'_>,
         calls: &Semaphore,
         wait: &WaitOptions,
         progress: &(dyn Fn(Progress) + Sync),
-    ) -> Result<(), Error> {
+    ) -> Option<Result<(), Error>> {
         let Some(id) = action.id else {
-            return Ok(());
+            return Some(Ok(()));
         };
         let pipe = self.handle.pipe(id);
+        let slot = calls.acquire().await;
+        // Checked once the slot is had, right before the call: a wait for a slot can be long.
+        if !recording.lease_holds() {
+            progress(step(action, "lease lost", None));
+            return None;
+        }
         progress(step(action, "deleting", None));
         let result = async {
-            in_slot(calls, pipe.delete_if_exists()).await?;
+            let deleted = pipe.delete_if_exists().await;
+            drop(slot);
+            deleted?;
             progress(step(action, "waiting until gone", None));
             wait_for_pipe_gone(|| in_slot(calls, pipe.get()), wait).await
         }
@@ -397,7 +458,7 @@ impl Plan {
         } else if action.kind == ActionKind::Delete {
             progress(step(action, "done", Some("gone".into())));
         }
-        result
+        Some(result)
     }
 }
 
@@ -470,18 +531,24 @@ async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, Sta
         return Ok(report_of(action, action.id, Outcome::Skipped(why)));
     };
     let replacing = action.delete_first && action.id.is_some();
+    if !ctx.recording.lease_holds() {
+        (ctx.progress)(step(action, "lease lost", None));
+        return Ok(report_of(action, action.id, Outcome::LeaseLost));
+    }
     if replacing {
         ctx.recording.change(|state| {
             if let Some(pipe) = state.pipes.get_mut(&action.name) {
                 pipe.replacing.get_or_insert_with(Utc::now);
             }
         })?;
-        if let Err(error) = ctx
+        match ctx
             .plan
-            .delete(action, ctx.calls, ctx.wait, ctx.progress)
+            .delete(action, ctx.recording, ctx.calls, ctx.wait, ctx.progress)
             .await
         {
-            return Ok(report_of(action, action.id, Outcome::Failed(error)));
+            None => return Ok(report_of(action, action.id, Outcome::LeaseLost)),
+            Some(Err(error)) => return Ok(report_of(action, action.id, Outcome::Failed(error))),
+            Some(Ok(())) => {}
         }
     }
     create(ctx, action, creation).await
@@ -509,10 +576,24 @@ async fn create(
         reason: None,
     };
     tracing::info!(pipe = %name, intent = %intent.intent_id, "creating a declared pipe");
+    if !recording.lease_holds() {
+        progress(step(action, "lease lost", None));
+        return Ok(report_of(action, action.id, Outcome::LeaseLost));
+    }
     recording.change(|state| {
         state.pipes.remove(&name);
         state.pending.insert(name.clone(), intent);
     })?;
+    // The intent's write may have taken long (a slow store): checked again right before the call.
+    if !recording.lease_holds() {
+        // Not sent: the intent is taken back if the store still takes writes, else it stays
+        // pending (it blocks the name until resolved, which is safe).
+        let _ = recording.change(|state| {
+            state.pending.remove(&name);
+        });
+        progress(step(action, "lease lost", None));
+        return Ok(report_of(action, action.id, Outcome::LeaseLost));
+    }
     progress(step(action, "creating", None));
     let created = match ctx.plan.handle.pipes().create(&creation.pipe).await {
         Ok(created) => created.into_inner(),

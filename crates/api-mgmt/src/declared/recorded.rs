@@ -9,15 +9,18 @@ use serde_json::Value;
 
 use api_core::management::NewPipe;
 
-use super::StateError;
+use super::store::{StateError, StateLock, StateStore};
+
 use super::fingerprint::{Fingerprint, declared_form, observed_form};
 
 /// The version of the recorded state this SDK writes; a newer one is refused, never rewritten.
 ///
 /// Version 2 adds each pipe's observed form and the replace intent; a state of version 1 (written by
 /// v0.1) is read as it is, and each pipe's observed form is filled in from the next plan's read,
-/// recorded by the next apply.
-pub const STATE_VERSION: u32 = 2;
+/// recorded by the next apply. Version 3 adds the lineage and the serial: a state of an older
+/// version is read with no lineage (given one by its next write) and serial 0. An SDK that knows
+/// only version 2 refuses a state of version 3, so it cannot write one without counting the write.
+pub const STATE_VERSION: u32 = 3;
 
 /// How long before an intent began a pipe may have been created, by the server's clock, and still be
 /// taken as the pipe that intent's create made (the two clocks may differ by this much).
@@ -62,6 +65,17 @@ pub struct RecordedState {
     pub version: u32,
     /// The service it belongs to.
     pub target: StateTarget,
+    /// The state's lineage: a random id made when the service's state was first recorded
+    /// ([`RecordedState::new`]) and kept by every later write, so two states of one service that
+    /// did not come from one another are never taken for each other. Empty only in a state of an
+    /// older version, until its next write.
+    #[serde(default)]
+    pub lineage: String,
+    /// How many times the state was written: every [`save_to`](Self::save_to) adds one. With the
+    /// lineage, it names one generation of the state (shown at the end of every apply, so that a
+    /// CI job can keep it).
+    #[serde(default)]
+    pub serial: u64,
     /// The pipes, by name.
     #[serde(default)]
     pub pipes: BTreeMap<String, RecordedPipe>,
@@ -117,11 +131,13 @@ pub struct PendingCreate {
 }
 
 impl RecordedState {
-    /// An empty state for `target`.
+    /// An empty state for `target`, of a new lineage, never written (serial 0).
     pub fn new(target: StateTarget) -> Self {
         Self {
             version: STATE_VERSION,
             target,
+            lineage: uuid::Uuid::new_v4().to_string(),
+            serial: 0,
             pipes: BTreeMap::new(),
             pending: BTreeMap::new(),
         }
@@ -147,6 +163,33 @@ impl RecordedState {
         // An older version is read as this one, and written as this one by the next save.
         state.version = STATE_VERSION;
         Ok(state)
+    }
+
+    /// Writes the state to `store` under `lock` as its next generation: the serial counts the write
+    /// (and a state of an older version gets its lineage). On a failed write the serial is as it
+    /// was. The one way the SDK and cloudctl write a state; [`StateStore::save`] writes it as
+    /// given.
+    pub fn save_to(&mut self, store: &dyn StateStore, lock: &StateLock) -> Result<(), StateError> {
+        let (lineage, serial) = (self.lineage.clone(), self.serial);
+        if self.lineage.is_empty() {
+            self.lineage = uuid::Uuid::new_v4().to_string();
+        }
+        self.serial += 1;
+        let saved = store.save(lock, self);
+        if saved.is_err() {
+            (self.lineage, self.serial) = (lineage, serial);
+        }
+        saved
+    }
+
+    /// The generation of the state in a few words: `lineage 5c1f…, serial 12`.
+    pub fn generation(&self) -> String {
+        let lineage = if self.lineage.is_empty() {
+            "(none yet)"
+        } else {
+            &self.lineage
+        };
+        format!("lineage {lineage}, serial {}", self.serial)
     }
 
     /// The state as the file holds it (pretty JSON, keys sorted, a newline at the end).

@@ -37,6 +37,58 @@ pub trait StateStore: Send + Sync {
     /// dropped: one apply per service at a time, whichever state file or directory it comes from.
     /// [`Plan::apply`](super::Plan::apply) asks for it.
     fn lock(&self, target: &StateTarget) -> Result<StateLock, StateError>;
+
+    /// Whether a service with no state here must be set up first ([`init`](Self::init)) rather
+    /// than read as managing nothing: `true` for a shared store, where a missing state is far more
+    /// often a state lost (a store restarted without persistence, an eviction, a `FLUSHDB`,
+    /// another database number, a restore) than a service never applied, and reading it as empty
+    /// would create every declared pipe a second time. `false` for the file store: a new directory
+    /// starts empty.
+    fn requires_init(&self) -> bool {
+        false
+    }
+
+    /// The store in messages (a file's path, a URL with its password redacted).
+    fn describe_store(&self) -> String {
+        "the state store".to_string()
+    }
+
+    /// The recorded state of `target`'s service, refused when it belongs to another: an empty
+    /// state when there is none and the store does not [require an init](Self::requires_init),
+    /// else [`StateError::Missing`]. What a plan should read.
+    fn load_for(&self, target: &StateTarget) -> Result<RecordedState, StateError> {
+        match self.load()? {
+            Some(state) => {
+                state.check_target(target)?;
+                Ok(state)
+            }
+            None if self.requires_init() => Err(StateError::Missing {
+                store: self.describe_store(),
+                target: Box::new(target.clone()),
+            }),
+            None => Ok(RecordedState::new(target.clone())),
+        }
+    }
+
+    /// Records an empty state of a new lineage for the lock's service, the explicit first step of
+    /// a service on a store that [requires it](Self::requires_init); refused when the store holds a
+    /// state of the service already (whatever it records).
+    fn init(&self, lock: &StateLock) -> Result<RecordedState, StateError> {
+        if let Some(existing) = self.load()? {
+            return Err(StateError::Refused(format!(
+                "{} holds a state of this service already ({}, {} pipes, {} pending creates); \
+                 nothing was written",
+                self.describe_store(),
+                existing.generation(),
+                existing.pipes.len(),
+                existing.pending.len()
+            )));
+        }
+        let mut state = RecordedState::new(lock.target().clone());
+        state.serial = 1;
+        self.save(lock, &state)?;
+        Ok(state)
+    }
 }
 
 /// A held lock of one service's applies ([`StateStore::lock`]); released when dropped (or when the
@@ -45,7 +97,17 @@ pub trait StateStore: Send + Sync {
 pub struct StateLock {
     target: StateTarget,
     fence: Option<u64>,
+    lease: Option<LeaseClock>,
     _held: Box<dyn Any + Send + Sync>,
+}
+
+/// Until when a lease is valid by this process's own monotonic clock, moved on by each renewal
+/// the store confirmed, and said of what store.
+#[derive(Clone)]
+pub(crate) struct LeaseClock {
+    pub(crate) valid_until: std::sync::Arc<std::sync::Mutex<std::time::Instant>>,
+    pub(crate) store: String,
+    pub(crate) ttl: Duration,
 }
 
 impl std::fmt::Debug for StateLock {
@@ -64,7 +126,36 @@ impl StateLock {
         Self {
             target,
             fence: None,
+            lease: None,
             _held: Box::new(held),
+        }
+    }
+
+    /// With the clock of its lease (a shared store's).
+    pub(crate) fn with_lease_clock(mut self, clock: LeaseClock) -> Self {
+        self.lease = Some(clock);
+        self
+    }
+
+    /// How long the lease is still valid by this process's own clock (the last renewal the store
+    /// confirmed, counted from when it was sent, plus the TTL, less a margin): `None` for a lock
+    /// that cannot lapse (the file store's OS locks).
+    pub fn lease_valid_for(&self) -> Option<Duration> {
+        let clock = self.lease.as_ref()?;
+        let until = *clock.valid_until.lock().unwrap_or_else(|p| p.into_inner());
+        Some(until.saturating_duration_since(std::time::Instant::now()))
+    }
+
+    /// Refuses, with [`StateError::LeaseLost`], once the lease may have lapsed by this process's
+    /// own clock: asked before every call that changes the server, so a runner cut off from its
+    /// store (while the API still answers) changes nothing after another may have taken over.
+    pub fn check_lease(&self) -> Result<(), StateError> {
+        match (&self.lease, self.lease_valid_for()) {
+            (Some(clock), Some(left)) if left.is_zero() => Err(StateError::LeaseLost {
+                store: clock.store.clone(),
+                ttl: clock.ttl,
+            }),
+            _ => Ok(()),
         }
     }
 
@@ -234,6 +325,35 @@ pub enum StateError {
         /// What the self-check found.
         message: String,
     },
+    /// A shared store holds no state of the service: it was never set up there (`cloudctl state
+    /// init`, [`StateStore::init`], or a state pushed from a file), or the store lost it. Nothing
+    /// was read from the API and nothing was sent.
+    #[error(
+        "{store} holds no state of service {} of organization {} at {}: either the service was \
+         never set up in this store, or the store lost its data (a restart without persistence, an \
+         eviction, a flush, another database number in the URL, a restore); planning against an \
+         empty state would create every declared pipe a second time, so nothing was done",
+        target.service_id, target.organization_id, target.api_url
+    )]
+    Missing {
+        /// The store, its URL's password redacted.
+        store: String,
+        /// The service.
+        target: Box<StateTarget>,
+    },
+    /// This process's lease of the service may have lapsed by its own clock (its renewals failed
+    /// for longer than the TTL allows): no call that changes the server was made after that.
+    #[error(
+        "{store}: this apply's lease of the service may have lapsed (no renewal was confirmed \
+         within its {ttl:?} TTL), so another apply may hold the service now; no create, delete or \
+         service command was sent after that"
+    )]
+    LeaseLost {
+        /// The store, its URL's password redacted.
+        store: String,
+        /// The lease's TTL.
+        ttl: Duration,
+    },
     /// A pipe was created and the state could not record it: its id, so that it can be recorded
     /// (the intent of its create is pending in the state).
     #[error(
@@ -372,6 +492,10 @@ fn try_lock(path: &Path) -> Result<Option<File>, StateError> {
 }
 
 impl StateStore for FileStateStore {
+    fn describe_store(&self) -> String {
+        self.path.display().to_string()
+    }
+
     fn lock(&self, target: &StateTarget) -> Result<StateLock, StateError> {
         let state_path = self.lock_path();
         let Some(state) = try_lock(&state_path)? else {

@@ -20,10 +20,10 @@ fn ensure_ring_provider() {
     }
 }
 
-use std::sync::Arc;
 use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use api_core::Secret;
 use api_core::redact::Redactor;
@@ -38,6 +38,18 @@ pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
 /// The longest lease [`SharedStateStore::lease_ttl`] takes.
 const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
 
+/// The version of the stores' layout (keys, columns, what each write compares) this SDK writes: 2
+/// adds the lease's random id, compared by every write. A store of a newer layout is refused.
+pub(crate) const LAYOUT: u32 = 2;
+
+/// How much of a lease's TTL this process does not count on: the lease is taken as valid until
+/// the last confirmed renewal's sending plus the TTL less this part of it (clocks may run at
+/// slightly different rates, and the store's timer starts after the request was sent).
+const LEASE_MARGIN_DIVISOR: u32 = 10;
+
+/// The first wait before a failed renewal is tried again; it doubles, up to a sixth of the TTL.
+const RENEWAL_BACKOFF: Duration = Duration::from_millis(50);
+
 /// Where an engine writes: the state, or the self-check's own slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Slot {
@@ -51,20 +63,28 @@ pub(crate) enum Taken {
     Lease(u64),
     /// Another holds it.
     Held(LeaseHolder),
+    /// The store's layout is of this newer version: nothing was taken.
+    NewerLayout(u64),
 }
 
 /// The atomic operations of one engine on one service's keys. Each is a single atomic step on the
 /// server (a Lua script, a single SQL statement); an `Err` is the engine's own failure, its text
 /// free of the URL's password.
+///
+/// A lease is its fencing number and its random id (`lease`, 128 bits): every step that needs the
+/// lease compares both, so a store whose counter went back (a snapshot restored, an AOF tail
+/// lost, a failover to a replica behind) and issued a number twice still lets only the holder
+/// whose id it keeps write.
 pub(crate) trait Engine: Send + Sync + 'static {
     /// Takes the lease when no live lease exists: a new fencing number, greater than every one
-    /// before, and the lease lapses after `ttl` unless renewed.
-    fn acquire(&self, holder: &str, ttl: Duration) -> Result<Taken, String>;
-    /// Extends the lease by `ttl` when `fence` is still the latest number (taking it again if it
-    /// lapsed and no one took it since); `false` when another took it.
-    fn renew(&self, fence: u64, holder: &str, ttl: Duration) -> Result<bool, String>;
-    /// Ends the lease when `fence` is still the latest number.
-    fn release(&self, fence: u64) -> Result<(), String>;
+    /// the store remembers, kept with `lease`; it lapses after `ttl` unless renewed. Refused
+    /// ([`Taken::NewerLayout`]) on a store of a layout newer than [`LAYOUT`].
+    fn acquire(&self, holder: &str, ttl: Duration, lease: &str) -> Result<Taken, String>;
+    /// Extends the lease by `ttl` when `fence` and `lease` are still the latest (taking it again
+    /// if it lapsed and no one took it since); `false` when another took it.
+    fn renew(&self, fence: u64, lease: &str, holder: &str, ttl: Duration) -> Result<bool, String>;
+    /// Ends the lease when `fence` and `lease` are still the latest.
+    fn release(&self, fence: u64, lease: &str) -> Result<(), String>;
     /// Ends the lease whoever holds it, and moves the fencing number on so that its holder can no
     /// longer write; answers who held it.
     fn force_release(&self) -> Result<Option<LeaseHolder>, String>;
@@ -72,9 +92,9 @@ pub(crate) trait Engine: Send + Sync + 'static {
     fn holder(&self) -> Result<Option<LeaseHolder>, String>;
     /// The text in `slot`.
     fn read(&self, slot: Slot) -> Result<Option<String>, String>;
-    /// Writes `text` in `slot` only when `fence` is the latest number; `false` (nothing written)
-    /// when a later lease exists.
-    fn write(&self, fence: u64, slot: Slot, text: &str) -> Result<bool, String>;
+    /// Writes `text` in `slot` only when `fence` and `lease` are the latest; `false` (nothing
+    /// written) when another lease exists.
+    fn write(&self, fence: u64, lease: &str, slot: Slot, text: &str) -> Result<bool, String>;
 }
 
 /// A recorded state kept in a shared store, one per service, for applies that run on many hosts
@@ -83,18 +103,29 @@ pub(crate) trait Engine: Send + Sync + 'static {
 ///
 /// - **A lease per service** (API URL, organization, service): [`lock`](StateStore::lock) takes it
 ///   without waiting, a thread of its own renews it every third of its TTL while the
-///   [`StateLock`] lives, and dropping the lock ends it. A holder that was killed is replaced once
+///   [`StateLock`] lives (a failed renewal is tried again at once, backing off from 50 ms), and
+///   dropping the lock ends it. By this process's own monotonic clock the lease is valid until the
+///   last confirmed renewal plus the TTL, less a tenth: past that,
+///   [`StateLock::check_lease`] refuses, and an apply sends no create, delete or service command. A holder that was killed is replaced once
 ///   its TTL has passed ([`DEFAULT_LEASE_TTL`]) with no manual step;
 ///   [`force_unlock`](Self::force_unlock) ends a lease at once.
-/// - **Fencing:** each lease carries a number that only grows, and every [`save`](StateStore::save)
-///   is a compare-and-swap on it, in one atomic step on the server (a Lua script; an
-///   `UPDATE ... WHERE fence = $n`). A holder paused past its lease
+/// - **Fencing:** each lease carries a number that only grows and a random id, and every
+///   [`save`](StateStore::save) is a compare-and-swap on both, in one atomic step on the server (a
+///   Lua script; an `UPDATE ... WHERE fence = $n AND lease_id = $id`): a number issued twice by a
+///   store whose counter went back still lets only one holder write. A holder paused past its lease
 ///   (SIGSTOP, a long pause, a partition) whose lease another took writes nothing: its next save
 ///   fails with [`StateError::Fenced`], the state as the new holder left it.
 /// - **Intents** are part of the recorded state, so a create whose outcome is unknown on one
 ///   runner blocks its name on every runner.
-/// - **A self-check** with every lease: a write with the previous number must be refused and one
-///   with the lease's number accepted, or the store is refused ([`StateError::UnsafeStore`]).
+/// - **A self-check** with every lease: a write with the previous number, or with the lease's
+///   number and another id, must be refused and one with the lease's own accepted, or the store is
+///   refused ([`StateError::UnsafeStore`]).
+/// - **No state is not an empty state:** [`requires_init`](StateStore::requires_init) is `true`,
+///   so a plan finds [`StateError::Missing`] where the store holds no state of the service (lost,
+///   or never set up) instead of creating every declared pipe again; the first apply of a service
+///   on a store follows [`init`](StateStore::init) (`cloudctl state init`) or a state pushed
+///   there.
+/// - **A layout version** in the store: a store written by a newer SDK is refused.
 /// - The URL's password is never shown: messages name the store by its URL, redacted. The store's
 ///   own failures (unreachable, timeout, authentication) are [`StateError::Store`] errors naming
 ///   it, never a fallback to a local file.
@@ -255,11 +286,11 @@ impl SharedStateStore {
         self.engine.force_release().map_err(|m| self.failed(m))
     }
 
-    /// The fencing number of `lock`, a lease this store's engine gave (a lock of another store,
-    /// whose number could match by chance, is refused).
-    fn own_fence(&self, lock: &StateLock) -> Result<u64, StateError> {
-        match (lock.held().downcast_ref::<Lease>(), lock.fence()) {
-            (Some(lease), Some(fence)) if Arc::ptr_eq(&lease.engine, &self.engine) => Ok(fence),
+    /// The lease of `lock`, one this store's engine gave (a lock of another store, whose number
+    /// could match by chance, is refused).
+    fn own_lease<'l>(&self, lock: &'l StateLock) -> Result<&'l Lease, StateError> {
+        match lock.held().downcast_ref::<Lease>() {
+            Some(lease) if Arc::ptr_eq(&lease.engine, &self.engine) => Ok(lease),
             _ => Err(StateError::Refused(format!(
                 "this lock was not taken from the shared store {}; take it with its `lock`",
                 self.store
@@ -294,16 +325,16 @@ impl SharedStateStore {
         }
     }
 
-    /// The self-check: the store must refuse a write with a number before the lease's, and take
-    /// one with it.
-    fn self_check(&self, fence: u64) -> Result<(), StateError> {
+    /// The self-check: the store must refuse a write with a number before the lease's, or with
+    /// the lease's number and another id, and take one with the lease's own.
+    fn self_check(&self, fence: u64, lease: &str) -> Result<(), StateError> {
         let refuse = |why: &str| StateError::UnsafeStore {
             store: self.store.clone(),
             message: why.to_string(),
         };
         let stale = self
             .engine
-            .write(fence - 1, Slot::Probe, "stale")
+            .write(fence - 1, lease, Slot::Probe, "stale")
             .map_err(|m| self.failed(m))?;
         if stale {
             return Err(refuse(
@@ -311,14 +342,24 @@ impl SharedStateStore {
                  paused past its lease could overwrite the next holder's state",
             ));
         }
+        let stranger = self
+            .engine
+            .write(fence, &new_lease_id(), Slot::Probe, "stranger")
+            .map_err(|m| self.failed(m))?;
+        if stranger {
+            return Err(refuse(
+                "it accepted a write with the lease's number and another lease's id, so a number \
+                 issued twice (a counter rolled back) would let two holders write",
+            ));
+        }
         let current = self
             .engine
-            .write(fence, Slot::Probe, "current")
+            .write(fence, lease, Slot::Probe, "current")
             .map_err(|m| self.failed(m))?;
         if !current
             && !self
                 .engine
-                .renew(fence, &self.holder, self.ttl)
+                .renew(fence, lease, &self.holder, self.ttl)
                 .map_err(|m| self.failed(m))?
         {
             // Another took the lease in between (a forced unlock): fenced, not unsafe.
@@ -423,12 +464,31 @@ fn default_holder() -> String {
     format!("process {} on {host}", std::process::id())
 }
 
+/// A fresh lease id: 128 random bits (a version 4 UUID's 122, and its fixed bits), as text.
+fn new_lease_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// Until when a lease taken or renewed by a request sent at `sent` is valid by this process's
+/// clock.
+fn valid_until(sent: Instant, ttl: Duration) -> Instant {
+    sent + ttl - ttl / LEASE_MARGIN_DIVISOR
+}
+
 /// A held lease: the renewing thread, stopped and the lease ended when dropped.
 struct Lease {
     engine: Arc<dyn Engine>,
     fence: u64,
+    id: String,
+    valid_until: Arc<Mutex<Instant>>,
     stop: Option<mpsc::Sender<()>>,
     renewer: Option<JoinHandle<()>>,
+}
+
+/// Moves a lease's validity on after a renewal sent at `sent` was confirmed.
+fn extend(valid: &Mutex<Instant>, sent: Instant, ttl: Duration) {
+    let mut until = valid.lock().unwrap_or_else(|p| p.into_inner());
+    *until = (*until).max(valid_until(sent, ttl));
 }
 
 impl Drop for Lease {
@@ -437,7 +497,7 @@ impl Drop for Lease {
         if let Some(renewer) = self.renewer.take() {
             let _ = renewer.join();
         }
-        if let Err(why) = self.engine.release(self.fence) {
+        if let Err(why) = self.engine.release(self.fence, &self.id) {
             tracing::warn!(error = %why, "the state store's lease could not be ended; it lapses on its own");
         }
     }
@@ -459,11 +519,11 @@ impl StateStore for SharedStateStore {
     fn save(&self, lock: &StateLock, state: &RecordedState) -> Result<(), StateError> {
         lock.check(&self.target)?;
         state.check_target(&self.target)?;
-        let fence = self.own_fence(lock)?;
+        let lease = self.own_lease(lock)?;
         let text = state.to_json()?;
         let written = self
             .engine
-            .write(fence, Slot::State, &text)
+            .write(lease.fence, &lease.id, Slot::State, &text)
             .map_err(|m| self.failed(m))?;
         if written {
             return Ok(());
@@ -473,22 +533,34 @@ impl StateStore for SharedStateStore {
 
     fn check_held(&self, lock: &StateLock) -> Result<(), StateError> {
         lock.check(&self.target)?;
-        let fence = self.own_fence(lock)?;
+        let lease = self.own_lease(lock)?;
+        let sent = Instant::now();
         if self
             .engine
-            .renew(fence, &self.holder, self.ttl)
+            .renew(lease.fence, &lease.id, &self.holder, self.ttl)
             .map_err(|m| self.failed(m))?
         {
+            extend(&lease.valid_until, sent, self.ttl);
             return Ok(());
         }
         Err(self.fenced())
     }
 
+    fn requires_init(&self) -> bool {
+        true
+    }
+
+    fn describe_store(&self) -> String {
+        self.store.clone()
+    }
+
     fn lock(&self, target: &StateTarget) -> Result<StateLock, StateError> {
         self.check_target(target)?;
+        let id = new_lease_id();
+        let sent = Instant::now();
         let fence = match self
             .engine
-            .acquire(&self.holder, self.ttl)
+            .acquire(&self.holder, self.ttl, &id)
             .map_err(|m| self.failed(m))?
         {
             Taken::Lease(fence) => fence,
@@ -499,58 +571,106 @@ impl StateStore for SharedStateStore {
                     store: self.store.clone(),
                 });
             }
+            Taken::NewerLayout(layout) => {
+                return Err(StateError::UnsafeStore {
+                    store: self.store.clone(),
+                    message: format!(
+                        "its layout is version {layout}, newer than this SDK's ({LAYOUT}): a newer \
+                         cloudctl or SDK wrote it; use one as new"
+                    ),
+                });
+            }
         };
+        let valid = Arc::new(Mutex::new(valid_until(sent, self.ttl)));
         let mut lease = Lease {
             engine: Arc::clone(&self.engine),
             fence,
+            id: id.clone(),
+            valid_until: Arc::clone(&valid),
             stop: None,
             renewer: None,
         };
         // A store that would let a stale holder write is refused before anything is written.
-        self.self_check(fence)?;
+        self.self_check(fence, &id)?;
         let (stop, stopped) = mpsc::channel::<()>();
         let renewer = {
-            let engine = Arc::clone(&self.engine);
-            let holder = self.holder.clone();
-            let ttl = self.ttl;
-            let store = self.store.clone();
+            let renewal = Renewal {
+                engine: Arc::clone(&self.engine),
+                fence,
+                id,
+                holder: self.holder.clone(),
+                ttl: self.ttl,
+                store: self.store.clone(),
+                valid_until: Arc::clone(&valid),
+            };
             std::thread::Builder::new()
                 .name("state-lease".into())
-                .spawn(move || renew(&*engine, fence, &holder, ttl, &stopped, &store))
+                .spawn(move || renewal.run(&stopped))
                 .map_err(|e| self.failed(format!("cannot start the lease's renewal: {e}")))?
         };
         lease.stop = Some(stop);
         lease.renewer = Some(renewer);
-        Ok(StateLock::new(target.clone(), lease).with_fence(fence))
+        let clock = super::store::LeaseClock {
+            valid_until: valid,
+            store: self.store.clone(),
+            ttl: self.ttl,
+        };
+        Ok(StateLock::new(target.clone(), lease)
+            .with_fence(fence)
+            .with_lease_clock(clock))
     }
 }
 
-/// Renews the lease every third of its TTL until told to stop (or the lease is found taken).
-fn renew(
-    engine: &dyn Engine,
+/// What the renewing thread keeps of its lease.
+struct Renewal {
+    engine: Arc<dyn Engine>,
     fence: u64,
-    holder: &str,
+    id: String,
+    holder: String,
     ttl: Duration,
-    stopped: &mpsc::Receiver<()>,
-    store: &str,
-) {
-    let every = ttl / 3;
-    loop {
-        match stopped.recv_timeout(every) {
-            Err(RecvTimeoutError::Timeout) => {}
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
-        }
-        match engine.renew(fence, holder, ttl) {
-            Ok(true) => {}
-            Ok(false) => {
-                tracing::warn!(
-                    store,
-                    "the state's lease was taken by another holder; this apply's next write will be refused"
-                );
-                return;
+    store: String,
+    valid_until: Arc<Mutex<Instant>>,
+}
+
+impl Renewal {
+    /// Renews the lease every third of its TTL until told to stop (or the lease is found taken); a
+    /// failed renewal is tried again at once with a short backoff (50 ms, doubling, at most a
+    /// sixth of the TTL), and each confirmed one moves the lease's validity on.
+    fn run(&self, stopped: &mpsc::Receiver<()>) {
+        let (every, most) = (self.ttl / 3, self.ttl / 6);
+        let mut wait = every;
+        let mut backoff = RENEWAL_BACKOFF.min(most);
+        let store = self.store.as_str();
+        loop {
+            match stopped.recv_timeout(wait) {
+                Err(RecvTimeoutError::Timeout) => {}
+                Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
             }
-            Err(why) => {
-                tracing::warn!(store, error = %why, "the state's lease could not be renewed; trying again")
+            let sent = Instant::now();
+            match self
+                .engine
+                .renew(self.fence, &self.id, &self.holder, self.ttl)
+            {
+                Ok(true) => {
+                    extend(&self.valid_until, sent, self.ttl);
+                    wait = every;
+                    backoff = RENEWAL_BACKOFF.min(most);
+                }
+                Ok(false) => {
+                    tracing::warn!(
+                        store,
+                        "the state's lease was taken by another holder; this apply sends no more \
+                         changes and its next write will be refused"
+                    );
+                    // Nothing more is valid: the next check refuses at once.
+                    *self.valid_until.lock().unwrap_or_else(|p| p.into_inner()) = sent;
+                    return;
+                }
+                Err(why) => {
+                    tracing::warn!(store, error = %why, "the state's lease could not be renewed; trying again");
+                    wait = backoff;
+                    backoff = (backoff * 2).min(most);
+                }
             }
         }
     }

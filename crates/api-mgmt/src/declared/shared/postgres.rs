@@ -13,9 +13,16 @@
 //!     since      bigint,                -- when it was taken (Unix seconds, the server's clock)
 //!     expires_at timestamptz,           -- when it lapses unless renewed (NULL: not held)
 //!     state      text,                  -- the recorded state's JSON
-//!     probe      text                   -- the self-check's slot
+//!     probe      text,                  -- the self-check's slot
+//!     lease_id   text,                  -- the latest lease's random id, compared by every write
+//!     layout     integer                -- the layout's version (2)
 //! );
 //! ```
+//!
+//! A table made by an SDK of layout 1 (without the last two columns) is given them on first use
+//! (`ALTER TABLE ... ADD COLUMN IF NOT EXISTS`). Every step that needs the lease compares the
+//! fencing number and the lease's id: PostgreSQL keeps no epoch, so a row deleted and made again,
+//! or written back from a backup, issues a number twice, and only the id tells the holders apart.
 //!
 //! The `postgres` client runs a runtime of its own, which must not run (or be dropped) on a thread
 //! of an async runtime: every call, and every drop of a connection, happens on a short-lived
@@ -43,42 +50,52 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS cloud_sdk_state (
     since bigint,
     expires_at timestamptz,
     state text,
-    probe text
-)";
+    probe text,
+    lease_id text,
+    layout integer
+);
+ALTER TABLE cloud_sdk_state ADD COLUMN IF NOT EXISTS lease_id text;
+ALTER TABLE cloud_sdk_state ADD COLUMN IF NOT EXISTS layout integer";
 
 /// Takes the lease when no live lease exists (the row made on first use): the new fencing number.
-/// `$1` key, `$2` holder, `$3` TTL in ms. No row: another holds it.
-const ACQUIRE: &str = "INSERT INTO cloud_sdk_state AS s (key, fence, holder, since, expires_at)
+/// `$1` key, `$2` holder, `$3` TTL in ms, `$4` the lease's id, `$5` this SDK's layout. No row:
+/// another holds it, or the row is of a newer layout.
+const ACQUIRE: &str = "INSERT INTO cloud_sdk_state AS s
+  (key, fence, holder, since, expires_at, lease_id, layout)
 VALUES ($1, 1, $2, extract(epoch FROM now())::bigint,
-        now() + make_interval(secs => $3::double precision / 1000))
+        now() + make_interval(secs => $3::double precision / 1000), $4, $5)
 ON CONFLICT (key) DO UPDATE
   SET fence = s.fence + 1, holder = EXCLUDED.holder, since = EXCLUDED.since,
-      expires_at = EXCLUDED.expires_at
-  WHERE s.expires_at IS NULL OR s.expires_at <= now()
+      expires_at = EXCLUDED.expires_at, lease_id = EXCLUDED.lease_id,
+      layout = greatest(coalesce(s.layout, 0), EXCLUDED.layout)
+  WHERE (s.expires_at IS NULL OR s.expires_at <= now()) AND coalesce(s.layout, 0) <= EXCLUDED.layout
 RETURNING fence";
+
+/// The layout of the service's row. `$1` key.
+const LAYOUT: &str = "SELECT coalesce(layout, 0) FROM cloud_sdk_state WHERE key = $1";
 
 /// The live lease. `$1` key.
 const HOLDER: &str = "SELECT holder, since,
        (extract(epoch FROM (expires_at - now())) * 1000)::bigint
 FROM cloud_sdk_state WHERE key = $1 AND expires_at > now()";
 
-/// Extends the lease when `$2` is still the latest number (taking it again when it lapsed
-/// untaken). `$1` key, `$2` fence, `$3` holder, `$4` TTL in ms.
+/// Extends the lease when `$2` and `$5` are still the latest number and id (taking it again when
+/// it lapsed untaken). `$1` key, `$2` fence, `$3` holder, `$4` TTL in ms, `$5` lease id.
 const RENEW: &str = "UPDATE cloud_sdk_state SET
   holder = CASE WHEN expires_at IS NULL OR expires_at <= now() THEN $3 ELSE holder END,
   since = CASE WHEN expires_at IS NULL OR expires_at <= now()
                THEN extract(epoch FROM now())::bigint ELSE since END,
   expires_at = now() + make_interval(secs => $4::double precision / 1000)
-WHERE key = $1 AND fence = $2
+WHERE key = $1 AND fence = $2 AND lease_id = $5
 RETURNING 1";
 
-/// Ends the lease when `$2` is still the latest number. `$1` key.
+/// Ends the lease when `$2` and `$3` are still the latest number and id. `$1` key.
 const RELEASE: &str = "UPDATE cloud_sdk_state SET holder = NULL, since = NULL, expires_at = NULL
-WHERE key = $1 AND fence = $2 RETURNING 1";
+WHERE key = $1 AND fence = $2 AND lease_id = $3 RETURNING 1";
 
-/// Ends the lease whoever holds it, and moves the number on. `$1` key.
+/// Ends the lease whoever holds it, and moves the number on (and clears the lease's id). `$1` key.
 const FORCE_RELEASE: &str = "UPDATE cloud_sdk_state s
-SET fence = s.fence + 1, holder = NULL, since = NULL, expires_at = NULL
+SET fence = s.fence + 1, holder = NULL, since = NULL, expires_at = NULL, lease_id = NULL
 FROM (SELECT key, holder, since, expires_at FROM cloud_sdk_state WHERE key = $1 FOR UPDATE) old
 WHERE s.key = old.key
 RETURNING old.holder, old.since, coalesce(old.expires_at > now(), false),
@@ -87,11 +104,11 @@ RETURNING old.holder, old.since, coalesce(old.expires_at > now(), false),
 const READ_STATE: &str = "SELECT state FROM cloud_sdk_state WHERE key = $1";
 const READ_PROBE: &str = "SELECT probe FROM cloud_sdk_state WHERE key = $1";
 
-/// Writes when `$2` is the latest number. `$1` key, `$3` text.
-const WRITE_STATE: &str =
-    "UPDATE cloud_sdk_state SET state = $3 WHERE key = $1 AND fence = $2 RETURNING 1";
-const WRITE_PROBE: &str =
-    "UPDATE cloud_sdk_state SET probe = $3 WHERE key = $1 AND fence = $2 RETURNING 1";
+/// Writes when `$2` and `$4` are the latest number and lease id. `$1` key, `$3` text.
+const WRITE_STATE: &str = "UPDATE cloud_sdk_state SET state = $3
+WHERE key = $1 AND fence = $2 AND lease_id = $4 RETURNING 1";
+const WRITE_PROBE: &str = "UPDATE cloud_sdk_state SET probe = $3
+WHERE key = $1 AND fence = $2 AND lease_id = $4 RETURNING 1";
 
 type Connection = Option<postgres::Client>;
 
@@ -228,8 +245,9 @@ fn holder_of(holder: Option<String>, since: Option<i64>, left_ms: Option<i64>) -
 }
 
 impl Engine for PostgresEngine {
-    fn acquire(&self, holder: &str, ttl: Duration) -> Result<Taken, String> {
+    fn acquire(&self, holder: &str, ttl: Duration, lease: &str) -> Result<Taken, String> {
         let ttl = millis(ttl);
+        let layout = i32::try_from(super::LAYOUT).unwrap_or(i32::MAX);
         // A lease that lapses between the two statements is taken on the next turn.
         for _ in 0..3 {
             let rows = self.rows(
@@ -239,11 +257,18 @@ impl Engine for PostgresEngine {
                     (&self.key, Type::TEXT),
                     (&holder, Type::TEXT),
                     (&ttl, Type::INT8),
+                    (&lease, Type::TEXT),
+                    (&layout, Type::INT4),
                 ],
             )?;
             if let Some(row) = rows.first() {
                 let fence: i64 = row.try_get(0).map_err(|e| e.to_string())?;
                 return Ok(Taken::Lease(u64::try_from(fence).unwrap_or(0)));
+            }
+            let found = self.rows(&self.connection, LAYOUT, &[(&self.key, Type::TEXT)])?;
+            let found: i32 = found.first().and_then(|r| r.try_get(0).ok()).unwrap_or(0);
+            if found > layout {
+                return Ok(Taken::NewerLayout(u64::try_from(found).unwrap_or(0)));
             }
             if let Some(held) = self.holder()? {
                 return Ok(Taken::Held(held));
@@ -252,7 +277,7 @@ impl Engine for PostgresEngine {
         Err("the lease changed hands three times while it was asked for".into())
     }
 
-    fn renew(&self, fence: u64, holder: &str, ttl: Duration) -> Result<bool, String> {
+    fn renew(&self, fence: u64, lease: &str, holder: &str, ttl: Duration) -> Result<bool, String> {
         let (fence, ttl) = (signed(fence), millis(ttl));
         let rows = self.rows(
             &self.renewal,
@@ -262,17 +287,22 @@ impl Engine for PostgresEngine {
                 (&fence, Type::INT8),
                 (&holder, Type::TEXT),
                 (&ttl, Type::INT8),
+                (&lease, Type::TEXT),
             ],
         )?;
         Ok(!rows.is_empty())
     }
 
-    fn release(&self, fence: u64) -> Result<(), String> {
+    fn release(&self, fence: u64, lease: &str) -> Result<(), String> {
         let fence = signed(fence);
         self.rows(
             &self.connection,
             RELEASE,
-            &[(&self.key, Type::TEXT), (&fence, Type::INT8)],
+            &[
+                (&self.key, Type::TEXT),
+                (&fence, Type::INT8),
+                (&lease, Type::TEXT),
+            ],
         )?;
         Ok(())
     }
@@ -314,7 +344,7 @@ impl Engine for PostgresEngine {
             .and_then(|row| row.try_get::<_, Option<String>>(0).ok().flatten()))
     }
 
-    fn write(&self, fence: u64, slot: Slot, text: &str) -> Result<bool, String> {
+    fn write(&self, fence: u64, lease: &str, slot: Slot, text: &str) -> Result<bool, String> {
         let sql = match slot {
             Slot::State => WRITE_STATE,
             Slot::Probe => WRITE_PROBE,
@@ -327,6 +357,7 @@ impl Engine for PostgresEngine {
                 (&self.key, Type::TEXT),
                 (&fence, Type::INT8),
                 (&text, Type::TEXT),
+                (&lease, Type::TEXT),
             ],
         )?;
         Ok(!rows.is_empty())

@@ -1,10 +1,11 @@
 //! The Redis / Valkey engine of [`SharedStateStore`](super::SharedStateStore): four keys per
 //! service, in one hash slot (so a cluster runs each script on one node), each step one Lua script.
 //!
-//! - `{cloud-sdk:state:<digest>}:fence`: a hash of the fencing number (`n`, only ever incremented)
-//!   and the keys' epoch (`epoch`, random, set when the keys are first made): were the keys lost
-//!   (an eviction, a restart without persistence), the numbers would start again under another
-//!   epoch, and a holder of an old lease still could not write;
+//! - `{cloud-sdk:state:<digest>}:fence`: a hash of the fencing number (`n`, only ever incremented),
+//!   the keys' epoch (`epoch`, random, set when the keys are first made: were the keys lost, an
+//!   eviction, a restart without persistence, the numbers would start again under another epoch),
+//!   the latest lease's random id (`lease`: were the hash written back to older values, a snapshot
+//!   restored, a number issued twice is still one holder's) and the layout's version (`layout`);
 //! - `…:lease`: a hash (`fence`, `holder`, `since`) that expires with the lease's TTL;
 //! - `…:state` and `…:probe`: the recorded state's JSON, and the self-check's slot.
 
@@ -21,22 +22,27 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long one script may take on an open connection.
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Whether `ARGV[1]` (number) and `ARGV[2]` (epoch) are the latest lease's: the common head of the
-/// scripts that need it. `KEYS[1]`: fence.
+/// Whether `ARGV[1]` (number), `ARGV[2]` (epoch) and `ARGV[3]` (lease id) are the latest lease's:
+/// the common head of the scripts that need it. `KEYS[1]`: fence.
 const IS_LATEST: &str = r"
-local latest = redis.call('HMGET', KEYS[1], 'n', 'epoch')
+local latest = redis.call('HMGET', KEYS[1], 'n', 'epoch', 'lease')
 local is_latest = tonumber(latest[1] or '0') == tonumber(ARGV[1]) and latest[2] == ARGV[2]
+  and latest[3] == ARGV[3]
 ";
 
 /// Takes the lease when none is live. `KEYS`: fence, lease. `ARGV`: holder, TTL in ms, a fresh
-/// epoch (used when the keys are new). Returns `{fence, epoch, holder, since, pttl}`, `fence` 0
-/// when another holds it.
+/// epoch (used when the keys are new), the lease's id, this SDK's layout. Returns `{fence, epoch,
+/// holder, since, pttl}`, `fence` 0 when another holds it, -1 (the layout as the epoch) when the
+/// keys are of a newer layout.
 const ACQUIRE: &str = r"
+local layout = tonumber(redis.call('HGET', KEYS[1], 'layout') or '0') or 0
+if layout > tonumber(ARGV[5]) then return {-1, tostring(layout), '', 0, 0} end
 if redis.call('EXISTS', KEYS[2]) == 1 then
   local h = redis.call('HMGET', KEYS[2], 'holder', 'since')
   return {0, '', h[1] or '', tonumber(h[2]) or 0, redis.call('PTTL', KEYS[2])}
 end
 redis.call('HSETNX', KEYS[1], 'epoch', ARGV[3])
+redis.call('HSET', KEYS[1], 'lease', ARGV[4], 'layout', ARGV[5])
 local fence = redis.call('HINCRBY', KEYS[1], 'n', 1)
 local epoch = redis.call('HGET', KEYS[1], 'epoch')
 local since = tonumber(redis.call('TIME')[1])
@@ -46,39 +52,41 @@ return {fence, epoch, ARGV[1], since, tonumber(ARGV[2])}
 ";
 
 /// Extends the lease when it is still the latest (taking it again if it lapsed untaken).
-/// `KEYS`: fence, lease. `ARGV`: fence, epoch, holder, TTL in ms. Returns 1, or 0 when another
-/// took it.
+/// `KEYS`: fence, lease. `ARGV`: fence, epoch, lease id, holder, TTL in ms. Returns 1, or 0 when
+/// another took it.
 const RENEW: &str = r"
 if not is_latest then return 0 end
 if redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('HSET', KEYS[2], 'fence', ARGV[1], 'holder', ARGV[3], 'since', tonumber(redis.call('TIME')[1]))
+  redis.call('HSET', KEYS[2], 'fence', ARGV[1], 'holder', ARGV[4], 'since', tonumber(redis.call('TIME')[1]))
 end
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
 return 1
 ";
 
-/// Ends the lease when it is still the latest. `KEYS`: fence, lease. `ARGV`: fence, epoch.
+/// Ends the lease when it is still the latest. `KEYS`: fence, lease. `ARGV`: fence, epoch, lease
+/// id.
 const RELEASE: &str = r"
 if is_latest then redis.call('DEL', KEYS[2]) end
 return 1
 ";
 
-/// Ends the lease whoever holds it and moves the fencing number on. `KEYS`: fence, lease.
-/// Returns `{held, holder, since, pttl}`.
+/// Ends the lease whoever holds it and moves the fencing number on (and clears the latest lease's
+/// id). `KEYS`: fence, lease. Returns `{held, holder, since, pttl}`.
 const FORCE_RELEASE: &str = r"
 local held = redis.call('EXISTS', KEYS[2])
 local h = redis.call('HMGET', KEYS[2], 'holder', 'since')
 local pttl = redis.call('PTTL', KEYS[2])
 redis.call('DEL', KEYS[2])
 redis.call('HINCRBY', KEYS[1], 'n', 1)
+redis.call('HSET', KEYS[1], 'lease', '')
 return {held, h[1] or '', tonumber(h[2]) or 0, pttl}
 ";
 
-/// Writes a slot when the lease is the latest. `KEYS`: fence, slot. `ARGV`: fence, epoch, text.
-/// Returns 1, or 0 (nothing written) when a later lease exists.
+/// Writes a slot when the lease is the latest. `KEYS`: fence, slot. `ARGV`: fence, epoch, lease
+/// id, text. Returns 1, or 0 (nothing written) when another lease exists.
 const WRITE: &str = r"
 if not is_latest then return 0 end
-redis.call('SET', KEYS[2], ARGV[3])
+redis.call('SET', KEYS[2], ARGV[4])
 return 1
 ";
 
@@ -220,38 +228,46 @@ impl RedisEngine {
 }
 
 impl Engine for RedisEngine {
-    fn acquire(&self, holder_text: &str, ttl: Duration) -> Result<Taken, String> {
+    fn acquire(&self, holder_text: &str, ttl: Duration, lease: &str) -> Result<Taken, String> {
         let ms = ttl.as_millis().max(1).to_string();
         let fresh = uuid::Uuid::new_v4().to_string();
-        let (fence, epoch, who, since, pttl): (u64, String, String, i64, i64) = self.run(
+        let (fence, epoch, who, since, pttl): (i64, String, String, i64, i64) = self.run(
             ACQUIRE,
             &[&self.fence, &self.lease],
-            &[holder_text, &ms, &fresh],
+            &[holder_text, &ms, &fresh, lease, &super::LAYOUT.to_string()],
         )?;
-        Ok(if fence == 0 {
-            Taken::Held(holder(who, since, pttl))
-        } else {
-            *self.epoch.lock().unwrap_or_else(|p| p.into_inner()) = epoch;
-            Taken::Lease(fence)
+        Ok(match u64::try_from(fence) {
+            Err(_) => Taken::NewerLayout(epoch.parse().unwrap_or(0)),
+            Ok(0) => Taken::Held(holder(who, since, pttl)),
+            Ok(fence) => {
+                *self.epoch.lock().unwrap_or_else(|p| p.into_inner()) = epoch;
+                Taken::Lease(fence)
+            }
         })
     }
 
-    fn renew(&self, fence: u64, holder_text: &str, ttl: Duration) -> Result<bool, String> {
+    fn renew(
+        &self,
+        fence: u64,
+        lease: &str,
+        holder_text: &str,
+        ttl: Duration,
+    ) -> Result<bool, String> {
         let ms = ttl.as_millis().max(1).to_string();
         let renewed: i64 = self.run_on(
             &self.renewal,
             RENEW,
             &[&self.fence, &self.lease],
-            &[&fence.to_string(), &self.epoch(), holder_text, &ms],
+            &[&fence.to_string(), &self.epoch(), lease, holder_text, &ms],
         )?;
         Ok(renewed == 1)
     }
 
-    fn release(&self, fence: u64) -> Result<(), String> {
+    fn release(&self, fence: u64, lease: &str) -> Result<(), String> {
         let _: i64 = self.run(
             RELEASE,
             &[&self.fence, &self.lease],
-            &[&fence.to_string(), &self.epoch()],
+            &[&fence.to_string(), &self.epoch(), lease],
         )?;
         Ok(())
     }
@@ -277,11 +293,11 @@ return {1, h[1] or '', tonumber(h[2]) or 0, redis.call('PTTL', KEYS[1])}
         self.run("return redis.call('GET', KEYS[1])", &[self.slot(slot)], &[])
     }
 
-    fn write(&self, fence: u64, slot: Slot, text: &str) -> Result<bool, String> {
+    fn write(&self, fence: u64, lease: &str, slot: Slot, text: &str) -> Result<bool, String> {
         let written: i64 = self.run(
             WRITE,
             &[&self.fence, self.slot(slot)],
-            &[&fence.to_string(), &self.epoch(), text],
+            &[&fence.to_string(), &self.epoch(), lease, text],
         )?;
         Ok(written == 1)
     }

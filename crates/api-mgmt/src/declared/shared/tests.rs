@@ -16,23 +16,39 @@ fn target() -> StateTarget {
 }
 
 /// One service's keys in memory; with `ignores_fence`, a store that writes whatever the number
-/// (what a store without conditional writes does).
+/// (what a store without conditional writes does); with `ignores_lease_id`, one that compares the
+/// number alone (as layout 1 did); with `failing_renewals`, one whose renewals fail (a store cut
+/// off); `layout`, the layout its keys are of.
 #[derive(Default)]
 struct Memory {
     ignores_fence: bool,
+    ignores_lease_id: bool,
+    failing_renewals: std::sync::atomic::AtomicBool,
+    layout: u32,
     keys: Mutex<Keys>,
 }
 
 #[derive(Default)]
 struct Keys {
     fence: u64,
+    lease_id: String,
     lease: Option<(u64, String)>,
     state: Option<String>,
     probe: Option<String>,
 }
 
+impl Memory {
+    fn is_latest(&self, keys: &Keys, fence: u64, lease: &str) -> bool {
+        self.ignores_fence
+            || (fence == keys.fence && (self.ignores_lease_id || lease == keys.lease_id))
+    }
+}
+
 impl Engine for Memory {
-    fn acquire(&self, holder: &str, _ttl: Duration) -> Result<Taken, String> {
+    fn acquire(&self, holder: &str, _ttl: Duration, lease: &str) -> Result<Taken, String> {
+        if self.layout > LAYOUT {
+            return Ok(Taken::NewerLayout(u64::from(self.layout)));
+        }
         let mut keys = self.keys.lock().unwrap();
         if let Some((_, who)) = &keys.lease {
             return Ok(Taken::Held(LeaseHolder {
@@ -42,17 +58,31 @@ impl Engine for Memory {
             }));
         }
         keys.fence += 1;
+        keys.lease_id = lease.to_string();
         keys.lease = Some((keys.fence, holder.to_string()));
         Ok(Taken::Lease(keys.fence))
     }
 
-    fn renew(&self, fence: u64, _holder: &str, _ttl: Duration) -> Result<bool, String> {
-        Ok(self.keys.lock().unwrap().fence == fence)
+    fn renew(
+        &self,
+        fence: u64,
+        lease: &str,
+        _holder: &str,
+        _ttl: Duration,
+    ) -> Result<bool, String> {
+        if self
+            .failing_renewals
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            return Err("the store cannot be reached".into());
+        }
+        let keys = self.keys.lock().unwrap();
+        Ok(self.is_latest(&keys, fence, lease))
     }
 
-    fn release(&self, fence: u64) -> Result<(), String> {
+    fn release(&self, fence: u64, lease: &str) -> Result<(), String> {
         let mut keys = self.keys.lock().unwrap();
-        if keys.fence == fence {
+        if self.is_latest(&keys, fence, lease) {
             keys.lease = None;
         }
         Ok(())
@@ -60,6 +90,7 @@ impl Engine for Memory {
 
     fn force_release(&self) -> Result<Option<LeaseHolder>, String> {
         let mut keys = self.keys.lock().unwrap();
+        keys.lease_id.clear();
         keys.fence += 1;
         Ok(keys.lease.take().map(|(_, holder)| LeaseHolder {
             holder,
@@ -90,9 +121,9 @@ impl Engine for Memory {
         })
     }
 
-    fn write(&self, fence: u64, slot: Slot, text: &str) -> Result<bool, String> {
+    fn write(&self, fence: u64, lease: &str, slot: Slot, text: &str) -> Result<bool, String> {
         let mut keys = self.keys.lock().unwrap();
-        if fence != keys.fence && !self.ignores_fence {
+        if !self.is_latest(&keys, fence, lease) {
             return Ok(false);
         }
         *match slot {
@@ -106,6 +137,119 @@ impl Engine for Memory {
 fn store(engine: Memory) -> SharedStateStore {
     SharedStateStore::with_engine(Arc::new(engine), "memory://test".into(), &target())
         .holder("the test")
+}
+
+#[test]
+fn a_store_that_compares_the_number_alone_is_refused() {
+    let store = store(Memory {
+        ignores_lease_id: true,
+        ..Memory::default()
+    });
+    let refused = store.lock(&target()).unwrap_err();
+    assert!(
+        matches!(refused, StateError::UnsafeStore { .. })
+            && refused.to_string().contains("another lease's id"),
+        "{refused}"
+    );
+}
+
+#[test]
+fn a_store_of_a_newer_layout_is_refused() {
+    let store = store(Memory {
+        layout: LAYOUT + 1,
+        ..Memory::default()
+    });
+    let refused = store.lock(&target()).unwrap_err().to_string();
+    assert!(
+        refused.contains(&format!("layout is version {}, newer", LAYOUT + 1)),
+        "{refused}"
+    );
+}
+
+#[test]
+fn a_number_issued_twice_lets_only_its_latest_holder_write() {
+    let engine = Arc::new(Memory::default());
+    let store = SharedStateStore::with_engine(engine.clone(), "memory://test".into(), &target());
+    let first = store.lock(&target()).unwrap();
+    // The lease lapses, and the counter goes back (a snapshot restored): the next holder is
+    // given the same number.
+    {
+        let mut keys = engine.keys.lock().unwrap();
+        keys.lease = None;
+        keys.fence -= 1;
+    }
+    let second = store.lock(&target()).unwrap();
+    assert_eq!(first.fence(), second.fence(), "the number was issued twice");
+    let state = RecordedState::new(target());
+    assert!(matches!(
+        store.save(&first, &state),
+        Err(StateError::Fenced { .. })
+    ));
+    store.save(&second, &state).unwrap();
+}
+
+#[test]
+fn no_state_in_a_shared_store_is_missing_until_it_is_set_up() {
+    let store = store(Memory::default());
+    let missing = store.load_for(&target()).unwrap_err();
+    assert!(
+        matches!(&missing, StateError::Missing { store, .. } if store == "memory://test"),
+        "{missing:?}"
+    );
+    assert!(missing.to_string().contains("lost its data"), "{missing}");
+    let lock = store.lock(&target()).unwrap();
+    let made = store.init(&lock).unwrap();
+    assert_eq!(made.serial, 1);
+    assert!(!made.lineage.is_empty());
+    assert_eq!(store.load_for(&target()).unwrap(), made);
+    let again = store.init(&lock).unwrap_err().to_string();
+    assert!(
+        again.contains("holds a state of this service already") && again.contains(&made.lineage),
+        "{again}"
+    );
+    let mut state = made.clone();
+    state.save_to(&store, &lock).unwrap();
+    assert_eq!(
+        (state.serial, &state.lineage),
+        (2, &made.lineage),
+        "a write counts itself and keeps the lineage"
+    );
+}
+
+#[test]
+fn a_lease_whose_renewals_fail_is_lost_by_the_holders_own_clock() {
+    let engine = Arc::new(Memory::default());
+    let store = SharedStateStore::with_engine(engine.clone(), "memory://test".into(), &target())
+        .lease_ttl(Duration::from_secs(1));
+    let lock = store.lock(&target()).unwrap();
+    lock.check_lease().unwrap();
+    let left = lock.lease_valid_for().unwrap();
+    assert!(
+        left <= Duration::from_millis(900) && !left.is_zero(),
+        "a tenth of the TTL is not counted on: {left:?}"
+    );
+    // Renewals (every third of the TTL) keep it valid past its first TTL.
+    std::thread::sleep(Duration::from_millis(1200));
+    lock.check_lease().unwrap();
+    engine
+        .failing_renewals
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    // A renewal of the engine in memory takes no time: none is in flight past this.
+    std::thread::sleep(Duration::from_millis(20));
+    let left = lock.lease_valid_for().unwrap();
+    assert!(
+        left <= Duration::from_millis(900),
+        "no renewal after the cut, so the lease ends within its TTL less the margin: {left:?}"
+    );
+    std::thread::sleep(left + Duration::from_millis(20));
+    assert_eq!(
+        lock.lease_valid_for(),
+        Some(Duration::ZERO),
+        "not extended since"
+    );
+    let lost = lock.check_lease().unwrap_err();
+    assert!(matches!(lost, StateError::LeaseLost { .. }), "{lost:?}");
+    assert!(lost.to_string().contains("no create, delete"), "{lost}");
 }
 
 #[test]
