@@ -147,3 +147,48 @@ async fn a_missing_pipe_reads_as_none_and_a_forced_failure_ends_a_wait() {
     );
     assert!(!err.is_timeout());
 }
+
+#[tokio::test]
+async fn a_state_written_in_another_letter_case_ends_a_wait_as_its_value() {
+    let emulator = start_with(EmulatorOptions::for_tests().timing(short_timing())).await;
+    let client = mgmt(&emulator);
+    let service = running_service(&emulator, &client);
+    // A server upgraded to write its states in capitals: `RUNNING` is Running.
+    let running = service
+        .pipes()
+        .create(&kafka_pipe("shouted"))
+        .await
+        .unwrap();
+    emulator
+        .set_raw_overlay(running.id, serde_json::json!({"state": "RUNNING"}))
+        .unwrap();
+    let handle = service.pipe(running.id);
+    let pipe = handle
+        .wait_until(PipeState::Running, &polling())
+        .await
+        .unwrap();
+    assert_eq!(pipe.state, PipeState::Running);
+    // And `FAILED` is a failure, which ends a wait at once.
+    let failing = service
+        .pipes()
+        .create(&kafka_pipe("failing"))
+        .await
+        .unwrap();
+    emulator
+        .set_raw_overlay(failing.id, serde_json::json!({"state": "FAILED"}))
+        .unwrap();
+    let started = std::time::Instant::now();
+    let err = service
+        .pipe(failing.id)
+        .wait_until(PipeState::Running, &polling())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Wait(WaitError::PipeFailed { pipe, .. }) if pipe.state == PipeState::Failed),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "ended by the failure, not the 30 s timeout"
+    );
+}

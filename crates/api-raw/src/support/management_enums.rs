@@ -252,13 +252,13 @@ mod tests {
 
     #[test]
     fn unknown_text_cannot_move_into_a_set_that_knows_it() {
-        // `ServiceState` does not know "Running" (its value is "running"); `PipeState` does. The
-        // unknown text is typed by its set, so it cannot become `PipeState::Other("Running")`.
-        let ServiceState::Other(text) = ServiceState::from("Running") else {
-            panic!("\"Running\" is not a service state")
+        // `ServiceState` does not know "Completed"; `PipeState` does. The unknown text is typed by
+        // its set, so it cannot become `PipeState::Other("Completed")`.
+        let ServiceState::Other(text) = ServiceState::from("Completed") else {
+            panic!("\"Completed\" is not a service state")
         };
         let _: &UnknownValue<ServiceState> = &text;
-        assert_eq!(PipeState::from(text.as_str()), PipeState::Running);
+        assert_eq!(PipeState::from(text.as_str()), PipeState::Completed);
     }
 
     #[test]

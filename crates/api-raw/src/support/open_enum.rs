@@ -62,7 +62,9 @@ impl<E> fmt::Debug for UnknownValue<E> {
 ///
 /// The enum serialises as its wire string, implements `Display` (the wire string), `FromStr`
 /// (infallible) and `From<&str>`/`From<String>`, and lists its known values in `KNOWN`. A known value
-/// always maps to its variant, whatever way it arrives.
+/// always maps to its variant, whatever way it arrives, and in any ASCII letter case (a server
+/// upgraded to write `RUNNING` or `failed` still means `Running` and `Failed`): the exact spelling
+/// first, then the letter case ignored.
 macro_rules! open_enum {
     (
         $(#[$meta:meta])*
@@ -100,7 +102,12 @@ macro_rules! open_enum {
             fn known(value: &str) -> Option<Self> {
                 match value {
                     $( $value => Some(Self::$variant), )+
-                    _ => None,
+                    _ => {
+                        $( if value.eq_ignore_ascii_case($value) {
+                            return Some(Self::$variant);
+                        } )+
+                        None
+                    }
                 }
             }
         }
@@ -173,5 +180,24 @@ mod tests {
         assert_eq!(format!("{text_a:?}"), "\"Hibernating\"");
         assert_eq!(format!("{a:?}"), "Other(\"Hibernating\")");
         assert_eq!(ServiceState::from("sleeping").to_string(), "sleeping");
+    }
+
+    #[test]
+    fn a_known_value_in_another_letter_case_is_that_value() {
+        for (text, state) in [
+            ("RUNNING", PipeState::Running),
+            ("failed", PipeState::Failed),
+            ("internalerror", PipeState::InternalError),
+            ("Running", PipeState::Running),
+        ] {
+            assert_eq!(PipeState::from(text), state, "{text}");
+            let decoded: PipeState = serde_json::from_str(&format!("\"{text}\"")).unwrap();
+            assert_eq!(decoded, state, "{text}");
+        }
+        assert!(PipeState::from("FAILED").is_failed());
+        assert!(PipeState::from("RUNNING").is_running());
+        assert_eq!(ServiceState::from("Stopped"), ServiceState::Stopped);
+        // Not a value of another letter case: kept as it came.
+        assert!(PipeState::from("Runnin").is_other());
     }
 }
