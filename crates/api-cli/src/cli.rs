@@ -29,7 +29,9 @@ Exit codes:
   8  plan: changes are pending (not an error; apply would make them)
   9  plan, apply: a recorded pipe's answer cannot be read (the others were planned)
   10 plan, apply, state: the shared store holds no state of the service (`state init` first)
-  11 apply: the lease of the service may have lapsed; nothing more was sent";
+  11 apply: the lease of the service may have lapsed; nothing more was sent
+  130, 143  apply stopped by Ctrl-C (SIGINT) or SIGTERM: nothing new started, what was done is
+     recorded (a second signal exits at once)";
 
 /// cloudctl: manage services, data pipes and private endpoints, and read alerts and dashboards.
 #[derive(Debug, Parser)]
@@ -296,7 +298,8 @@ that holds no state of the service is refused (exit 10), never read as empty: th
 follows `cloudctl state init` (or `state push`). An apply whose lease may have lapsed (no renewal
 confirmed within its TTL) sends nothing more (exit 11).
 Exit 8: changes to make; 9: a pipe's answer is unreadable; 10: no state in the shared store;
-11: the lease lost. Where several meet: 11, then 7, then the first error's own code, then 9.";
+11: the lease lost; 130 or 143: stopped by SIGINT or SIGTERM (what was done is recorded). Where
+several meet: 130/143, then 11, then 7, then the first error's own code, then 9.";
 
 /// The directory of declared pipes, and its state file.
 #[derive(Debug, Args)]

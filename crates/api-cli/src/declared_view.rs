@@ -209,6 +209,7 @@ pub(crate) fn report_json(report: &ApplyReport) -> Value {
                 Outcome::Blocked => ("blocked", None, None),
                 Outcome::Skipped(why) => ("skipped", None, Some(why.clone())),
                 Outcome::LeaseLost => ("leaseLost", None, None),
+                Outcome::Interrupted => ("interrupted", None, None),
                 _ => ("other", None, None),
             };
             json!({
@@ -225,6 +226,7 @@ pub(crate) fn report_json(report: &ApplyReport) -> Value {
         "results": results,
         "complete": report.is_complete(),
         "leaseLost": report.lease_lost,
+        "interrupted": report.interrupted,
         "state": {"lineage": report.lineage, "serial": report.serial},
     });
     if let Some(service) = &report.service {
@@ -274,6 +276,10 @@ pub(crate) fn report_text(report: &ApplyReport) -> String {
             }
             Outcome::LeaseLost => format!(
                 "  not sent {} {}: this apply's lease may have lapsed",
+                action.kind, action.name
+            ),
+            Outcome::Interrupted => format!(
+                "  stopped {} {}{id}: interrupted before it was done",
                 action.kind, action.name
             ),
             _ => format!("  skipped {} {}", action.kind, action.name),

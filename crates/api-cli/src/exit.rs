@@ -38,6 +38,10 @@ pub(crate) enum Exit {
     /// 11: `apply`: the lease of the service may have lapsed; nothing that changes the server was
     /// sent after that.
     LeaseLost = 11,
+    /// 130: `apply` stopped by Ctrl-C (SIGINT); what was done is recorded.
+    Interrupted = 130,
+    /// 143: `apply` stopped by SIGTERM; what was done is recorded.
+    Terminated = 143,
 }
 
 impl Exit {

@@ -10,6 +10,7 @@ mod commands;
 mod declared_view;
 mod duration;
 mod exit;
+mod interrupt;
 mod output;
 mod pipe_file;
 mod progress;

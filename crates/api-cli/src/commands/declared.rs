@@ -5,7 +5,7 @@ use std::io::{BufRead as _, IsTerminal as _};
 use api_mgmt::ServiceHandle;
 use api_mgmt::declared::{
     self, ActionKind, ApplyOptions, DeclaredError, FileStateStore, Outcome, Plan, PlanOptions,
-    RecordedState, SharedStateStore, StateError, StateLock, StateStore,
+    RecordedState, SharedStateStore, StateError, StateLock, StateStore, StopSignal,
 };
 use serde_json::json;
 
@@ -15,6 +15,7 @@ use crate::declared_view::{
     plan_json, plan_text, report_json, report_text, state_json, state_text,
 };
 use crate::exit::{Api, Context, Exit, Failure};
+use crate::interrupt::Interrupts;
 use crate::output::{keep_secret, write_stderr};
 use crate::pipe_file::{self, Declared, DirectoryError};
 use crate::progress::Board;
@@ -98,10 +99,14 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
             return Err(Failure::other("CANCELLED", "nothing was applied"));
         }
     }
+    // Watched from here on (not while it asks: a Ctrl-C at the question ends it as before).
+    let stop = StopSignal::new();
+    let interrupts = Interrupts::watch(stop.clone());
     let options = ApplyOptions::default()
         .parallelism(usize::from(args.parallelism))
         .max_unavailable(usize::from(args.max_unavailable))
-        .wait(wait_options(args.timeout));
+        .wait(wait_options(args.timeout))
+        .stop_signal(stop);
     let names: Vec<&str> = plan.actions.iter().map(|a| a.name.as_str()).collect();
     let board = Board::start(plan.service.is_some(), &names);
     let applied = plan
@@ -116,6 +121,9 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
             &json!({"plan": plan_json(&plan), "results": report_json(&report)}),
             |_| String::new(),
         )?;
+    }
+    if let Some(exit) = interrupts.exit().filter(|_| report.interrupted) {
+        return Err(interrupted_failure(&report, exit, &args.dir));
     }
     if report.is_complete() {
         return Ok(Exit::Success);
@@ -640,6 +648,35 @@ fn incomplete(report: &declared::ApplyReport, args: &DirArgs) -> Failure {
     if failure.hint.is_none() {
         failure.hint = Some(format!("`cloudctl plan {at}` shows what is left to do"));
     }
+    failure
+}
+
+/// Exit 130 or 143: stopped by a signal; what was not done is named.
+fn interrupted_failure(report: &declared::ApplyReport, exit: Exit, args: &DirArgs) -> Failure {
+    let left: Vec<&str> = report
+        .actions
+        .iter()
+        .filter(|a| matches!(a.outcome, Outcome::Interrupted))
+        .map(|a| a.name.as_str())
+        .collect();
+    let signal = if exit == Exit::Terminated {
+        "SIGTERM"
+    } else {
+        "SIGINT"
+    };
+    let mut message =
+        format!("stopped by {signal}: nothing new was started, and what was done is recorded");
+    if !left.is_empty() {
+        message.push_str(&format!(
+            "; not started or not waited for: {}",
+            left.join(", ")
+        ));
+    }
+    let mut failure = Failure::other("INTERRUPTED", message).with_hint(format!(
+        "`cloudctl plan {at}` shows what is left; `cloudctl apply {at}` finishes it",
+        at = location_flags(args)
+    ));
+    failure.exit = exit;
     failure
 }
 

@@ -646,3 +646,162 @@ fn two_directories_of_one_service_cannot_apply_at_once() {
         ])
         .expect(0);
 }
+
+/// A pipe file whose column type is written as people write it (`decimal(18,2)`), which the
+/// canonical server answers as `Decimal(18, 2)`.
+const CANONICAL_KAFKA: &str = "\
+name: orders
+source:
+  kafka:
+    brokers: b-1.kafka.example:9098
+    topics: orders
+    credentials: {username: reader, password: {env: KAFKA_PASSWORD}}
+destination:
+  database: default
+  table: orders
+  managedTable: true
+  columns:
+    - {name: id, type: 'decimal(18,2)'}
+fieldMappings:
+  - {sourceField: id, destinationField: id}
+";
+
+/// `cloudctl apply` of `dir` as a process of its own, its standard error kept.
+fn spawn_apply_keeping_stderr(cloud: &Cloud, dir: &str) -> std::process::Child {
+    let mut apply = cloud.process();
+    apply
+        .args(["apply", "-f", dir, "--yes", "-o", "json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    apply.spawn().expect("cloudctl starts")
+}
+
+/// Sends `signal` (`-INT`, `-TERM`) to `child`.
+fn send(child: &std::process::Child, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+}
+
+/// Waits for `child` to end (at most `within`): its exit code, its standard error and how long it
+/// took from the call.
+fn ended(mut child: std::process::Child, within: Duration) -> (i32, String, Duration) {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                use std::io::Read as _;
+                pipe.read_to_string(&mut stderr).unwrap();
+            }
+            return (status.code().unwrap_or(-1), stderr, started.elapsed());
+        }
+        if started.elapsed() > within {
+            let _ = child.kill();
+            panic!("cloudctl did not end within {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Polls the state file of `dir` until `name` is recorded with an id (the create answered).
+fn until_recorded(dir: &str, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let text = std::fs::read_to_string(Path::new(dir).join(".cloudctl-state.json"))
+            .unwrap_or_default();
+        let recorded: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if recorded["pipes"][name]["id"].is_string() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{name} never recorded: {text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ctrl_c_while_a_created_pipe_provisions_records_it_and_the_next_plan_is_no_change() {
+    // The pipe provisions for a minute: the apply is waiting for Running when it is interrupted.
+    let mut timing = Timing::INSTANT;
+    timing.pipe_provisioning_ms = 60_000;
+    let cloud = Cloud::with(EmulatorOptions::for_tests().canonical(true).timing(timing));
+    cloud.file("pipes/orders.yaml", CANONICAL_KAFKA);
+    let dir = cloud.home().join("pipes").to_string_lossy().into_owned();
+    let running = spawn_apply_keeping_stderr(&cloud, &dir);
+    until_recorded(&dir, "orders");
+    send(&running, "-INT");
+    let (code, stderr, took) = ended(running, Duration::from_secs(20));
+    assert_eq!(code, 130, "{stderr}");
+    assert!(
+        took < Duration::from_secs(10),
+        "the wait was cut short, not waited out: {took:?}"
+    );
+    assert!(
+        stderr.contains("Stopping") && stderr.contains("\"INTERRUPTED\""),
+        "{stderr}"
+    );
+    let recorded = state(&dir);
+    assert!(
+        recorded["pipes"]["orders"]["observed"].is_object(),
+        "the created pipe is recorded with the form the server answered: {recorded}"
+    );
+    assert!(
+        recorded["pending"].as_object().unwrap().is_empty(),
+        "{recorded}"
+    );
+    // The server wrote `Decimal(18, 2)`: not a change, and nothing is created again.
+    cloud.clear_requests();
+    let planned = plan(&cloud, &dir);
+    planned.expect(0);
+    apply(&cloud, &dir).expect(0);
+    assert_eq!(
+        cloud
+            .requests()
+            .iter()
+            .filter(|r| r.operation_id == Some(OperationId::CreatePipe))
+            .count(),
+        0
+    );
+    assert_eq!(cloud.pipes().len(), 1);
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_and_a_record_without_its_answer_adopts_it() {
+    let mut timing = Timing::INSTANT;
+    timing.pipe_provisioning_ms = 60_000;
+    let cloud = Cloud::with(EmulatorOptions::for_tests().canonical(true).timing(timing));
+    cloud.file("pipes/orders.yaml", CANONICAL_KAFKA);
+    let dir = cloud.home().join("pipes").to_string_lossy().into_owned();
+    // Every read is answered after 30 s: the stopped apply's one read for the pipe's form hangs.
+    cloud.inject(
+        api_emulator::FaultRule::operation(OperationId::GetPipe)
+            .then(api_emulator::Fault::delay(Duration::from_secs(30)).always()),
+    );
+    let running = spawn_apply_keeping_stderr(&cloud, &dir);
+    until_recorded(&dir, "orders");
+    send(&running, "-TERM");
+    std::thread::sleep(Duration::from_millis(500));
+    send(&running, "-TERM");
+    let (code, stderr, took) = ended(running, Duration::from_secs(20));
+    assert_eq!(code, 143, "{stderr}");
+    assert!(took < Duration::from_secs(5), "at once: {took:?}");
+    assert!(stderr.contains("Exiting at once"), "{stderr}");
+    cloud.clear_faults();
+    let recorded = state(&dir);
+    assert!(
+        recorded["pipes"]["orders"]["id"].is_string()
+            && recorded["pipes"]["orders"].get("observed").is_none(),
+        "recorded by its id, never read: {recorded}"
+    );
+    // The file has not changed since the create: the answer is adopted, not compared with the
+    // file (`decimal(18,2)` against `Decimal(18, 2)` would replace the pipe just made).
+    plan(&cloud, &dir).expect(0);
+    apply(&cloud, &dir).expect(0);
+    assert!(
+        state(&dir)["pipes"]["orders"]["observed"].is_object(),
+        "the apply recorded the adopted form"
+    );
+    assert_eq!(cloud.pipes().len(), 1, "nothing was created again");
+}

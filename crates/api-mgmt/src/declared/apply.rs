@@ -17,6 +17,7 @@ use tokio::sync::Semaphore;
 
 use super::fingerprint::observed_form;
 use super::plan::{ActionKind, Creation, Plan, PlanAction};
+use super::stop::{StopSignal, unless_stopped};
 use super::{
     PendingCreate, RecordedPipe, RecordedState, ServiceTarget, StateError, StateLock, StateStore,
 };
@@ -27,6 +28,7 @@ pub struct ApplyOptions {
     parallelism: usize,
     max_unavailable: usize,
     wait: WaitOptions,
+    stop: Option<StopSignal>,
 }
 
 impl Default for ApplyOptions {
@@ -37,6 +39,7 @@ impl Default for ApplyOptions {
             parallelism: 4,
             max_unavailable: 1,
             wait: WaitOptions::default(),
+            stop: None,
         }
     }
 }
@@ -67,6 +70,13 @@ impl ApplyOptions {
     /// `Running`, a deleted pipe to be gone).
     pub fn wait(mut self, options: WaitOptions) -> Self {
         self.wait = options;
+        self
+    }
+
+    /// Stops the apply when `signal` is given (see [`StopSignal`]): nothing new starts, the calls
+    /// in flight end, the waits end early, and what was done is recorded.
+    pub fn stop_signal(mut self, signal: StopSignal) -> Self {
+        self.stop = Some(signal);
         self
     }
 }
@@ -108,6 +118,10 @@ pub enum Outcome {
     /// ([`StateLock::check_lease`]), so another apply may hold the service; nothing that changes
     /// the server is sent after that.
     LeaseLost,
+    /// The apply was asked to stop ([`StopSignal`]): the action was not started, or its wait was
+    /// cut short (a created pipe is recorded with its id; a deleted one stays recorded until a
+    /// plan finds it gone).
+    Interrupted,
 }
 
 /// What happened to one action.
@@ -134,6 +148,9 @@ pub struct ApplyReport {
     /// Whether the apply stopped sending changes because its lease may have lapsed (the service's
     /// start or stop, or an action, was not sent: [`Outcome::LeaseLost`]).
     pub lease_lost: bool,
+    /// Whether the apply was asked to stop ([`StopSignal`]) before it was done: the service's
+    /// change or an action was not started or not waited for ([`Outcome::Interrupted`]).
+    pub interrupted: bool,
     /// The lineage of the state as the apply left it ([`RecordedState::lineage`]).
     pub lineage: String,
     /// The serial of the state as the apply left it ([`RecordedState::serial`]): with the
@@ -145,6 +162,7 @@ impl ApplyReport {
     /// Whether every action is done: the service now matches its declaration.
     pub fn is_complete(&self) -> bool {
         !self.lease_lost
+            && !self.interrupted
             && self.service.as_ref().is_none_or(Result::is_ok)
             && self
                 .actions
@@ -167,11 +185,34 @@ impl Recording<'_> {
         change(&mut state);
         state.save_to(self.store, self.lock)
     }
+}
 
-    /// Whether the lease still holds by this process's clock: asked before every call that
-    /// changes the server.
-    fn lease_holds(&self) -> bool {
-        self.lock.check_lease().is_ok()
+/// What is asked before every call that changes the server: whether the apply was asked to stop,
+/// and whether its lease still holds by this process's clock.
+#[derive(Clone, Copy)]
+struct Gate<'a> {
+    lock: &'a StateLock,
+    stop: Option<&'a StopSignal>,
+}
+
+impl Gate<'_> {
+    /// Why nothing more may be sent, if so.
+    fn closed(&self) -> Option<Outcome> {
+        if self.stop.is_some_and(StopSignal::is_stopped) {
+            Some(Outcome::Interrupted)
+        } else if self.lock.check_lease().is_err() {
+            Some(Outcome::LeaseLost)
+        } else {
+            None
+        }
+    }
+}
+
+/// The progress step of an action that was not sent.
+fn not_sent(outcome: &Outcome) -> &'static str {
+    match outcome {
+        Outcome::Interrupted => "interrupted",
+        _ => "lease lost",
     }
 }
 
@@ -270,12 +311,18 @@ impl Plan {
             store,
             lock,
         };
+        let gate = Gate {
+            lock,
+            stop: options.stop.as_ref(),
+        };
         // The calls in flight: fair, so every waiting pipe is read in its turn.
         let calls = Semaphore::new(options.parallelism);
         let mut report = ApplyReport::default();
         let mut service_ok = true;
-        if self.service.is_some() && !recording.lease_holds() {
-            report.lease_lost = true;
+        let service_closed = self.service.as_ref().and_then(|_| gate.closed());
+        if let Some(outcome) = service_closed {
+            report.lease_lost = matches!(outcome, Outcome::LeaseLost);
+            report.interrupted = matches!(outcome, Outcome::Interrupted);
             service_ok = false;
         } else if let Some(change) = &self.service {
             let step = match change.to {
@@ -287,18 +334,31 @@ impl Plan {
                 step: step.into(),
                 state: Some(change.from.as_str().to_string()),
             });
-            let result = match change.to {
-                ServiceTarget::Running => self.handle.start_and_wait(&options.wait).await,
-                ServiceTarget::Stopped => self.handle.stop_and_wait(&options.wait).await,
-            };
-            service_ok = result.is_ok();
-            let state = result.as_ref().ok().map(|s| s.state_name().to_string());
-            progress(Progress {
-                name: None,
-                step: if service_ok { "done" } else { "failed" }.into(),
-                state,
-            });
-            report.service = Some(result.map(|_| ()));
+            let changed = unless_stopped(gate.stop, async {
+                match change.to {
+                    ServiceTarget::Running => self.handle.start_and_wait(&options.wait).await,
+                    ServiceTarget::Stopped => self.handle.stop_and_wait(&options.wait).await,
+                }
+            })
+            .await;
+            if let Some(result) = changed {
+                service_ok = result.is_ok();
+                let state = result.as_ref().ok().map(|s| s.state_name().to_string());
+                progress(Progress {
+                    name: None,
+                    step: if service_ok { "done" } else { "failed" }.into(),
+                    state,
+                });
+                report.service = Some(result.map(|_| ()));
+            } else {
+                progress(Progress {
+                    name: None,
+                    step: "interrupted".into(),
+                    state: None,
+                });
+                report.interrupted = true;
+                service_ok = false;
+            }
         }
 
         // What only changes the state: one write.
@@ -340,11 +400,11 @@ impl Plan {
         if !deleting.is_empty() {
             store.check_held(lock)?;
         }
-        let deleted: HashMap<String, Option<Result<(), Error>>> = deleting
+        let deleted: HashMap<String, Result<(), Outcome>> = deleting
             .into_iter()
             .map(|action| async {
                 let result = self
-                    .delete(action, &recording, &calls, &options.wait, progress)
+                    .delete(action, gate, &calls, &options.wait, progress)
                     .await;
                 (action.name.clone(), result)
             })
@@ -352,7 +412,7 @@ impl Plan {
             .collect()
             .await;
         for (name, result) in &deleted {
-            if matches!(result, Some(Ok(()))) {
+            if result.is_ok() {
                 recording.change(|state| {
                     state.pipes.remove(name);
                 })?;
@@ -373,6 +433,7 @@ impl Plan {
             wait: &options.wait,
             progress,
             service_ok,
+            gate,
         };
         // Pipes outside a targeted plan that a replace left down count too.
         let down = first.iter().filter(|a| a.down).count() + self.down_elsewhere;
@@ -387,7 +448,6 @@ impl Plan {
         let mut deleted = deleted;
         for action in &self.actions {
             let outcome = match (action.kind, deleted.remove(&action.name)) {
-                (_, Some(None)) => report_of(action, action.id, Outcome::LeaseLost),
                 (ActionKind::Pending, _) => {
                     progress(step(action, "pending", None));
                     report_of(action, None, Outcome::Blocked)
@@ -400,7 +460,7 @@ impl Plan {
                 (ActionKind::Record, _) => {
                     report_of(action, action.id, Outcome::Done { state: None })
                 }
-                (_, Some(Some(Err(error)))) => report_of(action, action.id, Outcome::Failed(error)),
+                (_, Some(Err(outcome))) => report_of(action, action.id, outcome),
                 (ActionKind::Delete, _) => {
                     report_of(action, action.id, Outcome::Done { state: None })
                 }
@@ -415,6 +475,10 @@ impl Plan {
             .actions
             .iter()
             .any(|a| matches!(a.outcome, Outcome::LeaseLost));
+        report.interrupted |= report
+            .actions
+            .iter()
+            .any(|a| matches!(a.outcome, Outcome::Interrupted));
         let state = recording
             .state
             .into_inner()
@@ -424,41 +488,55 @@ impl Plan {
     }
 
     /// Deletes the action's pipe (a 404 is fine: it is gone) and waits until it is gone, each call
-    /// in one of the `calls` slots; `None` when the delete was not sent because the lease may have
-    /// lapsed.
+    /// in one of the `calls` slots; the outcome instead when it failed, was not sent (the gate
+    /// closed) or its wait was cut short by a stop.
     async fn delete(
         &self,
         action: &PlanAction,
-        recording: &Recording<'_>,
+        gate: Gate<'_>,
         calls: &Semaphore,
         wait: &WaitOptions,
         progress: &(dyn Fn(Progress) + Sync),
-    ) -> Option<Result<(), Error>> {
+    ) -> Result<(), Outcome> {
         let Some(id) = action.id else {
-            return Some(Ok(()));
+            return Ok(());
         };
         let pipe = self.handle.pipe(id);
         let slot = calls.acquire().await;
         // Checked once the slot is had, right before the call: a wait for a slot can be long.
-        if !recording.lease_holds() {
-            progress(step(action, "lease lost", None));
-            return None;
+        if let Some(outcome) = gate.closed() {
+            progress(step(action, not_sent(&outcome), None));
+            return Err(outcome);
         }
         progress(step(action, "deleting", None));
-        let result = async {
-            let deleted = pipe.delete_if_exists().await;
-            drop(slot);
-            deleted?;
-            progress(step(action, "waiting until gone", None));
-            wait_for_pipe_gone(|| in_slot(calls, pipe.get()), wait).await
+        let deleted = pipe.delete_if_exists().await;
+        drop(slot);
+        let result = match deleted {
+            Err(error) => Err(error),
+            Ok(_) => {
+                progress(step(action, "waiting until gone", None));
+                let gone = wait_for_pipe_gone(|| in_slot(calls, pipe.get()), wait);
+                match unless_stopped(gate.stop, gone).await {
+                    Some(result) => result,
+                    None => {
+                        progress(step(action, "interrupted", None));
+                        return Err(Outcome::Interrupted);
+                    }
+                }
+            }
+        };
+        match result {
+            Err(e) => {
+                progress(step(action, "failed", Some(e.to_string())));
+                Err(Outcome::Failed(e))
+            }
+            Ok(()) => {
+                if action.kind == ActionKind::Delete {
+                    progress(step(action, "done", Some("gone".into())));
+                }
+                Ok(())
+            }
         }
-        .await;
-        if let Err(e) = &result {
-            progress(step(action, "failed", Some(e.to_string())));
-        } else if action.kind == ActionKind::Delete {
-            progress(step(action, "done", Some("gone".into())));
-        }
-        Some(result)
     }
 }
 
@@ -471,6 +549,7 @@ struct Context<'a> {
     wait: &'a WaitOptions,
     progress: &'a (dyn Fn(Progress) + Sync),
     service_ok: bool,
+    gate: Gate<'a>,
 }
 
 /// Runs `actions` (their calls take the context's slots, at most
@@ -531,9 +610,9 @@ async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, Sta
         return Ok(report_of(action, action.id, Outcome::Skipped(why)));
     };
     let replacing = action.delete_first && action.id.is_some();
-    if !ctx.recording.lease_holds() {
-        (ctx.progress)(step(action, "lease lost", None));
-        return Ok(report_of(action, action.id, Outcome::LeaseLost));
+    if let Some(outcome) = ctx.gate.closed() {
+        (ctx.progress)(step(action, not_sent(&outcome), None));
+        return Ok(report_of(action, action.id, outcome));
     }
     if replacing {
         ctx.recording.change(|state| {
@@ -541,14 +620,12 @@ async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, Sta
                 pipe.replacing.get_or_insert_with(Utc::now);
             }
         })?;
-        match ctx
+        if let Err(outcome) = ctx
             .plan
-            .delete(action, ctx.recording, ctx.calls, ctx.wait, ctx.progress)
+            .delete(action, ctx.gate, ctx.calls, ctx.wait, ctx.progress)
             .await
         {
-            None => return Ok(report_of(action, action.id, Outcome::LeaseLost)),
-            Some(Err(error)) => return Ok(report_of(action, action.id, Outcome::Failed(error))),
-            Some(Ok(())) => {}
+            return Ok(report_of(action, action.id, outcome));
         }
     }
     create(ctx, action, creation).await
@@ -576,23 +653,23 @@ async fn create(
         reason: None,
     };
     tracing::info!(pipe = %name, intent = %intent.intent_id, "creating a declared pipe");
-    if !recording.lease_holds() {
-        progress(step(action, "lease lost", None));
-        return Ok(report_of(action, action.id, Outcome::LeaseLost));
+    if let Some(outcome) = ctx.gate.closed() {
+        progress(step(action, not_sent(&outcome), None));
+        return Ok(report_of(action, action.id, outcome));
     }
     recording.change(|state| {
         state.pipes.remove(&name);
         state.pending.insert(name.clone(), intent);
     })?;
     // The intent's write may have taken long (a slow store): checked again right before the call.
-    if !recording.lease_holds() {
+    if let Some(outcome) = ctx.gate.closed() {
         // Not sent: the intent is taken back if the store still takes writes, else it stays
         // pending (it blocks the name until resolved, which is safe).
         let _ = recording.change(|state| {
             state.pending.remove(&name);
         });
-        progress(step(action, "lease lost", None));
-        return Ok(report_of(action, action.id, Outcome::LeaseLost));
+        progress(step(action, not_sent(&outcome), None));
+        return Ok(report_of(action, action.id, outcome));
     }
     progress(step(action, "creating", None));
     let created = match ctx.plan.handle.pipes().create(&creation.pipe).await {
@@ -648,7 +725,7 @@ async fn create(
     let pipe = ctx.plan.handle.pipe(id);
     let last_answer: Mutex<Option<Value>> = Mutex::new(None);
     let waited = if target.is_done(&created) {
-        Ok(created)
+        Some(Ok(created))
     } else {
         let read = || async {
             let (raw, meta) = in_slot(ctx.calls, pipe.get_wire()).await?.into_parts();
@@ -661,11 +738,15 @@ async fn create(
             ));
             Ok(Response::new(read, meta))
         };
-        wait_for_pipe(read, &target, Some(created), ctx.wait).await
+        unless_stopped(
+            ctx.gate.stop,
+            wait_for_pipe(read, &target, Some(created), ctx.wait),
+        )
+        .await
     };
     let mut answer = last_answer.into_inner().unwrap_or_else(|p| p.into_inner());
     if answer.is_none() {
-        // Done at its create: one read for the form the server keeps.
+        // Done at its create, or stopped before a read: one read for the form the server keeps.
         answer = match in_slot(ctx.calls, pipe.get_wire()).await {
             Ok(read) => serde_json::to_value(read.into_inner()).ok(),
             Err(_) => None,
@@ -680,7 +761,11 @@ async fn create(
         })?;
     }
     Ok(match waited {
-        Ok(running) => {
+        None => {
+            progress(step(action, "interrupted", None));
+            report_of(action, Some(id), Outcome::Interrupted)
+        }
+        Some(Ok(running)) => {
             progress(step(action, "done", Some(running.state.to_string())));
             report_of(
                 action,
@@ -690,7 +775,7 @@ async fn create(
                 },
             )
         }
-        Err(error) => {
+        Some(Err(error)) => {
             progress(step(action, "failed", Some(error.to_string())));
             report_of(action, Some(id), Outcome::Failed(error))
         }

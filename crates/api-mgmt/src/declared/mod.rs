@@ -45,6 +45,7 @@ mod plan;
 mod recorded;
 #[cfg(any(feature = "state-redis", feature = "state-postgres"))]
 mod shared;
+mod stop;
 mod store;
 
 use std::collections::BTreeMap;
@@ -68,6 +69,7 @@ pub use recorded::{
     doc(cfg(any(feature = "state-redis", feature = "state-postgres")))
 )]
 pub use shared::{DEFAULT_LEASE_TTL, SharedStateStore, is_store_url, store_url_password};
+pub use stop::StopSignal;
 pub use store::{FileStateStore, LeaseHolder, StateError, StateLock, StateStore};
 
 /// The declared state of a service.

@@ -473,10 +473,13 @@ pub async fn plan_with(
         let record = &recorded.pipes[name];
         let file_changed = fingerprint.digest != record.fingerprint.digest;
         // Without a read, the server is taken to be as it was seen, so only the file can differ.
-        let observed = if compared.read {
-            record.observed.as_ref()
-        } else {
-            Some(&now)
+        // A record that never got its observed form (an apply interrupted between the create and
+        // its answer, or a state of version 1) adopts the answer now when the file has not changed
+        // since: a pipe just made is never replaced for the server's own way of writing it.
+        let observed = match (compared.read, &record.observed) {
+            (true, Some(observed)) => Some(observed),
+            (true, None) if file_changed => None,
+            _ => Some(&now),
         };
         let sides = Sides {
             file: &form,
