@@ -461,3 +461,26 @@ async fn a_pipe_left_down_outside_the_targets_counts_against_max_unavailable() {
         "orders is not taken down while events is"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn an_integer_written_as_a_float_in_an_answer_is_readable_and_no_change() {
+    let emulator = emulator().await;
+    let service = service(&emulator).await;
+    let declaration = Declaration::new().pipe(pipe("orders", 2));
+    let recorded = applied(&service, &declaration).await;
+    let orders = recorded.pipes["orders"].id;
+    emulator
+        .set_raw_overlay(
+            orders,
+            json!({"scaling": {"replicas": 2.0, "concurrency": 1.0}}),
+        )
+        .unwrap();
+    let read = service.pipe(orders).get().await.unwrap().into_inner();
+    assert_eq!(read.scaling.replicas, Some(2));
+    let plan = declared::plan(&service, &declaration, &recorded)
+        .await
+        .unwrap();
+    assert!(plan.unreadable().next().is_none(), "{:?}", plan.actions);
+    assert!(plan.is_empty(), "{:?}", plan.actions);
+    assert!(plan.drift.is_empty(), "{:?}", plan.drift);
+}

@@ -176,10 +176,49 @@ pub async fn from_response<T: DeserializeOwned, E>(
 /// Reading the bytes directly checks each string and member name on its own, a call per string
 /// (profiled: most of the decode's cost for a resource of short strings). A body that is not UTF-8
 /// is read as bytes, for the same error as before.
+///
+/// A body that does not decode as it came is read again with every whole number written as a
+/// float (`2.0`, `1e3`) taken as the integer it is ([`whole_number`](super::whole_number), the
+/// rule of the SDK's own requests): a server may write an integer member so (a JavaScript server,
+/// a value that went through a float), and JSON does not tell the two apart. Only that failure
+/// pays for the second reading; when it does not help, the first error is the answer.
 pub(crate) fn decode_json<T: DeserializeOwned>(body: &[u8]) -> serde_json::Result<T> {
-    match std::str::from_utf8(body) {
+    let first = match std::str::from_utf8(body) {
         Ok(text) => serde_json::from_str(text),
         Err(_) => serde_json::from_slice(body),
+    };
+    let Err(error) = first else {
+        return first;
+    };
+    let Ok(mut value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return Err(error);
+    };
+    if !whole_numbers_as_integers(&mut value) {
+        return Err(error);
+    }
+    T::deserialize(value).map_err(|_| error)
+}
+
+/// Rewrites every whole number held as a float in `value` as an integer; whether any was.
+fn whole_numbers_as_integers(value: &mut serde_json::Value) -> bool {
+    use serde_json::Value;
+    match value {
+        Value::Number(number) if number.is_f64() => {
+            match number.as_f64().and_then(super::whole_number) {
+                Some(whole) => {
+                    *value = Value::from(whole);
+                    true
+                }
+                None => false,
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .fold(false, |any, item| whole_numbers_as_integers(item) | any),
+        Value::Object(members) => members
+            .values_mut()
+            .fold(false, |any, member| whole_numbers_as_integers(member) | any),
+        _ => false,
     }
 }
 
@@ -410,6 +449,29 @@ mod tests {
         assert_eq!(error.to_string(), expected.to_string());
         // And a shape that does not fit is an error either way.
         assert!(decode_json::<Vec<u32>>(br#"{"a":1}"#).is_err());
+    }
+
+    #[test]
+    fn a_whole_number_written_as_a_float_decodes_as_the_integer_it_is() {
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Scaling {
+            replicas: Option<std::num::NonZeroU64>,
+            memory: f64,
+            items: Vec<i64>,
+        }
+        let scaling: Scaling =
+            decode_json(br#"{"replicas": 2.0, "memory": 0.5, "items": [1e2, -3.0, 4]}"#)
+                .expect("whole numbers are integers however written");
+        assert_eq!(scaling.replicas, std::num::NonZeroU64::new(2));
+        assert_eq!(scaling.items, [100, -3, 4]);
+        assert_eq!(scaling.memory, 0.5);
+        // A fraction is no integer: the first error is kept, with its place in the text.
+        let error = decode_json::<Scaling>(br#"{"replicas": 2.5, "memory": 1, "items": []}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("line 1 column"), "{error}");
+        // Beyond 2^53 a float is not exact as an integer: not taken for one.
+        assert!(decode_json::<Vec<i64>>(b"[1e300]").is_err());
     }
 
     #[tokio::test]
