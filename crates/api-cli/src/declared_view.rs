@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 use crate::render;
 
 /// The plan as JSON: `{"changes": [{"action", "name", "id", "paths", "members", "note"}],
-/// "unchanged": N, "drift": [{"name", "id", "members"}], "service": {"from", "to"}, "reads": N,
-/// "refreshed": BOOL}`.
+/// "unchanged": N, "drift": [{"name", "id", "members"}], "respelled": [{"name", "id", "members"}],
+/// "service": {"from", "to"}, "reads": N, "refreshed": BOOL}`.
 pub(crate) fn plan_json(plan: &Plan) -> Value {
     let changes: Vec<Value> = plan
         .actions
@@ -43,6 +43,14 @@ pub(crate) fn plan_json(plan: &Plan) -> Value {
     });
     if !drift.is_empty() {
         shown["drift"] = json!(drift);
+    }
+    let respelled: Vec<Value> = plan
+        .respelled
+        .iter()
+        .map(|d| json!({"name": d.name, "id": d.id, "members": d.changes}))
+        .collect();
+    if !respelled.is_empty() {
+        shown["respelled"] = json!(respelled);
     }
     if let Some(service) = &plan.service {
         shown["service"] = json!({
@@ -108,7 +116,8 @@ pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
     lines.join("\n")
 }
 
-/// The pipes that changed on the server in members their files leave out: shown, not acted on.
+/// The pipes that changed on the server in members their files leave out (shown, not acted on),
+/// and those the server writes another way now (no change; an apply records the new forms).
 fn drift_lines(plan: &Plan) -> Vec<String> {
     let mut lines = Vec::new();
     for drift in &plan.drift {
@@ -117,6 +126,13 @@ fn drift_lines(plan: &Plan) -> Vec<String> {
             drift.name, drift.id
         ));
         lines.extend(drift.changes.iter().map(change_line));
+    }
+    for respelled in &plan.respelled {
+        lines.push(format!(
+            "  = respelled {}  {}  (the server writes these values another way now: no change; an apply records the new forms)",
+            respelled.name, respelled.id
+        ));
+        lines.extend(respelled.changes.iter().map(change_line));
     }
     lines
 }
@@ -174,6 +190,7 @@ fn action_line(action: &PlanAction) -> String {
 
 fn change_line(change: &Change) -> String {
     let cause = match (change.cause, change.effect) {
+        (Cause::Respelled, _) => "written another way by the server: no change",
         (_, Effect::Record) => "the server has it: recorded only",
         (Cause::Server, Effect::None) => "changed on the server, not declared: not acted on",
         (Cause::Server, _) => "changed on the server",

@@ -805,3 +805,107 @@ fn a_second_ctrl_c_exits_at_once_and_a_record_without_its_answer_adopts_it() {
     );
     assert_eq!(cloud.pipes().len(), 1, "nothing was created again");
 }
+
+#[test]
+fn a_server_that_respells_its_answers_later_shows_no_change_but_a_console_edit_is_drift() {
+    let cloud = Cloud::canonical();
+    let dir = written_by_people(&cloud);
+    apply(&cloud, &dir).expect(0);
+    let (orders, backfill) = (recorded_id(&dir, "orders"), recorded_id(&dir, "backfill"));
+    let answer = cloud
+        .cloudctl(&["pipe", "get", &orders, "-o", "json"])
+        .expect(0)
+        .json();
+    let endpoint = answer["source"]["kafka"]["reversePrivateEndpointIds"][0]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // An upgrade of the server: whitespace inside the types, the columns in another order, a
+    // UUID's letter case, the compression in capitals.
+    cloud.set_raw_overlay(
+        &orders,
+        json!({
+            "destination": {"columns": [
+                {"name": "note", "type": "Nullable( String )"},
+                {"name": "at", "type": "DateTime64(3,'UTC')"},
+                {"name": "id", "type": "Decimal(18,2)"},
+            ]},
+            "source": {"kafka": {"reversePrivateEndpointIds": [endpoint.to_ascii_lowercase()]}},
+        }),
+    );
+    cloud.set_raw_overlay(
+        &backfill,
+        json!({"source": {"objectStorage": {"compression": "GZIP"}}}),
+    );
+    let planned = plan(&cloud, &dir).expect(0).json();
+    assert_eq!(planned["changes"], json!([]), "{planned}");
+    let respelled: Vec<(&str, Vec<&str>)> = planned["respelled"]
+        .as_array()
+        .expect("respelled pipes are shown")
+        .iter()
+        .map(|pipe| {
+            let paths = pipe["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|m| m["path"].as_str().unwrap())
+                .collect();
+            (pipe["name"].as_str().unwrap(), paths)
+        })
+        .collect();
+    // The canonical server writes the UUID in capitals; the overlay in small letters.
+    let mut orders_paths = vec![
+        "destination.columns[name=id].type",
+        "destination.columns[name=at].type",
+        "destination.columns[name=note].type",
+        "source.kafka.reversePrivateEndpointIds",
+    ];
+    orders_paths.sort_unstable();
+    let mut respelled_sorted: Vec<(&str, Vec<&str>)> = respelled
+        .into_iter()
+        .map(|(name, mut paths)| {
+            paths.sort_unstable();
+            (name, paths)
+        })
+        .collect();
+    respelled_sorted.sort();
+    // The compression in capitals is its value already: the SDK reads a value of a set in any
+    // letter case, so backfill shows nothing at all.
+    assert_eq!(respelled_sorted, [("orders", orders_paths)]);
+    let human = cloud
+        .cloudctl(&["plan", "-f", &dir, "-o", "human"])
+        .expect(0);
+    assert!(
+        human.stdout.contains("= respelled orders")
+            && human
+                .stdout
+                .contains("written another way by the server: no change"),
+        "{}",
+        human.stdout
+    );
+    // An apply records the new forms and sends nothing; the next plan has nothing to say.
+    cloud.clear_requests();
+    apply(&cloud, &dir).expect(0);
+    assert!(
+        cloud.requests().iter().all(|r| r.method == "GET"),
+        "only reads: {:?}",
+        cloud
+            .requests()
+            .iter()
+            .map(|r| (&r.method, &r.path))
+            .collect::<Vec<_>>()
+    );
+    let planned = plan(&cloud, &dir).expect(0).json();
+    assert!(planned.get("respelled").is_none(), "{planned}");
+    // A console edit of a declared member is still drift: replaced.
+    cloud.set_raw_overlay(
+        &backfill,
+        json!({"source": {"objectStorage": {"compression": "zstd"}}}),
+    );
+    let planned = plan(&cloud, &dir).expect(8).json();
+    assert_eq!(planned["changes"][0]["action"], "replace", "{planned}");
+    assert_eq!(
+        planned["changes"][0]["paths"],
+        json!(["source.objectStorage.compression"])
+    );
+}

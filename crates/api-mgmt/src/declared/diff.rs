@@ -18,15 +18,24 @@
 //! not compared; numbers compare by value (`3` is `3.0`); secrets compare by their fingerprints. A
 //! state written before the observed form existed compares the file with the answer instead, as
 //! version 0.1 did, until the next apply records the observed form.
+//!
+//! Arrays pair as the spec's `x-compare` says ([`pairing`](super::pairing)): columns by name and
+//! field mappings by source field, whatever their order (a path names such an item by its key:
+//! `destination.columns[name=id].type`), sets (endpoint ids) as sets. An answer that differs from
+//! the observed form only as the server writes a value again ([`respell`](super::respell):
+//! whitespace, the letter case of a type keyword or a value of a set, a set's order) is
+//! [`Cause::Respelled`]: no change, and the new form is recorded.
 
 use api_core::raw::support::redact::{REDACTED, Redactor};
 use api_core::raw::support::schema::Shape;
 use serde::Serialize;
 use serde_json::Value;
 
-use api_core::raw::support::schema::is_secret;
+use api_core::raw::support::schema::{Comparison, is_secret};
 
 use super::fingerprint::SECRET_PREFIX;
+use super::pairing::{SetOf, as_sets, pairs};
+use super::respell::respelled;
 
 /// One member that differs, by its JSON path (`scaling.replicas`, `destination.columns[1].type`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -55,6 +64,10 @@ pub enum Cause {
     Declaration,
     /// The pipe on the server changed since it was made (out of band: a console edit).
     Server,
+    /// The server writes the member another way than it did when the pipe was made (an upgrade
+    /// that respelled a type, a set in another order): not a change. `old` is the recorded form,
+    /// `new` the answer now, which the next apply records.
+    Respelled,
 }
 
 /// What a plan does about a difference.
@@ -92,7 +105,18 @@ pub(crate) fn changes(
     request: Option<Shape<'_>>,
     response: Option<Shape<'_>>,
 ) -> Vec<Change> {
+    compare(sides, request, response).0
+}
+
+/// [`changes`], and the observed form with the answer's respellings adopted when there are any
+/// (what the next apply records for a pipe that needs nothing else).
+pub(crate) fn compare(
+    sides: &Sides<'_>,
+    request: Option<Shape<'_>>,
+    response: Option<Shape<'_>>,
+) -> (Vec<Change>, Option<Value>) {
     let mut out = Vec::new();
+    let mut adopted = None;
     if let Some(recorded) = sides.recorded {
         declared(
             &mut String::new(),
@@ -105,13 +129,22 @@ pub(crate) fn changes(
         );
     }
     match sides.observed {
-        Some(observed) => drift(
-            &mut String::new(),
-            observed,
-            sides.now,
-            Some(sides.file),
-            &mut out,
-        ),
+        Some(observed) => {
+            let mut respelled = observed.clone();
+            let said = out.len();
+            drift(
+                &mut String::new(),
+                observed,
+                sides.now,
+                Some(sides.file),
+                request,
+                &mut respelled,
+                &mut out,
+            );
+            if out[said..].iter().any(|c| c.cause == Cause::Respelled) {
+                adopted = Some(respelled);
+            }
+        }
         None => drifted(
             &mut String::new(),
             sides.file,
@@ -131,7 +164,7 @@ pub(crate) fn changes(
             None => merged.push(change),
         }
     }
-    merged
+    (merged, adopted)
 }
 
 /// The file's form against the recorded declaration; `now` is the server's observed form there.
@@ -145,6 +178,7 @@ fn declared(
     out: &mut Vec<Change>,
 ) {
     let secret = name.is_some_and(|n| is_secret(n, shape.as_ref()));
+    let comparison = shape.map_or(Comparison::Exact, |s| s.comparison());
     // An object on one side only is compared member by member with an empty one.
     let empty = Value::Object(serde_json::Map::new());
     let (new, old) = match (present(new), present(old)) {
@@ -174,13 +208,37 @@ fn declared(
                 path.truncate(length);
             }
         }
-        (Some(Value::Array(n)), Some(Value::Array(o))) if n.len() == o.len() && !secret => {
+        (Some(Value::Array(n)), Some(Value::Array(o)))
+            if !secret
+                && comparison == Comparison::Set
+                && as_sets(o, n, Comparison::Exact, same_value) != SetOf::Different => {}
+        (Some(Value::Array(n)), Some(Value::Array(o)))
+            if !secret && let Some(paired) = pairs(o, n, comparison) =>
+        {
             let inner = shape.and_then(|s| s.items());
-            for (i, (n, o)) in n.iter().zip(o).enumerate() {
+            for (at, o, n) in paired {
                 let length = path.len();
-                path.push_str(&format!("[{i}]"));
-                let there = now.and_then(|v| v.get(i));
-                declared(path, Some(n), Some(o), there, inner, name, out);
+                path.push_str(&at.segment());
+                let there = at.find(now);
+                match (n, o) {
+                    (Some(n), Some(o)) => declared(path, Some(n), Some(o), there, inner, name, out),
+                    // An item added to the file, or taken out of it: the array is still declared,
+                    // so the pipe is replaced unless the server is as the file now says.
+                    (n, _) => {
+                        let effect = match (n, there) {
+                            (Some(n), Some(there)) if covers(n, there) => Effect::Record,
+                            (None, None) => Effect::Record,
+                            _ => Effect::Replace,
+                        };
+                        out.push(Change {
+                            path: path.clone(),
+                            old: there.or(o).map(|v| shown(v, false)),
+                            new: n.map(|v| shown(v, false)),
+                            cause: Cause::Declaration,
+                            effect,
+                        });
+                    }
+                }
                 path.truncate(length);
             }
         }
@@ -212,52 +270,119 @@ fn declared(
 }
 
 /// The server's answer now against its recorded observed form: only members both have; `file` is
-/// the file's form there.
+/// the file's form there, `shape` the create request's schema there. A respelling is written into
+/// `adopted` (the observed form as the walk goes, at the same place).
 fn drift(
     path: &mut String,
     observed: &Value,
     now: &Value,
     file: Option<&Value>,
+    shape: Option<Shape<'_>>,
+    adopted: &mut Value,
     out: &mut Vec<Change>,
 ) {
     let file = present(file);
+    let comparison = shape.map_or(Comparison::Exact, |s| s.comparison());
     match (observed, now) {
         (Value::Object(o), Value::Object(n)) => {
             for (member, was) in o {
                 let Some(is) = n.get(member).filter(|v| !v.is_null()) else {
                     continue;
                 };
-                if was.is_null() {
+                let Some(slot) = adopted.get_mut(member).filter(|_| !was.is_null()) else {
                     continue;
-                }
+                };
                 let length = enter(path, member);
-                drift(path, was, is, file.and_then(|f| f.get(member)), out);
+                let inner = shape.and_then(|s| s.member(member));
+                drift(
+                    path,
+                    was,
+                    is,
+                    file.and_then(|f| f.get(member)),
+                    inner,
+                    slot,
+                    out,
+                );
                 path.truncate(length);
             }
         }
-        (Value::Array(o), Value::Array(n)) if o.len() == n.len() => {
-            for (i, (was, is)) in o.iter().zip(n).enumerate() {
+        (Value::Array(o), Value::Array(n)) if comparison == Comparison::Set => {
+            let items = shape
+                .and_then(|s| s.items())
+                .map_or(Comparison::Exact, |s| s.comparison());
+            match as_sets(o, n, items, same_value) {
+                SetOf::Same => {}
+                SetOf::Respelled => {
+                    out.push(respelling(path, observed, now));
+                    *adopted = now.clone();
+                }
+                SetOf::Different => out.push(drifted_to(path, now, file)),
+            }
+        }
+        (Value::Array(o), Value::Array(n)) if let Some(paired) = pairs(o, n, comparison) => {
+            let items = shape.and_then(|s| s.items());
+            for (at, was, is) in paired {
                 let length = path.len();
-                path.push_str(&format!("[{i}]"));
-                drift(path, was, is, file.and_then(|f| f.get(i)), out);
+                path.push_str(&at.segment());
+                let declared = at.find(file);
+                match (was, is) {
+                    (Some(was), Some(is)) => {
+                        if let Some(slot) = at.find_mut(adopted) {
+                            drift(path, was, is, declared, items, slot, out);
+                        }
+                    }
+                    // An item the server added, or one it no longer has: drift of the array.
+                    (_, is) => out.push(Change {
+                        path: path.clone(),
+                        old: is.map(|v| shown(v, false)),
+                        new: declared.map(|v| shown(v, false)),
+                        cause: Cause::Server,
+                        effect: match (file, declared, is) {
+                            // The file leaves the array out: shown, not acted on.
+                            (None, _, _) => Effect::None,
+                            // The file says what the server now has.
+                            (Some(_), Some(d), Some(is)) if covers(d, is) => Effect::Record,
+                            (Some(_), None, None) => Effect::Record,
+                            _ => Effect::Replace,
+                        },
+                    }),
+                }
                 path.truncate(length);
             }
         }
-        _ if !same_value(observed, now) => {
-            let effect = match file {
-                None => Effect::None,
-                Some(declared) if covers(declared, now) => Effect::Record,
-                Some(_) => Effect::Replace,
-            };
-            out.push(Change {
-                path: path.clone(),
-                old: Some(shown(now, false)),
-                new: file.map(|v| shown(v, false)),
-                cause: Cause::Server,
-                effect,
-            });
+        _ if same_value(observed, now) => {}
+        _ if respelled(observed, now, comparison) => {
+            out.push(respelling(path, observed, now));
+            *adopted = now.clone();
         }
-        _ => {}
+        _ => out.push(drifted_to(path, now, file)),
+    }
+}
+
+/// The server's value at `path` changed to `now`; `file` is the file's form there.
+fn drifted_to(path: &str, now: &Value, file: Option<&Value>) -> Change {
+    let effect = match file {
+        None => Effect::None,
+        Some(declared) if covers(declared, now) => Effect::Record,
+        Some(_) => Effect::Replace,
+    };
+    Change {
+        path: path.to_string(),
+        old: Some(shown(now, false)),
+        new: file.map(|v| shown(v, false)),
+        cause: Cause::Server,
+        effect,
+    }
+}
+
+/// The server writes the value at `path` as `now` where it wrote `was`: no change.
+fn respelling(path: &str, was: &Value, now: &Value) -> Change {
+    Change {
+        path: path.to_string(),
+        old: Some(shown(was, false)),
+        new: Some(shown(now, false)),
+        cause: Cause::Respelled,
+        effect: Effect::None,
     }
 }
 
@@ -400,6 +525,21 @@ mod tests {
     /// version 1), with the server answering `server` (its observed form is itself here: these
     /// tests hold no secret the server answers).
     fn diff(file: Value, recorded: Value, observed: Option<Value>, server: Value) -> Vec<String> {
+        compared_with(file, recorded, observed, server).0
+    }
+
+    /// The changes of the unchanged `file` whose pipe was observed as `observed` (an observed form)
+    /// and answers `server` now, and the observed form with its respellings adopted.
+    fn compared(file: Value, observed: Value, server: Value) -> (Vec<String>, Option<Value>) {
+        compared_with(file.clone(), file, Some(observed), server)
+    }
+
+    fn compared_with(
+        file: Value,
+        recorded: Value,
+        observed: Option<Value>,
+        server: Value,
+    ) -> (Vec<String>, Option<Value>) {
         let schemas = SchemaSet::management();
         let request = schemas.schema("PipeCreateRequest");
         let now =
@@ -412,7 +552,8 @@ mod tests {
             now: &now,
             answer: &server,
         };
-        changes(&sides, request, schemas.schema("Pipe"))
+        let (changes, adopted) = compare(&sides, request, schemas.schema("Pipe"));
+        let shown = changes
             .into_iter()
             .map(|c| {
                 let show =
@@ -426,7 +567,8 @@ mod tests {
                     show(&c.new)
                 )
             })
-            .collect()
+            .collect();
+        (shown, adopted)
     }
 
     fn declared_pipe() -> Value {
@@ -567,19 +709,88 @@ mod tests {
     }
 
     #[test]
-    fn lists_compare_by_item_and_by_length() {
+    fn keyed_lists_compare_by_their_key_and_name_the_item() {
         let mut server = server_pipe();
         server["destination"]["columns"][0]["type"] = json!("String");
         assert_eq!(
             diff(declared_pipe(), declared_pipe(), observed(), server.clone()),
-            ["Replace Server destination.columns[0].type: \"String\" -> \"Decimal(18,2)\""]
+            ["Replace Server destination.columns[name=id].type: \"String\" -> \"Decimal(18,2)\""]
         );
+        // The column removed on the server: a replace naming it.
         server["destination"]["columns"] = json!([]);
+        assert_eq!(
+            diff(declared_pipe(), declared_pipe(), observed(), server.clone()),
+            [
+                "Replace Server destination.columns[name=id]: (absent) -> {\"name\":\"id\",\"type\":\"Decimal(18,2)\"}"
+            ]
+        );
+        // A column the server added that the file does not declare: replaced too.
+        server["destination"]["columns"] = json!([
+            {"name": "extra", "type": "String"},
+            {"name": "id", "type": "Decimal(18, 2)"},
+        ]);
         assert_eq!(
             diff(declared_pipe(), declared_pipe(), observed(), server),
             [
-                "Replace Server destination.columns: [] -> [{\"name\":\"id\",\"type\":\"Decimal(18,2)\"}]"
+                "Replace Server destination.columns[name=extra]: {\"name\":\"extra\",\"type\":\"String\"} -> (absent)"
             ]
+        );
+    }
+
+    #[test]
+    fn a_reordered_keyed_list_or_set_and_a_respelled_value_are_no_change() {
+        let mut recorded_server = server_pipe();
+        recorded_server["destination"]["columns"] = json!([
+            {"name": "id", "type": "Decimal(18, 2)"},
+            {"name": "at", "type": "DateTime64(3, 'UTC')"},
+        ]);
+        recorded_server["source"]["kafka"]["reversePrivateEndpointIds"] = json!([
+            "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c",
+            "1a2b3c4d-6b5a-4f3e-9d2c-1b0a9f8e7d6c"
+        ]);
+        let observed = super::super::fingerprint::observed_form(
+            &recorded_server,
+            &super::super::Fingerprint::fresh(),
+        )
+        .unwrap();
+        let mut now = recorded_server.clone();
+        now["destination"]["columns"] = json!([
+            {"name": "at", "type": "datetime64(3,'UTC')"},
+            {"name": "id", "type": "Decimal(18,2)"},
+        ]);
+        now["source"]["kafka"]["reversePrivateEndpointIds"] = json!([
+            "1A2B3C4D-6B5A-4F3E-9D2C-1B0A9F8E7D6C",
+            "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c"
+        ]);
+        let (shown, adopted) = compared(declared_pipe(), observed.clone(), now.clone());
+        assert_eq!(
+            shown,
+            [
+                "None Respelled destination.columns[name=id].type: \"Decimal(18, 2)\" -> \"Decimal(18,2)\"",
+                "None Respelled destination.columns[name=at].type: \"DateTime64(3, 'UTC')\" -> \"datetime64(3,'UTC')\"",
+                "None Respelled source.kafka.reversePrivateEndpointIds: [\"0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c\",\"1a2b3c4d-6b5a-4f3e-9d2c-1b0a9f8e7d6c\"] -> [\"1A2B3C4D-6B5A-4F3E-9D2C-1B0A9F8E7D6C\",\"0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c\"]",
+            ]
+        );
+        // The new forms are adopted where they stand (the observed order of the columns kept).
+        let adopted = adopted.expect("the respellings adopted");
+        assert_eq!(
+            adopted["destination"]["columns"][0]["type"],
+            "Decimal(18,2)"
+        );
+        assert_eq!(
+            adopted["destination"]["columns"][1]["type"],
+            "datetime64(3,'UTC')"
+        );
+        // Against the adopted form, the same answer is no difference at all.
+        assert!(compared(declared_pipe(), adopted, now.clone()).0.is_empty());
+        // A table's name in another letter case is a change, not a respelling.
+        now["destination"]["table"] = json!("ORDERS");
+        let (shown, _) = compared(declared_pipe(), observed, now);
+        assert!(
+            shown
+                .iter()
+                .any(|c| c.starts_with("Replace Server destination.table")),
+            "{shown:?}"
         );
     }
 
@@ -594,7 +805,9 @@ mod tests {
         file["destination"]["columns"][0]["type"] = json!("String");
         assert_eq!(
             diff(file, declared_pipe(), observed(), server_pipe()),
-            ["Replace Declaration destination.columns[0].type: \"Decimal(18, 2)\" -> \"String\""]
+            [
+                "Replace Declaration destination.columns[name=id].type: \"Decimal(18, 2)\" -> \"String\""
+            ]
         );
     }
 
@@ -623,7 +836,7 @@ mod tests {
         let changes = diff(file, recorded, observed(), server);
         assert_eq!(changes.len(), 1, "{changes:?}");
         assert!(
-            changes[0].starts_with("Record Declaration destination.columns: "),
+            changes[0].starts_with("Record Declaration destination.columns[name=at]: "),
             "{changes:?}"
         );
     }
@@ -702,7 +915,9 @@ mod tests {
             "{shown}"
         );
         assert!(
-            shown.contains("[{\"name\":\"id\",\"type\":\"[REDACTED]\"},{\"name\":\"x\"}]"),
+            shown.contains(
+                "destination.columns[name=id].type: \"Decimal(18, 2)\" -> \"[REDACTED]\""
+            ),
             "{shown}"
         );
     }

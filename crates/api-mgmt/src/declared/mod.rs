@@ -41,8 +41,10 @@ mod cpu_work;
 mod diff;
 mod export;
 mod fingerprint;
+mod pairing;
 mod plan;
 mod recorded;
+mod respell;
 #[cfg(any(feature = "state-redis", feature = "state-postgres"))]
 mod shared;
 mod stop;

@@ -11,7 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::cpu_work::{ShutDown, on_every_core};
-use super::diff::{Change, Effect, Sides, changes};
+use super::diff::{Cause, Change, Effect, Sides, compare};
 use super::fingerprint::{Fingerprint, declared_form, observed_form};
 use super::{Declaration, DeclaredError, RecordedState, ServiceTarget, StateTarget};
 use crate::ServiceHandle;
@@ -145,6 +145,10 @@ pub struct Plan {
     pub unchanged: Vec<String>,
     /// Pipes that need nothing but changed on the server in members their files leave out.
     pub drift: Vec<Drift>,
+    /// Pipes the server now writes another way than it did when they were made (an upgrade that
+    /// respelled a type or a value of a set, a set in another order): no change; an apply records
+    /// the new forms ([`Cause::Respelled`]).
+    pub respelled: Vec<Drift>,
     /// The calls the plan made (one read per recorded pipe it covers, and one of the service when
     /// its state is declared and the server lets it be read; none without a refresh); it writes
     /// nothing.
@@ -159,8 +163,8 @@ pub struct Plan {
     pub(crate) handle: ServiceHandle,
     #[serde(skip)]
     pub(crate) recorded: RecordedState,
-    /// The observed forms read for pipes of a state written before observed forms existed: an apply
-    /// records them.
+    /// The observed forms an apply records without touching a pipe: read for pipes of a state
+    /// written before observed forms existed, or with the server's respellings adopted.
     #[serde(skip)]
     pub(crate) observations: BTreeMap<String, Value>,
 }
@@ -186,7 +190,8 @@ impl Plan {
     }
 
     /// Whether an apply of this plan would do anything: start or stop the service, act on a pipe,
-    /// or record what the server answered for pipes of a state written before version 2.
+    /// or record what the server answered (for pipes of a state written before version 2, or
+    /// respelled since).
     pub fn has_work(&self) -> bool {
         self.service.is_some()
             || !self.observations.is_empty()
@@ -389,6 +394,7 @@ pub async fn plan_with(
 
     let mut observations = BTreeMap::new();
     let mut drift = Vec::new();
+    let mut respelled = Vec::new();
     let mut actions = Vec::new();
     let mut unchanged = Vec::new();
     // The recorded, declared pipes the server has in a working state: compared once their forms
@@ -488,7 +494,7 @@ pub async fn plan_with(
             now: &now,
             answer: &compared.server,
         };
-        let differences = changes(&sides, request, response);
+        let (mut differences, adopted) = compare(&sides, request, response);
         let strongest = differences.iter().map(|c| c.effect).max();
         if strongest == Some(Effect::Replace) || unfinished.is_some() {
             let mut replace = action(name, ActionKind::Replace, Some(record.id), differences);
@@ -507,6 +513,9 @@ pub async fn plan_with(
             });
             actions.push(update);
         } else {
+            let (respellings, differences): (Vec<Change>, Vec<Change>) = differences
+                .drain(..)
+                .partition(|c| c.cause == Cause::Respelled);
             if !differences.is_empty() {
                 drift.push(Drift {
                     name: name.to_string(),
@@ -514,8 +523,17 @@ pub async fn plan_with(
                     changes: differences,
                 });
             }
+            if !respellings.is_empty() {
+                respelled.push(Drift {
+                    name: name.to_string(),
+                    id: record.id,
+                    changes: respellings,
+                });
+            }
             if compared.read && record.observed.is_none() {
                 observations.insert(name.to_string(), now);
+            } else if let Some(adopted) = adopted.filter(|_| compared.read) {
+                observations.insert(name.to_string(), adopted);
             }
             unchanged.push(name.to_string());
         }
@@ -610,6 +628,7 @@ pub async fn plan_with(
         actions,
         unchanged,
         drift,
+        respelled,
         reads: calls,
         refreshed: options.refresh,
         down_elsewhere: recorded

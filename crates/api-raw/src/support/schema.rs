@@ -34,6 +34,10 @@ const RAW_TYPE: &str = "x-api-raw-type";
 /// The extension giving the value the server fills in for a member a create leaves out.
 const SERVER_DEFAULT: &str = "x-server-default";
 
+/// The extension saying how two answers' values of a schema compare ([`Comparison`]): `set`,
+/// `case-insensitive`, or `{key: MEMBER}`.
+const COMPARE: &str = "x-compare";
+
 /// The keywords the validator enforces.
 const ENFORCED: &[&str] = &[
     "type",
@@ -246,6 +250,11 @@ impl SchemaSet {
                 ));
             }
             match keyword.as_str() {
+                COMPARE if comparison_of(value).is_none() => {
+                    return Err(format!(
+                        "{at}: {COMPARE} is `set`, `case-insensitive` or {{key: MEMBER}}, not {value}"
+                    ));
+                }
                 "$ref" => {
                     let target = value.as_str().unwrap_or_default();
                     if self.resolve(target).is_none() {
@@ -682,6 +691,24 @@ impl<'a> Shape<'a> {
         self.secret
     }
 
+    /// How two answers' values of this schema compare, for a plan that tells a server's own
+    /// rewriting from a change: `x-compare` where the spec says, else
+    /// [`CaseInsensitive`](Comparison::CaseInsensitive) for a value of a set (`enum`,
+    /// `x-extensible-enum`) or a UUID, else [`Exact`](Comparison::Exact).
+    pub fn comparison(&self) -> Comparison<'a> {
+        if let Some(said) = self.schema.get(COMPARE).and_then(comparison_of) {
+            return said;
+        }
+        let of_a_set =
+            self.schema.contains_key("enum") || self.schema.contains_key("x-extensible-enum");
+        let uuid = self.schema.get("format").and_then(Value::as_str) == Some("uuid");
+        if of_a_set || uuid {
+            Comparison::CaseInsensitive
+        } else {
+            Comparison::Exact
+        }
+    }
+
     /// The value the server fills in when a create leaves this member out (`x-server-default`).
     pub fn server_default(&self) -> Option<&'a Value> {
         self.default
@@ -764,6 +791,35 @@ impl<'a> Shape<'a> {
             secret: false,
             default: None,
         }
+    }
+}
+
+/// How two answers' values of one schema compare ([`Shape::comparison`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Comparison<'a> {
+    /// As written; an array item by item.
+    Exact,
+    /// An array whose order and repeats mean nothing (`x-compare: set`).
+    Set,
+    /// An array of objects, each named by this member: two arrays are paired item by item by it,
+    /// whatever their order (`x-compare: {key: MEMBER}`).
+    Keyed(&'a str),
+    /// A string whose ASCII letter case the server may rewrite: a value of a set, a UUID, or
+    /// `x-compare: case-insensitive` (a type keyword).
+    CaseInsensitive,
+}
+
+/// The comparison an `x-compare` value names; `None` for a value of no known form.
+fn comparison_of(value: &Value) -> Option<Comparison<'_>> {
+    match value {
+        Value::String(text) if text == "set" => Some(Comparison::Set),
+        Value::String(text) if text == "case-insensitive" => Some(Comparison::CaseInsensitive),
+        Value::Object(map) if map.len() == 1 => map
+            .get("key")
+            .and_then(Value::as_str)
+            .map(Comparison::Keyed),
+        _ => None,
     }
 }
 
@@ -1120,12 +1176,53 @@ mod tests {
                 json!({"T": {"type": "object", "properties": {"a": {"allOf": []}}}}),
                 "components.schemas.T.a",
             ),
+            (
+                json!({"T": {"type": "array", "x-compare": "sorted"}}),
+                "x-compare is `set`, `case-insensitive` or {key: MEMBER}",
+            ),
         ] {
             let error = SchemaSet::new(&json!({ "components": { "schemas": schemas } }))
                 .err()
                 .unwrap_or_default();
             assert!(error.contains(expected), "{expected:?} not in {error:?}");
         }
+    }
+
+    #[test]
+    fn each_member_compares_as_the_spec_says() {
+        let schemas = SchemaSet::management();
+        let request = schemas.schema("PipeCreateRequest").unwrap();
+        let destination = request.member("destination").unwrap();
+        let columns = destination.member("columns").unwrap();
+        assert_eq!(columns.comparison(), Comparison::Keyed("name"));
+        let column_type = columns.items().unwrap().member("type").unwrap();
+        assert_eq!(column_type.comparison(), Comparison::CaseInsensitive);
+        assert_eq!(
+            destination.member("table").unwrap().comparison(),
+            Comparison::Exact
+        );
+        assert_eq!(
+            request.member("fieldMappings").unwrap().comparison(),
+            Comparison::Keyed("sourceField")
+        );
+        let kafka = request.member("source").unwrap().member("kafka").unwrap();
+        let endpoints = kafka.member("reversePrivateEndpointIds").unwrap();
+        assert_eq!(endpoints.comparison(), Comparison::Set);
+        assert_eq!(
+            endpoints.items().unwrap().comparison(),
+            Comparison::CaseInsensitive,
+            "a UUID"
+        );
+        let storage = request
+            .member("source")
+            .unwrap()
+            .member("objectStorage")
+            .unwrap();
+        assert_eq!(
+            storage.member("compression").unwrap().comparison(),
+            Comparison::CaseInsensitive,
+            "a value of a set"
+        );
     }
 
     #[test]
