@@ -385,7 +385,8 @@ pub(crate) enum StateCommand {
         /// The directory and its state.
         #[command(flatten)]
         dir: DirArgs,
-        /// End the lease whoever holds it; its holder, if alive, can no longer write
+        /// End the lease whoever holds it; its holder, if alive, can no longer write the state
+        /// and sends no new change once its own lease lapses
         #[arg(long)]
         force: bool,
     },

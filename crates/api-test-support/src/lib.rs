@@ -7,6 +7,7 @@
 //! - [`encodings`]: secrets as servers may write them back.
 //! - [`large_body`]: a large, valid pipe create request.
 //! - [`captured_log`]: a log writer whose text a test reads.
+//! - [`tcp_proxy`]: a TCP proxy a test can cut, in front of a real server.
 
 #![deny(missing_docs)]
 
@@ -17,3 +18,4 @@ pub mod postgres_server;
 pub mod redis_server;
 #[cfg(unix)]
 pub mod session;
+pub mod tcp_proxy;

@@ -397,7 +397,11 @@ fn unlock(args: &DirArgs, force: bool, session: &mut Session<'_>) -> Result<(), 
         |_| match (&holder, force) {
             (None, _) => format!("No apply holds the service in {name}."),
             (Some(holder), true) => format!(
-                "Ended the lease of {holder}; if that apply is still running it can no longer write."
+                "Ended the lease of {holder}. If that apply is still running, every write it makes \
+                 to the state is refused from now on; a call it has under way still reaches the \
+                 API, and it sends no new create, delete or service command once its own clock \
+                 finds no renewal confirmed within its lease (at most its --lease-ttl from its \
+                 last renewal)."
             ),
             (Some(holder), false) => format!(
                 "Held by {holder}. `cloudctl state unlock --force` ends it (only when that apply is known to be gone)."

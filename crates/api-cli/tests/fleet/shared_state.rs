@@ -21,6 +21,7 @@ use serde_json::Value;
 use super::postgres_server::PostgresServer;
 use super::redis_server::RedisServer;
 use super::support::Cloud;
+use super::tcp_proxy::TcpProxy;
 
 /// A real server of one engine, and what the tests read or do behind the store's back.
 trait Server {
@@ -149,6 +150,7 @@ on_both!(
     eight_runners_apply_one_directory_with_kills_and_pauses,
     a_state_pushed_to_the_store_and_back_and_a_lease_ended_by_hand,
     a_store_without_the_state_is_refused_before_any_call,
+    a_runner_cut_off_from_its_store_sends_nothing_past_its_lease,
 );
 
 /// The lease's TTL the processes are given.
@@ -788,5 +790,102 @@ fn a_store_without_the_state_is_refused_before_any_call(server: &impl Server) {
         cloud.pipes().iter().filter(|p| !p.deleted).count(),
         3,
         "no pipe was created a second time"
+    );
+}
+
+/// The `127.0.0.1:PORT` a store URL names.
+fn address_in(url: &str) -> std::net::SocketAddr {
+    let at = url.find("127.0.0.1:").expect("a loopback store");
+    let port: String = url[at + "127.0.0.1:".len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    format!("127.0.0.1:{port}").parse().expect("an address")
+}
+
+fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Server) {
+    const LEASE: Duration = Duration::from_secs(2);
+    let cloud = production_cloud(Duration::ZERO);
+    let (cut_off, other) = (Runner::new(), Runner::new());
+    let names: Vec<(String, u32)> = (0..6).map(|i| (format!("d{i}"), 1)).collect();
+    other.checkout(&names);
+    other.init(&cloud, server);
+    let (code, _, stderr) = other.run(&cloud, server, &["apply", "--yes"]);
+    assert_eq!(code, 0, "{stderr}");
+    // Every delete is answered after a second: the cut-off runner's six deletes, one at a time,
+    // would take three times its lease.
+    cloud.inject(
+        FaultRule::operation(OperationId::DeletePipe)
+            .then(Fault::delay(Duration::from_secs(1)).always()),
+    );
+    cut_off.checkout(&[]);
+    let upstream = address_in(&server.url());
+    let proxy = TcpProxy::start(upstream);
+    let through = server
+        .url()
+        .replace(&upstream.to_string(), &proxy.address().to_string());
+    cloud.clear_requests();
+    let dir = cut_off.dir();
+    let mut command = cut_off.command(
+        &cloud,
+        server,
+        &[
+            "apply",
+            "-f",
+            dir.to_str().unwrap(),
+            "--yes",
+            "-o",
+            "json",
+            "--parallelism",
+            "1",
+            "--lease-ttl",
+            "2s",
+        ],
+    );
+    command
+        .env("CLOUD_STATE", &through)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let running = command.spawn().expect("cloudctl starts");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while cloud
+        .requests()
+        .iter()
+        .all(|r| r.operation_id != Some(OperationId::DeletePipe))
+    {
+        assert!(Instant::now() < deadline, "the runner never deleted");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The store is out of its reach now; the API is not.
+    let cut = chrono::Utc::now();
+    proxy.cut();
+    let (code, stderr) = finish(running, Duration::from_secs(30));
+    assert_eq!(code, 11, "{stderr}");
+    assert!(stderr.contains("LEASE_LOST"), "{stderr}");
+    let deletes: Vec<chrono::DateTime<chrono::Utc>> = cloud
+        .requests()
+        .iter()
+        .filter(|r| r.operation_id == Some(OperationId::DeletePipe))
+        .map(|r| r.at)
+        .collect();
+    assert!(
+        deletes.len() < names.len(),
+        "the deletes past its lease were not sent: {deletes:?}"
+    );
+    let lapsed = cut + chrono::Duration::from_std(LEASE).unwrap();
+    for at in &deletes {
+        assert!(
+            *at <= lapsed,
+            "a delete reached the API at {at}, after the lease the runner could count on \
+             (cut at {cut}, lapsed by {lapsed})"
+        );
+    }
+    // Another runner takes the service over once the lease lapses in the store, and finishes.
+    cloud.clear_faults();
+    other.checkout(&[]);
+    converge(&cloud, server, &other, 0);
+    assert!(
+        cloud.pipes().iter().all(|p| p.deleted),
+        "every pipe is gone once the directory is applied"
     );
 }

@@ -413,9 +413,20 @@ impl Plan {
             .await;
         for (name, result) in &deleted {
             if result.is_ok() {
-                recording.change(|state| {
+                let recorded = recording.change(|state| {
                     state.pipes.remove(name);
-                })?;
+                });
+                match recorded {
+                    // A store out of reach once the lease may have lapsed: the pipe is gone and
+                    // still recorded, which the next plan sees (a delete of a pipe already gone);
+                    // the apply goes on to say what it did, sending nothing more.
+                    Err(StateError::Store { .. } | StateError::Fenced { .. })
+                        if matches!(gate.closed(), Some(Outcome::LeaseLost)) =>
+                    {
+                        report.lease_lost = true;
+                    }
+                    other => other?,
+                }
             }
         }
 
