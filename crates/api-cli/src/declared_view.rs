@@ -350,7 +350,11 @@ pub(crate) fn state_text(state: &RecordedState) -> String {
             vec![
                 name.clone(),
                 pipe.id.to_string(),
-                "recorded".into(),
+                if pipe.replacing.is_some() {
+                    "being replaced".into()
+                } else {
+                    "recorded".into()
+                },
                 time(&pipe.recorded_at),
             ]
         })

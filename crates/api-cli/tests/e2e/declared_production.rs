@@ -481,18 +481,19 @@ fn a_rotated_password_replaces_six_pipes_one_at_a_time_and_a_killed_rollout_is_f
     // A second rotation, killed in the middle of its second replace.
     let (most, _) = rotate(&cloud, &dir, "rotated-pa55word-2", Some(2));
     assert!(most <= 1, "{most} down at once before the kill");
-    let left: Vec<Value> = state(&dir)["pipes"]
+    // A replace under way: its record marked, and its create perhaps pending (one name).
+    let recorded = state(&dir);
+    let mut under_way: Vec<&String> = recorded["pipes"]
         .as_object()
         .unwrap()
-        .values()
-        .filter(|p| p.get("replacing").is_some())
-        .cloned()
+        .iter()
+        .filter(|(_, p)| p.get("replacing").is_some())
+        .map(|(name, _)| name)
+        .chain(recorded["pending"].as_object().unwrap().keys())
         .collect();
-    let pending = state(&dir)["pending"].as_object().map_or(0, |p| p.len());
-    assert!(
-        left.len() + pending <= 1,
-        "one replace under way: {left:?}, {pending} pending"
-    );
+    under_way.sort();
+    under_way.dedup();
+    assert!(under_way.len() <= 1, "one replace under way: {recorded}");
     let (most, code) = rotate(&cloud, &dir, "rotated-pa55word-2", None);
     assert_eq!(code, Some(0), "the next apply finishes it");
     assert!(most <= 1, "{most} down at once");
@@ -907,5 +908,107 @@ fn a_server_that_respells_its_answers_later_shows_no_change_but_a_console_edit_i
     assert_eq!(
         planned["changes"][0]["paths"],
         json!(["source.objectStorage.compression"])
+    );
+}
+
+#[test]
+fn a_create_of_a_rotation_refused_or_pending_counts_as_down_and_a_stopped_service_deletes_nothing()
+{
+    let timing = Timing {
+        service_transition_ms: 0,
+        pipe_provisioning_ms: 300,
+        pipe_phase_ms: 300,
+        pipe_delete_ms: 300,
+    };
+    let cloud = Cloud::with(
+        EmulatorOptions::for_tests()
+            .timing(timing)
+            .canonical(true)
+            .duplicate_names(true),
+    );
+    let dir = six_pipes(&cloud);
+    apply(&cloud, &dir).expect(0);
+    // The rotation's second create is refused: its pipe, deleted, stays down.
+    cloud.inject(
+        api_emulator::FaultRule::operation(OperationId::CreatePipe)
+            .then(api_emulator::Fault::delay(Duration::ZERO).times(1))
+            .then(api_emulator::Fault::status(422).times(1)),
+    );
+    let (most, code) = rotate(&cloud, &dir, "rotated-pa55word-1", None);
+    assert_eq!(code, Some(1), "the refused create fails the apply");
+    assert!(most <= 1, "{most} down at once");
+    assert_eq!(down_now(&cloud), (1, false), "the refused one is down");
+    let recorded = state(&dir);
+    let marked: Vec<&String> = recorded["pipes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, p)| p.get("replacing").is_some())
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(marked.len(), 1, "its record keeps its mark: {recorded}");
+    cloud.clear_faults();
+    // The next apply finishes it before it takes any other down.
+    let (most, code) = rotate(&cloud, &dir, "rotated-pa55word-1", None);
+    assert_eq!(code, Some(0));
+    assert!(most <= 1, "{most} down at once");
+    assert_eq!(down_now(&cloud), (0, false));
+
+    // A create of a rotation whose outcome is unknown (a 504, nothing made): its pipe is down
+    // while the create is pending, and counts as down in the next apply, which replaces no other.
+    cloud.inject(
+        api_emulator::FaultRule::operation(OperationId::CreatePipe)
+            .then(api_emulator::Fault::delay(Duration::ZERO).times(1))
+            .then(api_emulator::Fault::status(504).times(1)),
+    );
+    let (most, code) = rotate(&cloud, &dir, "rotated-pa55word-3", None);
+    assert_eq!(code, Some(7), "the unknown outcome is pending");
+    assert!(most <= 1, "{most} down at once");
+    cloud.clear_faults();
+    let (most, code) = rotate(&cloud, &dir, "rotated-pa55word-3", None);
+    assert_eq!(code, Some(7), "the pending create still blocks its name");
+    assert!(most <= 1, "{most} down at once with a create pending");
+    let pending: Vec<String> = state(&dir)["pending"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    assert_eq!(pending.len(), 1);
+    cloud
+        .cloudctl(&["state", "resolve", "-f", &dir, &pending[0], "--absent"])
+        .expect(0);
+    let (most, code) = rotate(&cloud, &dir, "rotated-pa55word-3", None);
+    assert_eq!(code, Some(0), "resolved, the rotation finishes");
+    assert!(most <= 1, "{most} down at once");
+    assert_eq!(down_now(&cloud), (0, false));
+
+    // On a stopped service a replace would delete, then have its create refused: nothing is
+    // deleted.
+    cloud.set_service_state("stopped");
+    cloud.clear_requests();
+    let (_, code) = rotate(&cloud, &dir, "rotated-pa55word-2", None);
+    assert_eq!(code, Some(1));
+    assert!(
+        cloud
+            .requests()
+            .iter()
+            .all(|r| r.operation_id != Some(OperationId::DeletePipe)),
+        "no delete was sent"
+    );
+    assert_eq!(cloud.pipes().iter().filter(|p| !p.deleted).count(), 6);
+    let refused = cloud.run(
+        cloud
+            .command()
+            .env("KAFKA_PASSWORD", "rotated-pa55word-2")
+            .args(["apply", "-f", &dir, "--yes", "-o", "human"]),
+    );
+    assert_eq!(refused.code, 1);
+    assert!(
+        refused
+            .stdout
+            .contains("the service is stopped: a replace deletes before it creates"),
+        "{}",
+        refused.stdout
     );
 }

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use api_core::management::operations as ops;
 use api_core::management::{
-    Pipe, PipeState, WaitFor, WaitOptions, wait_for_pipe, wait_for_pipe_gone,
+    Pipe, PipeState, ServiceState, WaitFor, WaitOptions, wait_for_pipe, wait_for_pipe_gone,
 };
 use api_core::{DecodeError, Error, PipeId, Response};
 use chrono::Utc;
@@ -242,9 +242,15 @@ impl Plan {
     /// leaves its pipe down, and no other starts while that would take more down.
     ///
     /// Before a replace deletes, the state records it (`replacing`); before each create it records
-    /// an intent (name, fingerprint, time, intent id) in the same write that drops the deleted
-    /// pipe's record; the created pipe's id replaces the intent, and the pipe's answer once it runs
-    /// is recorded as its observed form. A known failure clears the intent, except a 409 (a pipe of
+    /// an intent (name, fingerprint, time, intent id), the deleted pipe's record kept with its mark;
+    /// the created pipe's record replaces both, and the pipe's answer once it runs is recorded as
+    /// its observed form. A create of a replace that ends pending or refused so still counts as
+    /// down for `max_unavailable`, in this apply and the next, which finishes it first.
+    ///
+    /// A replace (or a recreate of a failed pipe) deletes before it creates: when the service is
+    /// not running (read once, unless the plan started it), where the create would be refused
+    /// after the delete, each is skipped before its delete. A server that refuses a read of the
+    /// service without a command (400) leaves this unknown, and the replaces go on. A known failure clears the intent, except a 409 (a pipe of
     /// that name may exist: the intent stays, with its reason). An unknown outcome (a 5xx, a
     /// timeout, a connection lost after sending, a process killed mid-call) leaves it pending, and
     /// later plans refuse to create that name again until it is resolved. A kill at any point
@@ -445,9 +451,16 @@ impl Plan {
             progress,
             service_ok,
             gate,
+            stopped: self.stopped_service(service_ok).await,
         };
         // Pipes outside a targeted plan that a replace left down count too.
-        let down = first.iter().filter(|a| a.down).count() + self.down_elsewhere;
+        // A pending create of a replace counts too: its pipe may be down.
+        let pending_down = self
+            .actions
+            .iter()
+            .filter(|a| a.kind == ActionKind::Pending && a.down)
+            .count();
+        let down = first.iter().filter(|a| a.down).count() + pending_down + self.down_elsewhere;
         let (opened, down) = rollout(&ctx, &first, options, down).await?;
         let (replaced, _) = rollout(&ctx, &replaces, options, down).await?;
         let mut created: HashMap<String, ActionReport> = opened
@@ -551,8 +564,33 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The service's state when it is known not to be running and the plan deletes a pipe to make
+    /// it again: read once (unless the plan started it).
+    async fn stopped_service(&self, service_ok: bool) -> Option<String> {
+        let deletes_first = self
+            .actions
+            .iter()
+            .any(|a| a.create.is_some() && a.delete_first && a.id.is_some());
+        let started = self
+            .service
+            .as_ref()
+            .is_some_and(|s| s.to == ServiceTarget::Running && service_ok);
+        if !deletes_first || started {
+            return None;
+        }
+        // Unknown (a read refused without a command, or failed): the replaces go on as planned.
+        let service = self.handle.get().await.ok()?.into_inner();
+        let state = service.state?;
+        (state != ServiceState::Running).then(|| state.as_str().to_string())
+    }
+}
+
 /// What every run of a create, recreate or replace shares.
 struct Context<'a> {
+    /// The service's state when it is known not to be running: nothing is deleted to be made
+    /// again, since the create would be refused.
+    stopped: Option<String>,
     plan: &'a Plan,
     recording: &'a Recording<'a>,
     /// The slots of the calls in flight.
@@ -621,6 +659,14 @@ async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, Sta
         return Ok(report_of(action, action.id, Outcome::Skipped(why)));
     };
     let replacing = action.delete_first && action.id.is_some();
+    if let Some(state) = ctx.stopped.as_ref().filter(|_| replacing) {
+        (ctx.progress)(step(action, "skipped", None));
+        let why = format!(
+            "the service is {state}: a replace deletes before it creates, and the create would be \
+             refused; start the service first (nothing was deleted)"
+        );
+        return Ok(report_of(action, action.id, Outcome::Skipped(why)));
+    }
     if let Some(outcome) = ctx.gate.closed() {
         (ctx.progress)(step(action, not_sent(&outcome), None));
         return Ok(report_of(action, action.id, outcome));
@@ -668,8 +714,13 @@ async fn create(
         progress(step(action, not_sent(&outcome), None));
         return Ok(report_of(action, action.id, outcome));
     }
+    // The record of the pipe a replace deleted (or a recreate replaces) stays, marked, until the
+    // new one is recorded: a create that ends pending or refused still counts as down, and the
+    // next apply finishes it first.
     recording.change(|state| {
-        state.pipes.remove(&name);
+        if let Some(pipe) = state.pipes.get_mut(&name) {
+            pipe.replacing.get_or_insert_with(Utc::now);
+        }
         state.pending.insert(name.clone(), intent);
     })?;
     // The intent's write may have taken long (a slow store): checked again right before the call.

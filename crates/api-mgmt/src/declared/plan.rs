@@ -402,7 +402,7 @@ pub async fn plan_with(
     let mut compared = Vec::new();
     for (name, pipe) in declaration.pipes().filter(|(name, _)| options.covers(name)) {
         if let Some(pending) = recorded.pending.get(name) {
-            actions.push(pending_action(name, pending));
+            actions.push(pending_action(name, pending, recorded));
             continue;
         }
         let Some(record) = recorded.pipes.get(name) else {
@@ -539,7 +539,12 @@ pub async fn plan_with(
         }
     }
     for (name, record) in &recorded.pipes {
-        if options.covers(name) && declaration.get(name).is_none() {
+        // A name with a pending create is said once, as pending (its record is that of the pipe
+        // a replace deleted).
+        if options.covers(name)
+            && declaration.get(name).is_none()
+            && !recorded.pending.contains_key(name)
+        {
             let mut delete = action(name, ActionKind::Delete, Some(record.id), Vec::new());
             if matches!(on_server.get(name), Some(Read::Gone)) {
                 delete.note = Some(format!(
@@ -552,7 +557,7 @@ pub async fn plan_with(
     }
     for (name, pending) in &recorded.pending {
         if options.covers(name) && declaration.get(name).is_none() {
-            actions.push(pending_action(name, pending));
+            actions.push(pending_action(name, pending, recorded));
         }
     }
     actions.sort_by(|a, b| a.name.cmp(&b.name));
@@ -703,12 +708,22 @@ fn action(name: &str, kind: ActionKind, id: Option<PipeId>, changes: Vec<Change>
     }
 }
 
-fn pending_action(name: &str, pending: &super::PendingCreate) -> PlanAction {
+/// The action of a pending create: down when it is the create of a replace (or a recreate), whose
+/// record keeps its mark until the create is recorded.
+fn pending_action(
+    name: &str,
+    pending: &super::PendingCreate,
+    recorded: &RecordedState,
+) -> PlanAction {
     let reason = pending
         .reason
         .as_deref()
         .map_or_else(String::new, |reason| format!(" ({reason})"));
     let mut action = action(name, ActionKind::Pending, None, Vec::new());
+    action.down = recorded
+        .pipes
+        .get(name)
+        .is_some_and(|record| record.replacing.is_some());
     action.note = Some(format!(
         "a create sent at {} has no known outcome{reason}: the pipe may exist, and the API cannot \
          find it by name; adopt it by its id, or confirm that nothing was made",
