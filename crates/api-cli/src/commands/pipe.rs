@@ -55,12 +55,24 @@ async fn export(id: PipeId, session: &mut Session<'_>) -> Result<(), Failure> {
             format!("cannot write the pipe as JSON: {e}"),
         )
     })?;
-    let (file, variables, request_only) = pipe_file::exported_file(&json);
+    let pipe_file::ExportedFile {
+        file,
+        variables,
+        credentials,
+        request_only,
+    } = pipe_file::exported_file(&json);
     if !variables.is_empty() {
         crate::output::write_stderr(&format!(
             "The file reads {} from the environment (the API does not return {}).",
             variables.join(", "),
             if variables.len() == 1 { "it" } else { "them" }
+        ));
+    }
+    for (path, variable) in &credentials {
+        crate::output::write_stderr(&format!(
+            "{path} holds a credential, which cloudctl never shows: the file reads the whole value \
+             from {variable}; set it to the value the pipe was created with before `cloudctl \
+             import` or `apply`."
         ));
     }
     if !request_only.is_empty() {

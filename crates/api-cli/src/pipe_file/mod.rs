@@ -14,7 +14,7 @@ use std::path::Path;
 use api_mgmt::NewPipe;
 
 pub(crate) use directory::{Declared, DirectoryError, read as read_directory};
-pub(crate) use export::exported_file;
+pub(crate) use export::{ExportedFile, exported_file};
 pub(crate) use request::{FileProblem, Lines, Lookup};
 pub(crate) use yaml::to_yaml;
 

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use api_mgmt::NewPipe;
+use api_mgmt::redact::REDACTED;
 use api_mgmt::schema::{SchemaSet, Shape};
 use serde_json::{Map, Value};
 
@@ -136,6 +137,10 @@ impl Reading<'_> {
             Yaml::Map(entries) => {
                 if let Some(variable) = env_variable(entries).filter(|_| takes_text(shape)) {
                     return match (self.env)(variable) {
+                        Some(value) if value.contains(REDACTED) => {
+                            self.problem(&at, marker_problem(&format!("the variable {variable}")));
+                            None
+                        }
                         Some(value) if !value.is_empty() => Some(Value::String(value)),
                         _ => {
                             self.problem(
@@ -190,9 +195,22 @@ impl Reading<'_> {
                     None
                 }
             },
+            Yaml::Str(text) if text.contains(REDACTED) => {
+                self.problem(&at, marker_problem("the value"));
+                None
+            }
             Yaml::Str(text) => Some(Value::String(text.clone())),
         }
     }
+}
+
+/// The problem of a value holding the redaction marker: text cloudctl showed in place of a secret,
+/// copied back into a file, would be sent as it is.
+fn marker_problem(what: &str) -> String {
+    format!(
+        "{what} holds {REDACTED}, the text cloudctl shows in place of a secret, not the secret: \
+         give the value itself (from the environment: {{env: VARIABLE}})"
+    )
 }
 
 /// `{env: VARIABLE}`: the variable's name.

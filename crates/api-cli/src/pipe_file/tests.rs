@@ -291,6 +291,40 @@ settings: {db_max_threads: 8.0, future_setting: 1e3}
 }
 
 #[test]
+fn a_redaction_marker_where_a_value_goes_is_refused_naming_the_member() {
+    let text = "\
+name: backfill
+source:
+  objectStorage: {url: 'https://acct.blob.example/c/*.csv?sv=1&sig=[REDACTED]', isContinuous: true}
+destination: {database: d, table: t, managedTable: true, columns: [{name: c, type: String}]}
+fieldMappings: [{sourceField: c, destinationField: c}]
+";
+    assert_eq!(
+        problems(text),
+        [
+            "3:source.objectStorage.url: the value holds [REDACTED], the text cloudctl shows in place \
+          of a secret, not the secret: give the value itself (from the environment: {env: VARIABLE})"
+        ]
+    );
+    let from_env = text.replace(
+        "'https://acct.blob.example/c/*.csv?sv=1&sig=[REDACTED]'",
+        "{env: KAFKA_PASSWORD}",
+    );
+    let marked = |name: &str| (name == "KAFKA_PASSWORD").then(|| "x&sig=[REDACTED]".to_string());
+    let problems: Vec<String> = check(&from_env, &marked)
+        .expect_err("refused")
+        .into_iter()
+        .map(|p| format!("{}: {}", p.path, p.message))
+        .collect();
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]
+            .starts_with("source.objectStorage.url: the variable KAFKA_PASSWORD holds [REDACTED]"),
+        "{problems:?}"
+    );
+}
+
+#[test]
 fn broken_and_empty_files_say_so() {
     let broken = problems("name: x\nsource: [\n");
     assert_eq!(broken.len(), 1);

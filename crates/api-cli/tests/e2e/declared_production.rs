@@ -1012,3 +1012,89 @@ fn a_create_of_a_rotation_refused_or_pending_counts_as_down_and_a_stopped_servic
         refused.stdout
     );
 }
+
+#[test]
+fn an_export_reads_a_signed_url_from_the_environment_and_reimports_with_no_change() {
+    let cloud = Cloud::canonical();
+    let url = "https://acct.blob.core.windows.net/c/*.csv?sv=2024-05-04&se=2030-01-01&sig=c2lnbmF0dXJlLW9mLXRoZS1zYXM%3D";
+    cloud.file(
+        "sas/backfill.yaml",
+        "\
+name: backfill
+source:
+  objectStorage: {url: {env: SAS_URL}, isContinuous: true, compression: gzip}
+destination: {database: d, table: t, managedTable: true, columns: [{name: c, type: String}]}
+fieldMappings: [{sourceField: c, destinationField: c}]
+",
+    );
+    let dir = cloud.home().join("sas").to_string_lossy().into_owned();
+    cloud
+        .run(
+            cloud
+                .command()
+                .env("SAS_URL", url)
+                .args(["apply", "-f", &dir, "--yes", "-o", "json"]),
+        )
+        .expect(0);
+    let id = recorded_id(&dir, "backfill");
+    let export = cloud.cloudctl(&["pipe", "export", &id]).expect(0);
+    assert!(
+        !export.stdout.contains("[REDACTED]") && !export.stdout.contains("c2lnbmF0dXJl"),
+        "{}",
+        export.stdout
+    );
+    assert!(
+        export
+            .stdout
+            .contains("url: {env: BACKFILL_OBJECT_STORAGE_URL}"),
+        "{}",
+        export.stdout
+    );
+    assert!(
+        export
+            .stderr
+            .contains("source.objectStorage.url holds a credential")
+            && export.stderr.contains("BACKFILL_OBJECT_STORAGE_URL"),
+        "{}",
+        export.stderr
+    );
+    // The exported file, imported into another directory with the variable set: no change.
+    std::fs::create_dir_all(cloud.home().join("again")).unwrap();
+    let again = cloud.file("again/backfill.yaml", &export.stdout);
+    let again = Path::new(&again)
+        .parent()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let with_url = |args: &[&str]| {
+        cloud.run(
+            cloud
+                .command()
+                .env("BACKFILL_OBJECT_STORAGE_URL", url)
+                .args(args),
+        )
+    };
+    let imported = with_url(&["import", "-f", &again, "backfill", &id, "-o", "json"]).expect(0);
+    assert_eq!(
+        imported.json()["differences"],
+        json!([]),
+        "{}",
+        imported.stdout
+    );
+    with_url(&["plan", "-f", &again, "-o", "json"]).expect(0);
+    // Edited to what an older export showed, the file is refused, naming the member.
+    cloud.file(
+        "again/backfill.yaml",
+        &export.stdout.replace(
+            "{env: BACKFILL_OBJECT_STORAGE_URL}",
+            "'https://acct.blob.core.windows.net/c/*.csv?sv=2024-05-04&sig=[REDACTED]'",
+        ),
+    );
+    let refused = with_url(&["plan", "-f", &again, "-o", "json"]).expect(2);
+    assert!(
+        refused.stderr.contains("source.objectStorage.url")
+            && refused.stderr.contains("holds [REDACTED]"),
+        "{}",
+        refused.stderr
+    );
+}

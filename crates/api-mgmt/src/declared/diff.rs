@@ -94,7 +94,8 @@ pub(crate) struct Sides<'v> {
     pub observed: Option<&'v Value>,
     /// The server's answer now, in the observed form.
     pub now: &'v Value,
-    /// The server's answer now, as it came (for a state without an observed form).
+    /// The server's answer now, for a state without an observed form: in the stored form (as
+    /// `now`), so that a string holding a credential compares by its fingerprint.
     pub answer: &'v Value,
 }
 

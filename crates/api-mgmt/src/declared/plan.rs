@@ -492,7 +492,8 @@ pub async fn plan_with(
             recorded: file_changed.then_some(&record.declared),
             observed,
             now: &now,
-            answer: &compared.server,
+            // The stored form (a credential in a string is its fingerprint, as in the file's).
+            answer: &now,
         };
         let (mut differences, adopted) = compare(&sides, request, response);
         let strongest = differences.iter().map(|c| c.effect).max();

@@ -21,8 +21,13 @@ pub const SECRET_WORDS: [&str; 11] = [
     "signature",
 ];
 
-/// Names that are secret as a whole word only: a shared access signature's query parameter (`sig`).
-const SECRET_NAMES: [&str; 1] = ["sig"];
+/// Names that are secret as a whole word only: a shared access signature's query parameter (`sig`),
+/// an Azure connection string's key (`SharedAccessKey`; its `SharedAccessKeyName` is not secret).
+const SECRET_NAMES: [&str; 2] = ["sig", "sharedaccesskey"];
+
+/// Names that are secret as a query parameter only (after `?` or `&`), in any letter case: an API
+/// key (`?key=`), a function key (`?code=`). As a member of a document they are ordinary words.
+const QUERY_SECRET_NAMES: [&str; 2] = ["key", "code"];
 
 /// The header-only word: `Cookie` and `Set-Cookie` carry sessions.
 const COOKIE: &str = "cookie";
@@ -92,12 +97,17 @@ fn each_string(json: &Value, found: &mut dyn FnMut(&str)) {
 }
 
 /// `text` with the value of every secret-named member replaced: quoted JSON members (`"password":
-/// "x"`, also escaped inside a JSON string, `\"password\":\"x\"`) and `name=value` pairs of a query
-/// or form. `None` when there is none.
+/// "x"`, also escaped inside a JSON string, `\"password\":\"x\"`), `name=value` pairs of a query,
+/// a form or a connection string (`=` also written `%3D`), `name: value` lines and flow members of
+/// YAML, and the body of a PEM private key. `None` when there is none.
 pub(super) fn redact_member_values(text: &str) -> Option<String> {
     let mut spans = Vec::new();
     quoted_members(text, &mut spans);
-    query_pairs(text, &mut spans);
+    query_pairs(text, "=", &mut spans);
+    query_pairs(text, "%3D", &mut spans);
+    query_pairs(text, "%3d", &mut spans);
+    colon_pairs(text, &mut spans);
+    super::pem::private_key_bodies(text, &mut spans);
     (!spans.is_empty()).then(|| super::splice(text, &spans))
 }
 
@@ -144,30 +154,42 @@ fn quoted_members(text: &str, spans: &mut Vec<(usize, usize)>) {
 }
 
 /// The spans of the values of `name=value` pairs with a secret name: a query or form (`?token=x&`),
-/// a config or `.env` line (`secret = "x"`, also in a parser's error snippet). The name follows the
-/// start, a space, `?`, `&`, `;` or `|`; spaces may stand around `=`; a quoted value ends at its
-/// closing quote.
-fn query_pairs(text: &str, spans: &mut Vec<(usize, usize)>) {
+/// a config or `.env` line (`secret = "x"`, also in a parser's error snippet), a connection string
+/// (`;SharedAccessKey=x;`), a list (`,password=x`). The name follows the start, a space, `?`, `&`,
+/// `;`, `,` or `|` (or `%3F`, `%26`, `%3B` where the pair itself is percent-encoded); spaces may
+/// stand around `equals`; a quoted value ends at its closing quote. After `?` or `&`, `key` and
+/// `code` are secret names too.
+fn query_pairs(text: &str, equals_sign: &str, spans: &mut Vec<(usize, usize)>) {
     let bytes = text.as_bytes();
+    let encoded = equals_sign.len() > 1;
     let mut search = 0;
-    while let Some(offset) = text[search..].find('=') {
+    while let Some(offset) = text[search..].find(equals_sign) {
         let equals = search + offset;
-        search = equals + 1;
+        search = equals + equals_sign.len();
         let name_end = equals - spaces_before(&bytes[..equals]);
         let name_start = bytes[..name_end]
             .iter()
             .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')))
             .map_or(0, |at| at + 1);
-        let after_separator = name_start == 0
-            || matches!(bytes[name_start - 1], b'?' | b'&' | b';' | b'|')
-            || bytes[name_start - 1].is_ascii_whitespace();
-        if name_start == name_end
-            || !after_separator
-            || !is_secret_member(&text[name_start..name_end])
-        {
+        // A separator may be percent-encoded (`%26sig=`): its hex digits were read as the name's.
+        let (name_start, before) = match encoded_separator(bytes, name_start) {
+            Some((start, separator)) => (start.min(name_end), Some(separator)),
+            None => (name_start, name_start.checked_sub(1).map(|at| bytes[at])),
+        };
+        let name = &text[name_start..name_end];
+        let after_separator = before.is_none_or(|b| {
+            matches!(b, b'?' | b'&' | b';' | b',' | b'|') || b.is_ascii_whitespace()
+        });
+        let in_query = before.is_some_and(|b| matches!(b, b'?' | b'&'));
+        let secret = is_secret_member(name)
+            || (in_query
+                && QUERY_SECRET_NAMES
+                    .iter()
+                    .any(|query| name.eq_ignore_ascii_case(query)));
+        if name.is_empty() || !after_separator || !secret {
             continue;
         }
-        let mut value_start = equals + 1;
+        let mut value_start = equals + equals_sign.len();
         value_start += spaces(&bytes[value_start..]);
         let (value_start, value_end) = match bytes.get(value_start) {
             Some(quote @ (b'"' | b'\'')) => {
@@ -179,13 +201,25 @@ fn query_pairs(text: &str, spans: &mut Vec<(usize, usize)>) {
                 (open, close)
             }
             _ => {
-                let len = bytes[value_start..]
+                // In a list (`,password=x,host=h`) a value ends at the next `,` too.
+                let list = before == Some(b',');
+                let mut len = bytes[value_start..]
                     .iter()
                     .take_while(|b| {
-                        !matches!(b, b'&' | b';' | b'"' | b'\'' | b'<' | b'\\')
-                            && !b.is_ascii_whitespace()
+                        let ends = matches!(b, b'&' | b';' | b'"' | b'\'' | b'<' | b'\\')
+                            || (list && **b == b',')
+                            || b.is_ascii_whitespace();
+                        !ends
                     })
                     .count();
+                if encoded {
+                    // An encoded pair ends at the encoded `&` or `;`.
+                    len = ["%26", "%3B", "%3b"]
+                        .iter()
+                        .filter_map(|end| text[value_start..value_start + len].find(end))
+                        .min()
+                        .unwrap_or(len);
+                }
                 (value_start, value_start + len)
             }
         };
@@ -194,6 +228,106 @@ fn query_pairs(text: &str, spans: &mut Vec<(usize, usize)>) {
         }
         search = value_end.max(search);
     }
+}
+
+/// Where a name starts after a percent-encoded separator (`%3F`, `%26`, `%3B`) whose `%` stands just
+/// before `at` (the scan of the name's characters took its two hex digits): the name's start and
+/// the separator it stands for.
+fn encoded_separator(bytes: &[u8], at: usize) -> Option<(usize, u8)> {
+    let percent = at.checked_sub(1)?;
+    if bytes.get(percent) != Some(&b'%') {
+        return None;
+    }
+    let code = bytes.get(percent + 1..percent + 3)?;
+    let separator = match code.to_ascii_uppercase().as_slice() {
+        b"3F" => b'?',
+        b"26" => b'&',
+        b"3B" => b';',
+        _ => return None,
+    };
+    Some((percent + 3, separator))
+}
+
+/// The spans of the values of `name: value` members with a secret name, as YAML writes them: at
+/// the start of a line (after its indentation and a list's `- `), or inside a flow mapping (after
+/// `{` or `,`). A quoted value ends at its quote; a plain one at the end of the line, or at `,` or
+/// `}` in a flow mapping. A reference (`{env: NAME}`) or a list is not a value.
+fn colon_pairs(text: &str, spans: &mut Vec<(usize, usize)>) {
+    let bytes = text.as_bytes();
+    let mut search = 0;
+    while let Some(offset) = text[search..].find(':') {
+        let colon = search + offset;
+        search = colon + 1;
+        let name_end = colon;
+        let name_start = bytes[..name_end]
+            .iter()
+            .rposition(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-')))
+            .map_or(0, |at| at + 1);
+        if name_start == name_end || !is_secret_member(&text[name_start..name_end]) {
+            continue;
+        }
+        // What stands before the name: a line's start (indentation, `- `), or a flow mapping's
+        // `{` or `,`.
+        let lead = &bytes[..name_start];
+        let trimmed = lead.len()
+            - lead
+                .iter()
+                .rev()
+                .take_while(|b| matches!(b, b' ' | b'\t' | b'-'))
+                .count();
+        let flow = match trimmed.checked_sub(1).map(|at| bytes[at]) {
+            None | Some(b'\n' | b'\r') => false,
+            Some(b'{' | b',') => true,
+            Some(_) => continue,
+        };
+        let mut value_start = colon + 1;
+        if !bytes
+            .get(value_start)
+            .is_some_and(|b| *b == b' ' || *b == b'\t')
+        {
+            continue;
+        }
+        value_start += spaces_in_line(&bytes[value_start..]);
+        let (start, end) = match bytes.get(value_start) {
+            None | Some(b'{' | b'[' | b'\n' | b'\r') => continue,
+            Some(quote @ (b'"' | b'\'')) => {
+                let open = value_start + 1;
+                let close = bytes[open..]
+                    .iter()
+                    .position(|b| b == quote || *b == b'\n')
+                    .map_or(bytes.len(), |at| open + at);
+                (open, close)
+            }
+            Some(_) => {
+                let len = bytes[value_start..]
+                    .iter()
+                    .take_while(|b| {
+                        !(matches!(b, b'\n' | b'\r') || (flow && matches!(b, b',' | b'}')))
+                    })
+                    .count();
+                let value = &bytes[value_start..value_start + len];
+                let kept = value.len()
+                    - value
+                        .iter()
+                        .rev()
+                        .take_while(|b| b.is_ascii_whitespace())
+                        .count();
+                (value_start, value_start + kept)
+            }
+        };
+        if end > start {
+            spans.push((start, end));
+        }
+        search = end.max(search);
+    }
+}
+
+/// How many spaces and tabs begin `bytes` (not crossing a line).
+fn spaces_in_line(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count()
 }
 
 /// How many spaces end `bytes`.

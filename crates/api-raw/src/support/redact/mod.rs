@@ -31,7 +31,12 @@
 //!   the redacted copy and little more, whatever the number of secrets (an 8 MiB text and 20
 //!   secrets: 1.01x the text at the peak, `tests/redaction_memory.rs`).
 //! - **A member with a secret name inside text** (`"password": "..."`, also inside an escaped JSON
-//!   string, and in bodies cut short that no longer parse) loses its value.
+//!   string, and in bodies cut short that no longer parse) loses its value, and so does a pair of a
+//!   query, a form or a connection string (`?token=`, `;SharedAccessKey=`, `,password=`, `=`
+//!   written `%3D`; after `?` or `&`, `key` and `code` too, in any letter case), and a YAML member
+//!   (`password: x` on its line or in a flow mapping).
+//! - **A PEM private key** (`-----BEGIN ... PRIVATE KEY-----`) loses its body, whatever member holds
+//!   it.
 //!
 //! ```
 //! use api_raw::support::redact::{Redactor, REDACTED};
@@ -49,6 +54,7 @@ mod credentials;
 mod encoded;
 mod html_entities;
 mod members;
+mod pem;
 mod remainders;
 mod uri;
 

@@ -464,7 +464,12 @@ fn secret_members_lose_their_values_in_text_and_json() {
         none.text("GET /x?api_key=k-1&page=2"),
         "GET /x?api_key=[REDACTED]&page=2"
     );
-    assert_eq!(none.text("password: must be set"), "password: must be set");
+    // A member of YAML: on its own line or in a flow mapping. A path to one in a message is not.
+    assert_eq!(none.text("password: hunter22"), "password: [REDACTED]");
+    assert_eq!(
+        none.text("credentials.password: must be set"),
+        "credentials.password: must be set"
+    );
     assert_eq!(
         none.text("TOML parse error at line 3\n3 | secret = \"s3cr3t\n  |   ^"),
         "TOML parse error at line 3\n3 | secret = \"[REDACTED]\n  |   ^"
@@ -841,4 +846,76 @@ fn a_tail_s_failure_at_a_cut_end_does_not_hold_for_a_longer_tail() {
     assert_eq!(search.tail_at(0, 1), None);
     assert!(search.remembered() > 0);
     assert_eq!(search.tail_at(2, 3), None);
+}
+
+#[test]
+fn the_shapes_secrets_take_in_ordinary_strings_lose_their_secret() {
+    let none = Redactor::new();
+    for (text, expected) in [
+        // Azure Event Hubs and Service Bus connection strings: the key, not its name.
+        (
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=abc+def/ghi=",
+            "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=[REDACTED]",
+        ),
+        (
+            "SharedAccessSignature=sv%3D2024%26sig%3Dxyz;Endpoint=x",
+            "SharedAccessSignature=[REDACTED];Endpoint=x",
+        ),
+        // Query parameters that are secret in a query only, in any letter case.
+        (
+            "https://maps.example/api?KEY=k-123&q=x",
+            "https://maps.example/api?KEY=[REDACTED]&q=x",
+        ),
+        (
+            "https://fn.example/api/run?code=c0de99",
+            "https://fn.example/api/run?code=[REDACTED]",
+        ),
+        (
+            "https://x.example/?a=1&Sig=s1g&Token=t0k",
+            "https://x.example/?a=1&Sig=[REDACTED]&Token=[REDACTED]",
+        ),
+        (
+            "a list: user=u,password=p4ss,host=h",
+            "a list: user=u,password=[REDACTED],host=h",
+        ),
+        // A pair whose `=` is percent-encoded, as in a URL carried inside another.
+        (
+            "next=https%3A%2F%2Fh%2Fx%3Fuser%3Du%26password%3Dp4ss%26n%3D1",
+            "next=https%3A%2F%2Fh%2Fx%3Fuser%3Du%26password%3D[REDACTED]%26n%3D1",
+        ),
+        // YAML, on a line and in a flow mapping.
+        (
+            "user: u\n  password: s3cret value\nhost: h",
+            "user: u\n  password: [REDACTED]\nhost: h",
+        ),
+        (
+            "{username: u, password: 'p w', port: 1}",
+            "{username: u, password: '[REDACTED]', port: 1}",
+        ),
+        (
+            "credentials: {username: u, password: {env: KAFKA_PASSWORD}}",
+            "credentials: {username: u, password: {env: KAFKA_PASSWORD}}",
+        ),
+        // A PEM private key, whatever holds it.
+        (
+            "ssl_key: \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADAN\\n-----END PRIVATE KEY-----\\n\"",
+            "ssl_key: \"-----BEGIN PRIVATE KEY-----[REDACTED]-----END PRIVATE KEY-----\\n\"",
+        ),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\nAKCAQ\n-----END RSA PRIVATE KEY-----",
+            "-----BEGIN RSA PRIVATE KEY-----[REDACTED]-----END RSA PRIVATE KEY-----",
+        ),
+        (
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+        ),
+        // Words that are secret only as a query's parameter stay in a document.
+        (
+            "{\"key\": \"orders\", \"code\": \"NOT_FOUND\"}",
+            "{\"key\": \"orders\", \"code\": \"NOT_FOUND\"}",
+        ),
+        ("sortingKey=id code=7", "sortingKey=id code=7"),
+    ] {
+        assert_eq!(none.text(text), expected, "{text}");
+    }
 }
