@@ -198,6 +198,14 @@ impl EmulatorOptions {
         self
     }
 
+    /// Acknowledge a delete before the pipe's teardown, as the production delete does: 404 at
+    /// once, the name held (409 to a create of it) until the deletion finishes; see
+    /// [`Server::delete_acknowledged_first`].
+    pub fn delete_acknowledged_first(mut self, first: bool) -> Self {
+        self.seed.server.delete_acknowledged_first = first;
+        self
+    }
+
     /// Override the seed's `[server]` table: where the server behaves as production may.
     ///
     /// ```

@@ -48,6 +48,10 @@ struct Args {
     /// may, rather than refuse it with 409.
     #[arg(long)]
     duplicate_names: bool,
+    /// Acknowledge a delete before the pipe's teardown, as the production delete does: the pipe
+    /// answers 404 at once and holds its name (409 to a create of it) until its deletion finishes.
+    #[arg(long)]
+    delete_acknowledged_first: bool,
     /// Deterministic mode: ids and request ids from this seed, a clock that starts at
     /// 2026-01-01T00:00:00Z and moves one second per API request (byte-identical answers to the
     /// same requests in the same order). With --data-dir a restart continues the ids and the clock
@@ -268,6 +272,9 @@ async fn main() -> ExitCode {
     }
     if args.duplicate_names {
         options = options.duplicate_names(true);
+    }
+    if args.delete_acknowledged_first {
+        options = options.delete_acknowledged_first(true);
     }
     let emulator = match Emulator::start(options).await {
         Ok(emulator) => emulator,

@@ -141,6 +141,12 @@ pub struct Server {
     /// Whether a second pipe with the name of a live one is created on the same service, as a
     /// production server may (`false` by default: 409 CONFLICT; `--duplicate-names`).
     pub duplicate_names: bool,
+    /// Whether a delete is acknowledged before the pipe's teardown, as the production delete is
+    /// (`false` by default; `--delete-acknowledged-first`): the pipe answers 404 at once, and
+    /// holds its name until its deletion finishes (`pipe_delete_ms`), so a create of that name
+    /// meanwhile gets 409 CONFLICT (unless `duplicate_names`). By default a deleted pipe answers
+    /// (`Stopping`) until its deletion finishes, and its name is free at once.
+    pub delete_acknowledged_first: bool,
 }
 
 impl Default for Server {
@@ -149,6 +155,7 @@ impl Default for Server {
             state_read_without_command: true,
             canonical: false,
             duplicate_names: false,
+            delete_acknowledged_first: false,
         }
     }
 }
@@ -464,10 +471,13 @@ mod tests {
         let builtin = Seed::builtin().server;
         assert_eq!(builtin, Server::default());
         assert!(
-            builtin.state_read_without_command && !builtin.canonical && !builtin.duplicate_names
+            builtin.state_read_without_command
+                && !builtin.canonical
+                && !builtin.duplicate_names
+                && !builtin.delete_acknowledged_first
         );
         let seed = Seed::parse_toml(
-            "[server]\ncanonical = true\nduplicate_names = true",
+            "[server]\ncanonical = true\nduplicate_names = true\ndelete_acknowledged_first = true",
             "test.toml",
         )
         .unwrap();
@@ -477,6 +487,7 @@ mod tests {
                 state_read_without_command: true,
                 canonical: true,
                 duplicate_names: true,
+                delete_acknowledged_first: true,
             }
         );
         let json: Seed = serde_json::from_str(r#"{"server": {"duplicate_names": true}}"#).unwrap();

@@ -200,6 +200,24 @@ impl World {
         self.pipes_named(service, name).next()
     }
 
+    /// Whether a pipe of `service` called `name` is being deleted at `now` (its deletion not
+    /// finished): where a delete is acknowledged before the teardown, it still holds its name.
+    pub fn deleting_named(
+        &self,
+        service: Uuid,
+        name: &str,
+        now: DateTime<Utc>,
+        timing: &Timing,
+    ) -> bool {
+        self.deleting
+            .iter()
+            .skip_while(|(at, _)| deletion_finished(*at, now, timing))
+            .filter_map(|(_, id)| self.pipes.get(id))
+            .any(|record| {
+                record.pipe.service_id == Some(service) && record.pipe.name.as_deref() == Some(name)
+            })
+    }
+
     /// Every live pipe of `service` called `name`, by id.
     pub fn pipes_named(&self, service: Uuid, name: &str) -> impl Iterator<Item = Uuid> + '_ {
         self.names

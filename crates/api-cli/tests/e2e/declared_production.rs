@@ -870,8 +870,8 @@ fn a_server_that_respells_its_answers_later_shows_no_change_but_a_console_edit_i
         })
         .collect();
     respelled_sorted.sort();
-    // The compression in capitals is its value already: the SDK reads a value of a set in any
-    // letter case, so backfill shows nothing at all.
+    // The canonical server writes the compression in capitals already: that overlay changes
+    // nothing, and backfill shows nothing at all.
     assert_eq!(respelled_sorted, [("orders", orders_paths)]);
     let human = cloud
         .cloudctl(&["plan", "-f", &dir, "-o", "human"])
@@ -1097,4 +1097,60 @@ fieldMappings: [{sourceField: c, destinationField: c}]
         "{}",
         refused.stderr
     );
+}
+
+#[test]
+fn a_replace_waits_until_a_deleted_pipe_frees_its_name_and_ends_running() {
+    // The production delete: acknowledged at once (404), the name held until the teardown (2 s).
+    let timing = Timing {
+        service_transition_ms: 0,
+        pipe_provisioning_ms: 0,
+        pipe_phase_ms: 0,
+        pipe_delete_ms: 2000,
+    };
+    let cloud = Cloud::with(
+        EmulatorOptions::for_tests()
+            .timing(timing)
+            .delete_acknowledged_first(true),
+    );
+    let dir = six_pipes(&cloud);
+    // One pipe is enough: the others are left out.
+    for i in 1..6 {
+        std::fs::remove_file(Path::new(&dir).join(format!("p{i}.yaml"))).unwrap();
+    }
+    apply(&cloud, &dir).expect(0);
+    let file = Path::new(&dir).join("p0.yaml");
+    edit(&file, "replicas: 2", "replicas: 3");
+    cloud.clear_requests();
+    let applied = apply(&cloud, &dir).expect(0);
+    assert_eq!(
+        applied.json()["results"]["results"][0]["result"],
+        "done",
+        "{}",
+        applied.stdout
+    );
+    let creates: Vec<u16> = cloud
+        .requests()
+        .iter()
+        .filter(|r| r.operation_id == Some(OperationId::CreatePipe))
+        .map(|r| r.status)
+        .collect();
+    assert!(
+        creates.len() >= 2 && creates[..creates.len() - 1].iter().all(|s| *s == 409),
+        "refused while the name was held, then made: {creates:?}"
+    );
+    assert_eq!(creates.last(), Some(&200));
+    let recorded = state(&dir);
+    assert!(
+        recorded["pending"].as_object().unwrap().is_empty(),
+        "{recorded}"
+    );
+    assert!(
+        recorded["pipes"]["p0"].get("replacing").is_none(),
+        "the replace is finished: {recorded}"
+    );
+    let live: Vec<_> = cloud.pipes().into_iter().filter(|p| !p.deleted).collect();
+    assert_eq!(live.len(), 1);
+    assert_eq!(live[0].state, PipeState::Running);
+    plan(&cloud, &dir).expect(0);
 }

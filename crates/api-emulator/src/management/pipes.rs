@@ -172,7 +172,11 @@ pub async fn create(
             ),
         );
     }
-    if !app.seed.server.duplicate_names && world.pipe_named(admitted.service, &name).is_some() {
+    let held = app.seed.server.delete_acknowledged_first
+        && world.deleting_named(admitted.service, &name, now, &timing);
+    if !app.seed.server.duplicate_names
+        && (held || world.pipe_named(admitted.service, &name).is_some())
+    {
         return errors::error(
             rid,
             StatusCode::CONFLICT,
@@ -204,8 +208,12 @@ fn with_pipe<T>(
     let mut world = app.world();
     // A pipe whose deletion has finished is purged when the world is locked; one the store could
     // not forget yet is hidden all the same.
+    // Where a delete is acknowledged before the teardown, a pipe being deleted is gone for the API.
+    let acknowledged = app.seed.server.delete_acknowledged_first;
     let found = world.pipe(&id).filter(|record| {
-        !record.is_gone(now, &app.seed.timing) && record.pipe.service_id == Some(admitted.service)
+        let gone = record.is_gone(now, &app.seed.timing)
+            || (acknowledged && record.deleted_at.is_some());
+        !gone && record.pipe.service_id == Some(admitted.service)
     });
     let Some(record) = found.cloned() else {
         return Err(errors::error(

@@ -247,6 +247,10 @@ impl Plan {
     /// its observed form. A create of a replace that ends pending or refused so still counts as
     /// down for `max_unavailable`, in this apply and the next, which finishes it first.
     ///
+    /// After its own delete, a replace's create answered 409 is sent again (the waits' pauses,
+    /// within their timeout) while the deleted pipe still holds its name, as a production delete
+    /// acknowledged before its teardown does; a 409 past that is a failure, not an unknown outcome.
+    ///
     /// A replace (or a recreate of a failed pipe) deletes before it creates: when the service is
     /// not running (read once, unless the plan started it), where the create would be refused
     /// after the delete, each is skipped before its delete. A server that refuses a read of the
@@ -734,11 +738,48 @@ async fn create(
         return Ok(report_of(action, action.id, outcome));
     }
     progress(step(action, "creating", None));
-    let created = match ctx.plan.handle.pipes().create(&creation.pipe).await {
+    // After this apply's own delete, a 409 is the deleted pipe still holding its name (a production
+    // delete is acknowledged before its teardown): the create is sent again once the name is free,
+    // within the wait's time. A 409 proves nothing was made, so sending again is safe.
+    let after_delete = action.delete_first && action.id.is_some();
+    let mut slot = Some(slot);
+    let answered = {
+        let until = std::time::Instant::now() + ctx.wait.timeout;
+        let least = std::time::Duration::from_millis(10);
+        let mut pause = ctx.wait.initial_interval.max(least);
+        loop {
+            let answered = ctx.plan.handle.pipes().create(&creation.pipe).await;
+            let held = after_delete
+                && answered.as_ref().err().and_then(Error::status) == Some(409)
+                && std::time::Instant::now() + pause < until;
+            if !held {
+                break answered;
+            }
+            progress(step(action, "waiting for the name to be free", None));
+            drop(slot.take());
+            tokio::time::sleep(pause).await;
+            pause = pause
+                .saturating_add(pause / 2)
+                .min(ctx.wait.max_interval)
+                .max(least);
+            if let Some(outcome) = ctx.gate.closed() {
+                let _ = recording.change(|state| {
+                    state.pending.remove(&name);
+                });
+                progress(step(action, not_sent(&outcome), None));
+                return Ok(report_of(action, action.id, outcome));
+            }
+            slot = Some(ctx.calls.acquire().await);
+        }
+    };
+    let created = match answered {
         Ok(created) => created.into_inner(),
         // A 409 says a pipe of that name exists (a resolve that said `--absent` wrongly): it may be
-        // this create's, so the name stays blocked.
-        Err(error) if error.is_outcome_unknown() || error.status() == Some(409) => {
+        // this create's, so the name stays blocked. Not after this apply's own delete: there it
+        // is the deleted pipe's name, held past the wait, and the create is known not made.
+        Err(error)
+            if error.is_outcome_unknown() || (error.status() == Some(409) && !after_delete) =>
+        {
             recording.change(|state| {
                 if let Some(pending) = state.pending.get_mut(&name) {
                     pending.reason = Some(short_reason(&error));

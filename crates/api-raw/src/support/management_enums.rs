@@ -1,6 +1,7 @@
 //! Open value sets of the management API.
 
 open_enum! {
+    any_case;
     /// State of a service. `start`: stopped -> starting -> running; `stop`: running -> stopping -> stopped.
     pub enum ServiceState {
         /// Being created.
@@ -47,6 +48,7 @@ open_enum! {
 }
 
 open_enum! {
+    any_case;
     /// State of a pipe.
     ///
     /// Streaming and object storage pipes: Provisioning -> Running; stop: Stopping -> Stopped; a one-shot

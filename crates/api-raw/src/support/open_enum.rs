@@ -62,11 +62,16 @@ impl<E> fmt::Debug for UnknownValue<E> {
 ///
 /// The enum serialises as its wire string, implements `Display` (the wire string), `FromStr`
 /// (infallible) and `From<&str>`/`From<String>`, and lists its known values in `KNOWN`. A known value
-/// always maps to its variant, whatever way it arrives, and in any ASCII letter case (a server
-/// upgraded to write `RUNNING` or `failed` still means `Running` and `Failed`): the exact spelling
-/// first, then the letter case ignored.
+/// always maps to its variant, whatever way it arrives. Declared `any_case;` (the states a waiter
+/// reads), a known value also maps to its variant in any ASCII letter case (a server upgraded to
+/// write `RUNNING` or `failed` still means `Running` and `Failed`): the exact spelling first, then
+/// the letter case ignored. Elsewhere a value in another case is kept as it came, so that the
+/// emulator answers it exactly as its server writes it.
 macro_rules! open_enum {
-    (
+    (any_case; $($body:tt)*) => {
+        open_enum!(@with true; $($body)*);
+    };
+    (@with $any_case:literal;
         $(#[$meta:meta])*
         pub enum $name:ident {
             $( $(#[$vmeta:meta])* $variant:ident = $value:literal, )+
@@ -102,12 +107,13 @@ macro_rules! open_enum {
             fn known(value: &str) -> Option<Self> {
                 match value {
                     $( $value => Some(Self::$variant), )+
-                    _ => {
+                    _ if $any_case => {
                         $( if value.eq_ignore_ascii_case($value) {
                             return Some(Self::$variant);
                         } )+
                         None
                     }
+                    _ => None,
                 }
             }
         }
@@ -150,6 +156,9 @@ macro_rules! open_enum {
                 String::deserialize(deserializer).map(Self::from)
             }
         }
+    };
+    ($($body:tt)*) => {
+        open_enum!(@with false; $($body)*);
     };
 }
 
@@ -199,5 +208,8 @@ mod tests {
         assert_eq!(ServiceState::from("Stopped"), ServiceState::Stopped);
         // Not a value of another letter case: kept as it came.
         assert!(PipeState::from("Runnin").is_other());
+        // A set not declared `any_case` keeps another spelling as it came.
+        let compression = crate::support::Compression::from("GZIP");
+        assert!(compression.is_other() && compression.as_str() == "GZIP");
     }
 }
