@@ -78,6 +78,11 @@ impl TcpProxy {
         self.shared.cut.store(true, Ordering::SeqCst);
         self.shared.shut_all();
     }
+
+    /// Passes new connections again, as a network that came back (those cut stay closed).
+    pub fn restore(&self) {
+        self.shared.cut.store(false, Ordering::SeqCst);
+    }
 }
 
 impl Drop for TcpProxy {
@@ -169,5 +174,10 @@ mod tests {
             read.is_err() || rest.is_empty(),
             "a new connection is closed at once"
         );
+        proxy.restore();
+        let mut back = TcpStream::connect(proxy.address()).unwrap();
+        back.write_all(b"pong").unwrap();
+        back.read_exact(&mut answer).unwrap();
+        assert_eq!(&answer, b"pong", "restored, new connections pass");
     }
 }

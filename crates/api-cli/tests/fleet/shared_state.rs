@@ -151,6 +151,7 @@ on_both!(
     a_state_pushed_to_the_store_and_back_and_a_lease_ended_by_hand,
     a_store_without_the_state_is_refused_before_any_call,
     a_runner_cut_off_from_its_store_sends_nothing_past_its_lease,
+    a_store_cut_for_a_moment_loses_no_create_in_flight,
 );
 
 /// The lease's TTL the processes are given.
@@ -888,4 +889,78 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
         cloud.pipes().iter().all(|p| p.deleted),
         "every pipe is gone once the directory is applied"
     );
+}
+
+fn a_store_cut_for_a_moment_loses_no_create_in_flight(server: &impl Server) {
+    let cloud = production_cloud(Duration::ZERO);
+    let runner = Runner::new();
+    let names: Vec<(String, u32)> = (0..3).map(|i| (format!("c{i}"), 1)).collect();
+    runner.checkout(&names);
+    runner.init(&cloud, server);
+    // Every create is answered after 1.5 s: the store is cut while the three are in flight.
+    cloud.inject(
+        FaultRule::operation(OperationId::CreatePipe)
+            .then(Fault::delay(Duration::from_millis(1500)).always()),
+    );
+    let upstream = address_in(&server.url());
+    let proxy = TcpProxy::start(upstream);
+    let through = server
+        .url()
+        .replace(&upstream.to_string(), &proxy.address().to_string());
+    let dir = runner.dir();
+    let mut command = runner.command(
+        &cloud,
+        server,
+        &[
+            "apply",
+            "-f",
+            dir.to_str().unwrap(),
+            "--yes",
+            "-o",
+            "json",
+            "--parallelism",
+            "3",
+            "--lease-ttl",
+            "6s",
+        ],
+    );
+    command
+        .env("CLOUD_STATE", &through)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let running = command.spawn().expect("cloudctl starts");
+    // The three intents are recorded just before their creates are sent.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let state: Value = serde_json::from_str(&server.raw_state()).unwrap_or(Value::Null);
+        if state["pending"].as_object().is_some_and(|p| p.len() == 3) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the creates never started");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    proxy.cut();
+    // The creates are answered while the store is out of reach, well within the lease.
+    std::thread::sleep(Duration::from_millis(2500));
+    proxy.restore();
+    let (code, stderr) = finish(running, Duration::from_secs(30));
+    assert_eq!(
+        code, 0,
+        "the creates in flight were recorded once the store answered: {stderr}"
+    );
+    let state: Value = serde_json::from_str(&server.raw_state()).expect("the state");
+    assert_eq!(
+        state["pipes"].as_object().map(|p| p.len()),
+        Some(3),
+        "{state}"
+    );
+    assert!(
+        state["pending"].as_object().is_none_or(|p| p.is_empty()),
+        "{state}"
+    );
+    assert_no_duplicate(&cloud, "after the cut");
+    assert_eq!(cloud.pipes().iter().filter(|p| !p.deleted).count(), 3);
+    cloud.clear_faults();
+    let (code, _, stderr) = runner.run(&cloud, server, &["plan"]);
+    assert_eq!(code, 0, "{stderr}");
 }

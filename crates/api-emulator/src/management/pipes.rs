@@ -211,8 +211,8 @@ fn with_pipe<T>(
     // Where a delete is acknowledged before the teardown, a pipe being deleted is gone for the API.
     let acknowledged = app.seed.server.delete_acknowledged_first;
     let found = world.pipe(&id).filter(|record| {
-        let gone = record.is_gone(now, &app.seed.timing)
-            || (acknowledged && record.deleted_at.is_some());
+        let gone =
+            record.is_gone(now, &app.seed.timing) || (acknowledged && record.deleted_at.is_some());
         !gone && record.pipe.service_id == Some(admitted.service)
     });
     let Some(record) = found.cloned() else {

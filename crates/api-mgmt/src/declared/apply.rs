@@ -179,13 +179,47 @@ struct Recording<'a> {
 }
 
 impl Recording<'_> {
-    /// Changes the state and writes it as its next generation.
-    fn change(&self, change: impl FnOnce(&mut RecordedState)) -> Result<(), StateError> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        change(&mut state);
-        state.save_to(self.store, self.lock)
+    /// Changes the state and writes it as its next generation. A store that cannot be reached (a
+    /// restart, a failover, a connection cut) is written to again while this apply's lease holds,
+    /// from 50 ms apart up to a second: the change stays in the state meanwhile (every later write
+    /// carries it), and the creates in flight are awaited and recorded once the store answers.
+    /// Past the lease, or for any other failure, the error is the answer.
+    async fn change(&self, change: impl FnOnce(&mut RecordedState)) -> Result<(), StateError> {
+        let failed = {
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            change(&mut state);
+            match state.save_to(self.store, self.lock) {
+                Ok(()) => return Ok(()),
+                Err(error) => error,
+            }
+        };
+        let mut pause = STORE_RETRY_FIRST;
+        let mut failed = failed;
+        while matches!(failed, StateError::Store { .. })
+            && self
+                .lock
+                .lease_valid_for()
+                .is_some_and(|left| !left.is_zero())
+        {
+            tracing::warn!(error = %failed, "the state store failed a write; writing again");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(STORE_RETRY_MOST);
+            // Whatever the state is now: later changes of other actions are in it too.
+            let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            match state.save_to(self.store, self.lock) {
+                Ok(()) => return Ok(()),
+                Err(error) => failed = error,
+            }
+        }
+        Err(failed)
     }
 }
+
+/// The first pause before a write that a store could not take is tried again.
+const STORE_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The longest pause between two tries of a write.
+const STORE_RETRY_MOST: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What is asked before every call that changes the server: whether the apply was asked to stop,
 /// and whether its lease still holds by this process's clock.
@@ -378,23 +412,25 @@ impl Plan {
             .filter(|a| a.kind == ActionKind::Record)
             .collect();
         if !updates.is_empty() || !self.observations.is_empty() {
-            recording.change(|state| {
-                for (name, observed) in &self.observations {
-                    if let Some(pipe) = state.pipes.get_mut(name) {
-                        pipe.observed = Some(observed.clone());
+            recording
+                .change(|state| {
+                    for (name, observed) in &self.observations {
+                        if let Some(pipe) = state.pipes.get_mut(name) {
+                            pipe.observed = Some(observed.clone());
+                        }
                     }
-                }
-                for action in &updates {
-                    if let (Some(pipe), Some(record)) =
-                        (state.pipes.get_mut(&action.name), &action.record)
-                    {
-                        pipe.declared = record.form.clone();
-                        pipe.fingerprint = record.fingerprint.clone();
-                        pipe.observed = Some(record.observed.clone());
-                        pipe.recorded_at = Utc::now();
+                    for action in &updates {
+                        if let (Some(pipe), Some(record)) =
+                            (state.pipes.get_mut(&action.name), &action.record)
+                        {
+                            pipe.declared = record.form.clone();
+                            pipe.fingerprint = record.fingerprint.clone();
+                            pipe.observed = Some(record.observed.clone());
+                            pipe.recorded_at = Utc::now();
+                        }
                     }
-                }
-            })?;
+                })
+                .await?;
             for action in &updates {
                 progress(step(action, "recorded", None));
             }
@@ -423,9 +459,11 @@ impl Plan {
             .await;
         for (name, result) in &deleted {
             if result.is_ok() {
-                let recorded = recording.change(|state| {
-                    state.pipes.remove(name);
-                });
+                let recorded = recording
+                    .change(|state| {
+                        state.pipes.remove(name);
+                    })
+                    .await;
                 match recorded {
                     // A store out of reach once the lease may have lapsed: the pipe is gone and
                     // still recorded, which the next plan sees (a delete of a pipe already gone);
@@ -676,11 +714,13 @@ async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, Sta
         return Ok(report_of(action, action.id, outcome));
     }
     if replacing {
-        ctx.recording.change(|state| {
-            if let Some(pipe) = state.pipes.get_mut(&action.name) {
-                pipe.replacing.get_or_insert_with(Utc::now);
-            }
-        })?;
+        ctx.recording
+            .change(|state| {
+                if let Some(pipe) = state.pipes.get_mut(&action.name) {
+                    pipe.replacing.get_or_insert_with(Utc::now);
+                }
+            })
+            .await?;
         if let Err(outcome) = ctx
             .plan
             .delete(action, ctx.gate, ctx.calls, ctx.wait, ctx.progress)
@@ -721,19 +761,23 @@ async fn create(
     // The record of the pipe a replace deleted (or a recreate replaces) stays, marked, until the
     // new one is recorded: a create that ends pending or refused still counts as down, and the
     // next apply finishes it first.
-    recording.change(|state| {
-        if let Some(pipe) = state.pipes.get_mut(&name) {
-            pipe.replacing.get_or_insert_with(Utc::now);
-        }
-        state.pending.insert(name.clone(), intent);
-    })?;
+    recording
+        .change(|state| {
+            if let Some(pipe) = state.pipes.get_mut(&name) {
+                pipe.replacing.get_or_insert_with(Utc::now);
+            }
+            state.pending.insert(name.clone(), intent);
+        })
+        .await?;
     // The intent's write may have taken long (a slow store): checked again right before the call.
     if let Some(outcome) = ctx.gate.closed() {
         // Not sent: the intent is taken back if the store still takes writes, else it stays
         // pending (it blocks the name until resolved, which is safe).
-        let _ = recording.change(|state| {
-            state.pending.remove(&name);
-        });
+        let _ = recording
+            .change(|state| {
+                state.pending.remove(&name);
+            })
+            .await;
         progress(step(action, not_sent(&outcome), None));
         return Ok(report_of(action, action.id, outcome));
     }
@@ -763,9 +807,11 @@ async fn create(
                 .min(ctx.wait.max_interval)
                 .max(least);
             if let Some(outcome) = ctx.gate.closed() {
-                let _ = recording.change(|state| {
-                    state.pending.remove(&name);
-                });
+                let _ = recording
+                    .change(|state| {
+                        state.pending.remove(&name);
+                    })
+                    .await;
                 progress(step(action, not_sent(&outcome), None));
                 return Ok(report_of(action, action.id, outcome));
             }
@@ -780,19 +826,23 @@ async fn create(
         Err(error)
             if error.is_outcome_unknown() || (error.status() == Some(409) && !after_delete) =>
         {
-            recording.change(|state| {
-                if let Some(pending) = state.pending.get_mut(&name) {
-                    pending.reason = Some(short_reason(&error));
-                    pending.request_id = error.request_id().map(str::to_string);
-                }
-            })?;
+            recording
+                .change(|state| {
+                    if let Some(pending) = state.pending.get_mut(&name) {
+                        pending.reason = Some(short_reason(&error));
+                        pending.request_id = error.request_id().map(str::to_string);
+                    }
+                })
+                .await?;
             progress(step(action, "pending", None));
             return Ok(report_of(action, None, Outcome::OutcomeUnknown(error)));
         }
         Err(error) => {
-            recording.change(|state| {
-                state.pending.remove(&name);
-            })?;
+            recording
+                .change(|state| {
+                    state.pending.remove(&name);
+                })
+                .await?;
             progress(step(action, "failed", Some(error.to_string())));
             return Ok(report_of(action, None, Outcome::Failed(error)));
         }
@@ -814,6 +864,7 @@ async fn create(
                 },
             );
         })
+        .await
         .map_err(|error| StateError::CreatedNotRecorded {
             name: name.clone(),
             id,
@@ -857,11 +908,13 @@ async fn create(
     }
     if let Some(answer) = answer {
         let observed = observed_form(&answer, &creation.fingerprint)?;
-        recording.change(|state| {
-            if let Some(pipe) = state.pipes.get_mut(&name).filter(|p| p.id == id) {
-                pipe.observed = Some(observed);
-            }
-        })?;
+        recording
+            .change(|state| {
+                if let Some(pipe) = state.pipes.get_mut(&name).filter(|p| p.id == id) {
+                    pipe.observed = Some(observed);
+                }
+            })
+            .await?;
     }
     Ok(match waited {
         None => {
