@@ -60,6 +60,16 @@ fn is_root() -> bool {
 impl PostgresServer {
     /// Starts a server, or says why the test does not run (`None`).
     pub fn start(test: &str) -> Option<Self> {
+        Self::start_with(test, None)
+    }
+
+    /// Starts a server that offers TLS with this certificate and key (PEM), or says why the test
+    /// does not run (`None`).
+    pub fn start_tls(test: &str, certificate: &str, key: &str) -> Option<Self> {
+        Self::start_with(test, Some((certificate, key)))
+    }
+
+    fn start_with(test: &str, tls: Option<(&str, &str)>) -> Option<Self> {
         let Some(bin) = bin_dir() else {
             let ci = std::env::var("CI").is_ok_and(|ci| ci == "true" || ci == "1");
             assert!(!ci, "{test}: no PostgreSQL (initdb), which CI installs");
@@ -113,10 +123,32 @@ impl PostgresServer {
             "{test}: initdb: {}",
             String::from_utf8_lossy(&initdb.stderr)
         );
-        let options = format!(
+        let mut options = format!(
             "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off",
             server.data.display()
         );
+        if let Some((certificate, key)) = tls {
+            // In the data directory, owned by the server's user, the key private to it.
+            for (name, text) in [("server.crt", certificate), ("server.key", key)] {
+                let path = server.data.join(name);
+                std::fs::write(&path, text).expect("the TLS file");
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt as _;
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                        .expect("private");
+                }
+                if let Some(user) = &server.user {
+                    let status = Command::new("chown")
+                        .arg(user)
+                        .arg(&path)
+                        .status()
+                        .expect("chown runs");
+                    assert!(status.success(), "{test}: chown {name}");
+                }
+            }
+            options.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
+        }
         let start = server
             .command("pg_ctl")
             .arg("-D")

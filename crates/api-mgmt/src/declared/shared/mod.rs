@@ -126,6 +126,10 @@ pub(crate) trait Engine: Send + Sync + 'static {
 ///   on a store follows [`init`](StateStore::init) (`cloudctl state init`) or a state pushed
 ///   there.
 /// - **A layout version** in the store: a store written by a newer SDK is refused.
+/// - **TLS that cannot be stripped:** PostgreSQL with no `sslmode` is `verify-full` for any host
+///   but this machine (`prefer` there); `verify-ca`, `verify-full` and `sslrootcert` (a PEM file)
+///   are taken, and `sslmode=disable` says plain. A plain `redis://` to another machine is refused
+///   unless its query says `plaintext=true`.
 /// - The URL's password is never shown: messages name the store by its URL, redacted. The store's
 ///   own failures (unreachable, timeout, authentication) are [`StateError::Store`] errors naming
 ///   it, never a fallback to a local file.
@@ -450,6 +454,47 @@ fn percent_decoded(text: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `url` without the query parameter `name`, and its value (percent-decoded) when it had one.
+pub(crate) fn take_query_parameter(url: &str, name: &str) -> (String, Option<String>) {
+    let Some(question) = url.find('?') else {
+        return (url.to_string(), None);
+    };
+    let (base, query) = (&url[..question], &url[question + 1..]);
+    let (query, fragment) = match query.find('#') {
+        Some(hash) => (&query[..hash], &query[hash..]),
+        None => (query, ""),
+    };
+    let mut value = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|pair| {
+            let (key, found) = pair.split_once('=').unwrap_or((pair, ""));
+            if key == name {
+                value = Some(percent_decoded(found));
+                false
+            } else {
+                !pair.is_empty()
+            }
+        })
+        .collect();
+    let rest = if kept.is_empty() {
+        format!("{base}{fragment}")
+    } else {
+        format!("{base}?{}{fragment}", kept.join("&"))
+    };
+    (rest, value)
+}
+
+/// Whether `host` names this machine: `localhost`, or a loopback address (`127.0.0.0/8`, `::1`,
+/// written with or without brackets).
+pub(crate) fn is_loopback(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// The process id and the host's name.

@@ -28,6 +28,7 @@
 //! of an async runtime: every call, and every drop of a connection, happens on a short-lived
 //! thread of its own.
 
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -112,10 +113,63 @@ WHERE key = $1 AND fence = $2 AND lease_id = $4 RETURNING 1";
 
 type Connection = Option<postgres::Client>;
 
+/// How a connection is protected: libpq's `sslmode` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TlsMode {
+    /// No TLS: only when the URL says so (`sslmode=disable`).
+    Disable,
+    /// TLS when the server offers it, else plain: the default for a server on this machine only
+    /// (a loopback address, `localhost`, a Unix socket).
+    Prefer,
+    /// TLS, the certificate checked as `verify-full` checks it (never without a check).
+    Require,
+    /// TLS, the certificate's chain checked against the roots, not its name.
+    VerifyCa,
+    /// TLS, the certificate's chain and its name checked: the default for any other host.
+    VerifyFull,
+}
+
+/// How the URL asks its connection protected: the URL without `sslmode` and `sslrootcert` (the
+/// driver knows neither `verify-ca` nor `verify-full`, and no root file), the mode, and the roots'
+/// file. With no `sslmode`, a server on this machine is `prefer` and any other `verify-full`: a
+/// plain connection across a network needs the URL to say so (`sslmode=disable`), and TLS cannot
+/// be stripped on the path.
+pub(crate) fn tls_policy(url: &str) -> Result<(String, TlsMode, Option<PathBuf>), String> {
+    let (rest, mode) = super::take_query_parameter(url, "sslmode");
+    let (rest, root) = super::take_query_parameter(&rest, "sslrootcert");
+    let config: postgres::Config = rest
+        .parse()
+        .map_err(|e| format!("not a usable PostgreSQL URL: {e}"))?;
+    let local = config.get_hosts().iter().all(|host| match host {
+        postgres::config::Host::Tcp(name) => super::is_loopback(name),
+        #[cfg(unix)]
+        postgres::config::Host::Unix(_) => true,
+    });
+    let mode = match mode.as_deref() {
+        None if local => TlsMode::Prefer,
+        None => TlsMode::VerifyFull,
+        Some("disable") => TlsMode::Disable,
+        Some("prefer" | "allow") => TlsMode::Prefer,
+        Some("require") => TlsMode::Require,
+        Some("verify-ca") => TlsMode::VerifyCa,
+        Some("verify-full") => TlsMode::VerifyFull,
+        Some(other) => {
+            return Err(format!(
+                "sslmode={other} is none of disable, prefer, require, verify-ca, verify-full"
+            ));
+        }
+    };
+    // libpq 16's `sslrootcert=system`: the platform's roots, as without it.
+    let root = root.filter(|root| root != "system").map(PathBuf::from);
+    Ok((rest, mode, root))
+}
+
 /// One service's row in one PostgreSQL; a connection kept open (and one for the renewals),
 /// opened again after a failure.
 pub(crate) struct PostgresEngine {
     config: postgres::Config,
+    mode: TlsMode,
+    root: Option<PathBuf>,
     url: Secret,
     key: String,
     connection: Mutex<Connection>,
@@ -126,10 +180,15 @@ impl PostgresEngine {
     /// Opens the connection and makes the table (when it is not there yet), so that a wrong URL,
     /// password or host fails at once.
     pub(crate) fn connect(url: &Secret, key: &str) -> Result<Self, String> {
-        let mut config: postgres::Config = url
-            .expose()
+        let (rest, mode, root) = tls_policy(url.expose()).map_err(|e| redacted(url, &e))?;
+        let mut config: postgres::Config = rest
             .parse()
             .map_err(|e| redacted(url, &format!("not a usable PostgreSQL URL: {e}")))?;
+        config.ssl_mode(match mode {
+            TlsMode::Disable => postgres::config::SslMode::Disable,
+            TlsMode::Prefer => postgres::config::SslMode::Prefer,
+            _ => postgres::config::SslMode::Require,
+        });
         config
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_user_timeout(TCP_USER_TIMEOUT)
@@ -137,6 +196,8 @@ impl PostgresEngine {
             .application_name("cloud-sdk declared state");
         let engine = Self {
             config,
+            mode,
+            root,
             url: url.clone(),
             key: key.to_string(),
             connection: Mutex::new(None),
@@ -192,7 +253,7 @@ impl PostgresEngine {
     }
 
     fn open(&self) -> Result<postgres::Client, String> {
-        let tls = tls()?;
+        let tls = tls(self.mode, self.root.as_deref())?;
         self.config
             .connect(tls)
             .map_err(|e| format!("cannot connect: {}", describe_error(&e)))
@@ -364,19 +425,101 @@ impl Engine for PostgresEngine {
     }
 }
 
-/// TLS as the URL's `sslmode` asks (`prefer` by default: TLS when the server offers it), with the
-/// platform's roots and the server's name always checked; rustls takes the process's crypto
-/// provider, else ring.
-fn tls() -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+/// TLS as [`tls_policy`] decided: the roots of `root` (a PEM file), else the platform's; the
+/// server's name checked but for `verify-ca`. rustls takes the process's crypto provider, else
+/// ring.
+fn tls(
+    mode: TlsMode,
+    root: Option<&Path>,
+) -> Result<tokio_postgres_rustls::MakeRustlsConnect, String> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject as _;
     super::ensure_ring_provider();
     let mut roots = rustls::RootCertStore::empty();
-    for certificate in rustls_native_certs::load_native_certs().certs {
-        let _ = roots.add(certificate);
+    match root {
+        Some(path) => {
+            let certificates = CertificateDer::pem_file_iter(path)
+                .and_then(|found| found.collect::<Result<Vec<_>, _>>())
+                .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+            if certificates.is_empty() {
+                return Err(format!(
+                    "sslrootcert {}: no certificate in it",
+                    path.display()
+                ));
+            }
+            for certificate in certificates {
+                roots
+                    .add(certificate)
+                    .map_err(|e| format!("sslrootcert {}: {e}", path.display()))?;
+            }
+        }
+        None => {
+            for certificate in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(certificate);
+            }
+        }
     }
-    let config = rustls::ClientConfig::builder()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+    let builder = rustls::ClientConfig::builder();
+    let config = if mode == TlsMode::VerifyCa {
+        let chain = rustls::client::WebPkiServerVerifier::builder(std::sync::Arc::new(roots))
+            .build()
+            .map_err(|e| format!("cannot check certificates: {e}"))?;
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(std::sync::Arc::new(ChainOnly(chain)))
+            .with_no_client_auth()
+    } else {
+        builder.with_root_certificates(roots).with_no_client_auth()
+    };
     Ok(tokio_postgres_rustls::MakeRustlsConnect::new(config))
+}
+
+/// `verify-ca`: the certificate's chain checked as always, its name not.
+#[derive(Debug)]
+struct ChainOnly(std::sync::Arc<rustls::client::WebPkiServerVerifier>);
+
+impl rustls::client::danger::ServerCertVerifier for ChainOnly {
+    fn verify_server_cert(
+        &self,
+        end_entity: &rustls::pki_types::CertificateDer<'_>,
+        intermediates: &[rustls::pki_types::CertificateDer<'_>],
+        server_name: &rustls::pki_types::ServerName<'_>,
+        ocsp_response: &[u8],
+        now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        use rustls::{CertificateError, Error};
+        match self
+            .0
+            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
+        {
+            Err(Error::InvalidCertificate(
+                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+            )) => Ok(rustls::client::danger::ServerCertVerified::assertion()),
+            other => other,
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &rustls::pki_types::CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        self.0.verify_tls13_signature(message, cert, dss)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.supported_verify_schemes()
+    }
 }
 
 /// A PostgreSQL error with its SQLSTATE, when the server sent one.

@@ -113,8 +113,24 @@ impl RedisEngine {
             // `rediss://` goes through rustls.
             super::ensure_ring_provider();
         }
-        let client = redis::Client::open(url.expose())
+        // A plain connection to another machine sends the password and the state in clear: only
+        // when the URL says so (`plaintext=true`).
+        let (rest, plaintext) = super::take_query_parameter(url.expose(), "plaintext");
+        let client = redis::Client::open(rest.as_str())
             .map_err(|e| redacted(url, &format!("not a usable Redis URL: {e}")))?;
+        if let redis::ConnectionAddr::Tcp(host, _) = client.get_connection_info().addr()
+            && !super::is_loopback(host)
+            && plaintext.as_deref() != Some("true")
+        {
+            return Err(redacted(
+                url,
+                &format!(
+                    "a plain redis:// connection to {host} would send the password and the state \
+                     in clear; use rediss:// (TLS), or add plaintext=true to the URL's query to say \
+                     a plain connection is intended (a private network)"
+                ),
+            ));
+        }
         let base = format!("{{cloud-sdk:state:{digest}}}");
         let engine = Self {
             client,

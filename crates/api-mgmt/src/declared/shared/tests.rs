@@ -369,3 +369,101 @@ fn a_store_is_described_without_its_user_part_however_written() {
     assert_eq!(password("redis://u@h"), None);
     assert_eq!(password("redis://h"), None);
 }
+
+#[test]
+fn a_query_parameter_is_taken_out_and_the_rest_kept() {
+    assert_eq!(
+        take_query_parameter(
+            "postgres://u@h/db?sslmode=verify-full&application_name=x",
+            "sslmode"
+        ),
+        (
+            "postgres://u@h/db?application_name=x".to_string(),
+            Some("verify-full".into())
+        )
+    );
+    assert_eq!(
+        take_query_parameter(
+            "postgres://u@h/db?sslrootcert=%2Fetc%2Fca.pem",
+            "sslrootcert"
+        ),
+        ("postgres://u@h/db".to_string(), Some("/etc/ca.pem".into()))
+    );
+    assert_eq!(
+        take_query_parameter("redis://h:6379/0", "plaintext"),
+        ("redis://h:6379/0".to_string(), None)
+    );
+    for host in [
+        "localhost",
+        "127.0.0.1",
+        "127.8.9.1",
+        "::1",
+        "[::1]",
+        "LOCALHOST",
+    ] {
+        assert!(is_loopback(host), "{host}");
+    }
+    for host in ["db.internal", "10.0.0.5", "localhost.example.com", "::2"] {
+        assert!(!is_loopback(host), "{host}");
+    }
+}
+
+#[cfg(feature = "state-redis")]
+#[test]
+fn a_plain_redis_url_to_another_machine_is_refused_before_any_connection() {
+    let refused = SharedStateStore::open("redis://:hunter2-pw@db.internal:6379/0", &target())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("plain redis:// connection to db.internal")
+            && refused.contains("rediss://"),
+        "{refused}"
+    );
+    assert!(!refused.contains("hunter2"), "{refused}");
+}
+
+#[cfg(feature = "state-postgres")]
+#[test]
+fn postgres_tls_is_verified_unless_the_url_says_otherwise_and_local_servers_may_prefer() {
+    use super::postgres::{TlsMode, tls_policy};
+    for (url, mode) in [
+        ("postgres://u:p@db.internal:5432/ops", TlsMode::VerifyFull),
+        ("postgres://u:p@127.0.0.1:5432/ops", TlsMode::Prefer),
+        ("postgres://u:p@localhost/ops", TlsMode::Prefer),
+        (
+            "postgres://u:p@db.internal/ops?sslmode=disable",
+            TlsMode::Disable,
+        ),
+        (
+            "postgres://u:p@db.internal/ops?sslmode=prefer",
+            TlsMode::Prefer,
+        ),
+        (
+            "postgres://u:p@db.internal/ops?sslmode=require",
+            TlsMode::Require,
+        ),
+        (
+            "postgres://u:p@db.internal/ops?sslmode=verify-ca",
+            TlsMode::VerifyCa,
+        ),
+        (
+            "postgres://u:p@127.0.0.1/ops?sslmode=verify-full",
+            TlsMode::VerifyFull,
+        ),
+    ] {
+        assert_eq!(tls_policy(url).unwrap().1, mode, "{url}");
+    }
+    let (rest, _, root) = tls_policy(
+        "postgres://u:p@db.internal/ops?sslmode=verify-ca&sslrootcert=%2Fetc%2Fca.pem&connect_timeout=3",
+    )
+    .unwrap();
+    assert_eq!(rest, "postgres://u:p@db.internal/ops?connect_timeout=3");
+    assert_eq!(root.as_deref(), Some(std::path::Path::new("/etc/ca.pem")));
+    let (_, _, system) = tls_policy("postgres://u:p@h/ops?sslrootcert=system").unwrap();
+    assert_eq!(system, None, "the platform's roots");
+    let refused = tls_policy("postgres://u:p@h/ops?sslmode=sometimes").unwrap_err();
+    assert!(
+        refused.contains("sslmode=sometimes is none of"),
+        "{refused}"
+    );
+}
