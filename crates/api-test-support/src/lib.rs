@@ -8,12 +8,14 @@
 //! - [`large_body`]: a large, valid pipe create request.
 //! - [`captured_log`]: a log writer whose text a test reads.
 //! - [`tcp_proxy`]: a TCP proxy a test can cut, in front of a real server.
+//! - [`pgbouncer`]: a PgBouncer in transaction mode in front of a test's PostgreSQL.
 
 #![deny(missing_docs)]
 
 pub mod captured_log;
 pub mod encodings;
 pub mod large_body;
+pub mod pgbouncer;
 pub mod postgres_server;
 pub mod redis_server;
 #[cfg(unix)]

@@ -27,7 +27,7 @@ mod guide_sessions;
 #[path = "../e2e/sessions.rs"]
 mod sessions;
 
-use api_test_support::{postgres_server, redis_server, tcp_proxy};
+use api_test_support::{pgbouncer, postgres_server, redis_server, tcp_proxy};
 #[path = "served.rs"]
 mod served_log;
 mod shared_state;

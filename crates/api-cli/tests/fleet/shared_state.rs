@@ -117,6 +117,55 @@ fn has_table(server: &PostgresServer) -> bool {
     server.sql("SELECT to_regclass('cloud_sdk_state') IS NOT NULL") == "t"
 }
 
+/// A PostgreSQL reached through PgBouncer in transaction mode: what the tests read or do behind the
+/// store's back goes to the server itself.
+struct Pooled {
+    server: PostgresServer,
+    bouncer: super::pgbouncer::PgBouncer,
+}
+
+impl Server for Pooled {
+    fn url(&self) -> String {
+        self.bouncer.url.clone()
+    }
+
+    fn raw_state(&self) -> String {
+        self.server.raw_state()
+    }
+
+    fn holder(&self) -> Option<String> {
+        self.server.holder()
+    }
+
+    fn lose_everything(&self) {
+        self.server.lose_everything();
+    }
+
+    fn lose_the_state(&self) {
+        self.server.lose_the_state();
+    }
+
+    fn other_database(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The fleet once more, its state in PostgreSQL through PgBouncer in transaction mode, where any
+/// session state (an advisory lock, a named prepared statement, a `SET`) would break: each step is
+/// one statement of its own.
+#[test]
+fn eight_runners_through_pgbouncer_in_transaction_mode() {
+    let _alone = super::alone();
+    let test = "eight_runners_through_pgbouncer_in_transaction_mode";
+    let Some(server) = PostgresServer::start(test) else {
+        return;
+    };
+    let Some(bouncer) = super::pgbouncer::PgBouncer::start(test, &server) else {
+        return;
+    };
+    eight_runners_apply_one_directory_with_kills_and_pauses(&Pooled { server, bouncer });
+}
+
 /// Runs each check against a Redis and against a PostgreSQL, as two tests.
 macro_rules! on_both {
     ($($name:ident),* $(,)?) => {
