@@ -42,7 +42,11 @@ fn main() -> ExitCode {
     let out = Output::resolve(cli.global.output);
     progress::say_limit_waits(!out.is_json());
     let env = |name: &str| std::env::var(name).ok();
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    // Two workers beside the main thread, which runs the command: a call to a shared state store
+    // (blocking, bounded by the store's timeouts) holds the main thread, never the tasks that drive
+    // the HTTP connections, the signals and the exporter.
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
         .enable_all()
         .build()
     {

@@ -180,6 +180,46 @@ impl PostgresServer {
         }
     }
 
+    /// A session of its own that runs `sql` in a transaction it keeps open (a runaway session
+    /// holding its locks); answers once the server shows it idle in its transaction. The session
+    /// ends with `pg_terminate_backend` (its `psql`, run through `runuser` as root, outlives a kill
+    /// of the child until the test process ends).
+    pub fn hold(&self, sql: &str) -> std::process::Child {
+        use std::io::Write as _;
+        let mut child = self
+            .command("psql")
+            .args(["-X", "-q", "-h"])
+            .arg(&self.data)
+            .args([
+                "-p",
+                &self.port.to_string(),
+                "-U",
+                &self.superuser,
+                "-d",
+                "postgres",
+            ])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("psql runs");
+        let mut stdin = child.stdin.take().expect("its input");
+        writeln!(stdin, "BEGIN; {sql};").expect("the statement is written");
+        // Kept open (never dropped here): psql waits for more, the transaction open.
+        std::mem::forget(stdin);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while self.sql("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction'")
+            != "1"
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the session never held"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child
+    }
+
     /// Runs `sql` through `psql` (as the superuser, over the data directory's socket) and answers
     /// its output, unaligned, without headers.
     pub fn sql(&self, sql: &str) -> String {

@@ -44,6 +44,15 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// mid-statement).
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long one statement may take before it is cancelled (see `PostgresEngine::run`).
+pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long a silent connection waits before TCP keepalives probe it, and between probes (three
+/// unanswered: the connection is given up), so that a server gone without a word is found in
+/// about 11 s, not the system's 2 hours.
+const KEEPALIVE_IDLE: Duration = Duration::from_secs(5);
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2);
+
 const CREATE: &str = "CREATE TABLE IF NOT EXISTS cloud_sdk_state (
     key text PRIMARY KEY,
     fence bigint NOT NULL,
@@ -193,6 +202,9 @@ impl PostgresEngine {
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_user_timeout(TCP_USER_TIMEOUT)
             .keepalives(true)
+            .keepalives_idle(KEEPALIVE_IDLE)
+            .keepalives_interval(KEEPALIVE_INTERVAL)
+            .keepalives_retries(3)
             .application_name("cloud-sdk declared state");
         let engine = Self {
             config,
@@ -223,6 +235,10 @@ impl PostgresEngine {
 
     /// Runs `step` with the connection of `slot` (opened when there is none), on a thread of its
     /// own; a failed connection is dropped there, and opened again by the next step.
+    ///
+    /// A statement that has not answered within [`STATEMENT_TIMEOUT`] (a row lock held by a
+    /// runaway session, an overloaded server) is cancelled through PostgreSQL's cancel request (no
+    /// session state: it works through PgBouncer too), and fails; in autocommit it changed nothing.
     fn run<T: Send>(
         &self,
         slot: &Mutex<Connection>,
@@ -230,22 +246,35 @@ impl PostgresEngine {
     ) -> Result<T, String> {
         let mut connection = slot.lock().unwrap_or_else(|p| p.into_inner());
         let connection = &mut *connection;
+        let (done, finished) = std::sync::mpsc::channel::<()>();
         let outcome = std::thread::scope(|scope| {
-            scope
-                .spawn(|| {
-                    if connection.is_none() {
-                        *connection = Some(self.open()?);
-                    }
-                    let Some(client) = connection.as_mut() else {
-                        return Err("no connection".to_string());
-                    };
+            let worker = scope.spawn(move || {
+                if connection.is_none() {
+                    *connection = Some(self.open()?);
+                }
+                let Some(client) = connection.as_mut() else {
+                    return Err("no connection".to_string());
+                };
+                let cancel = client.cancel_token();
+                let result = std::thread::scope(|watch| {
+                    watch.spawn(move || {
+                        if finished.recv_timeout(STATEMENT_TIMEOUT)
+                            == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+                            && let Ok(tls) = tls(self.mode, self.root.as_deref())
+                        {
+                            let _ = cancel.cancel_query(tls);
+                        }
+                    });
                     let result = step(client);
-                    if result.is_err() && client.is_closed() {
-                        *connection = None;
-                    }
-                    result.map_err(|e| describe_error(&e))
-                })
-                .join()
+                    let _ = done.send(());
+                    result
+                });
+                if result.is_err() && client.is_closed() {
+                    *connection = None;
+                }
+                result.map_err(|e| describe_statement_error(&e))
+            });
+            worker.join()
         });
         outcome
             .unwrap_or_else(|_| Err("the PostgreSQL client panicked".into()))
@@ -519,6 +548,19 @@ impl rustls::client::danger::ServerCertVerifier for ChainOnly {
 
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.0.supported_verify_schemes()
+    }
+}
+
+/// A statement's error: a cancel of ours said as the timeout it is.
+fn describe_statement_error(error: &postgres::Error) -> String {
+    if error.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) {
+        format!(
+            "the statement took longer than {STATEMENT_TIMEOUT:?} and was cancelled (it changed \
+             nothing): {}",
+            describe_error(error)
+        )
+    } else {
+        describe_error(error)
     }
 }
 

@@ -1,7 +1,8 @@
-//! The PostgreSQL state store over TLS, against a real server that offers it with a certificate of
-//! the test CA (`fixtures/tls`, for `localhost` and `127.0.0.1`): `verify-full` with the CA as
-//! `sslrootcert` connects, and without it (the platform's roots) is refused; a name the certificate
-//! does not carry is refused by `verify-full` and taken by `verify-ca`; `disable` says plain.
+//! The PostgreSQL state store against real servers, in what production runs: TLS with a
+//! certificate of the test CA (`fixtures/tls`, for `localhost` and `127.0.0.1`): `verify-full` with
+//! the CA as `sslrootcert` connects, and without it (the platform's roots) is refused; a name the
+//! certificate does not carry is refused by `verify-full` and taken by `verify-ca`; `disable` says
+//! plain. And a statement held by another session's lock is cancelled after its timeout.
 
 #![cfg(feature = "state-postgres")]
 
@@ -89,4 +90,42 @@ fn the_certificate_is_checked_as_sslmode_says_and_a_name_it_lacks_only_by_verify
     // Plain, said so.
     let plain = SharedStateStore::open(&format!("{url}?sslmode=disable"), &target()).unwrap();
     assert_eq!(plain.load_for(&target()).unwrap(), made);
+}
+
+#[test]
+fn a_write_held_by_another_sessions_lock_is_cancelled_after_its_timeout_and_changes_nothing() {
+    let Some(server) = PostgresServer::start("a_write_held_by_another_sessions_lock") else {
+        return;
+    };
+    let store = SharedStateStore::open(&server.url, &target()).unwrap();
+    let lock = store.lock(&target()).unwrap();
+    let made = store.init(&lock).unwrap();
+    // A runaway session holds the row.
+    let mut holder = server.hold("SELECT key FROM cloud_sdk_state FOR UPDATE");
+    let mut state = made.clone();
+    let started = std::time::Instant::now();
+    let refused = state.save_to(&store, &lock).unwrap_err().to_string();
+    let took = started.elapsed();
+    assert!(
+        refused.contains("took longer than 5s and was cancelled"),
+        "{refused}"
+    );
+    assert!(
+        took >= std::time::Duration::from_millis(4500) && took < std::time::Duration::from_secs(20),
+        "cancelled at its timeout: {took:?}"
+    );
+    assert_eq!(state.serial, made.serial, "the failed write is not counted");
+    // The runaway session ended (from the server: its client may be run through `runuser`).
+    server.sql(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction'",
+    );
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(
+        store.load_for(&target()).unwrap(),
+        made,
+        "it changed nothing"
+    );
+    state.save_to(&store, &lock).unwrap();
+    assert_eq!(store.load_for(&target()).unwrap().serial, made.serial + 1);
 }
