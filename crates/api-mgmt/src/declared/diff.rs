@@ -188,6 +188,11 @@ fn declared(
         other => other,
     };
     let now = present(now);
+    // Arrays paired item by item, or by their key.
+    let paired = match (new, old) {
+        (Some(Value::Array(n)), Some(Value::Array(o))) if !secret => pairs(o, n, comparison),
+        _ => None,
+    };
     match (new, old) {
         (Some(Value::Object(n)), Some(Value::Object(o))) if !secret => {
             let mut names: Vec<&String> = n.keys().chain(o.keys()).collect();
@@ -213,11 +218,9 @@ fn declared(
             if !secret
                 && comparison == Comparison::Set
                 && as_sets(o, n, Comparison::Exact, same_value) != SetOf::Different => {}
-        (Some(Value::Array(n)), Some(Value::Array(o)))
-            if !secret && let Some(paired) = pairs(o, n, comparison) =>
-        {
+        (Some(Value::Array(_)), Some(Value::Array(_))) if paired.is_some() => {
             let inner = shape.and_then(|s| s.items());
-            for (at, o, n) in paired {
+            for (at, o, n) in paired.into_iter().flatten() {
                 let length = path.len();
                 path.push_str(&at.segment());
                 let there = at.find(now);
@@ -284,6 +287,11 @@ fn drift(
 ) {
     let file = present(file);
     let comparison = shape.map_or(Comparison::Exact, |s| s.comparison());
+    // Arrays paired item by item, or by their key.
+    let paired = match (observed, now) {
+        (Value::Array(o), Value::Array(n)) => pairs(o, n, comparison),
+        _ => None,
+    };
     match (observed, now) {
         (Value::Object(o), Value::Object(n)) => {
             for (member, was) in o {
@@ -320,9 +328,9 @@ fn drift(
                 SetOf::Different => out.push(drifted_to(path, now, file)),
             }
         }
-        (Value::Array(o), Value::Array(n)) if let Some(paired) = pairs(o, n, comparison) => {
+        (Value::Array(_), Value::Array(_)) if paired.is_some() => {
             let items = shape.and_then(|s| s.items());
-            for (at, was, is) in paired {
+            for (at, was, is) in paired.into_iter().flatten() {
                 let length = path.len();
                 path.push_str(&at.segment());
                 let declared = at.find(file);
