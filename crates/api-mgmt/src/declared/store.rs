@@ -132,6 +132,7 @@ impl StateLock {
     }
 
     /// With the clock of its lease (a shared store's).
+    #[cfg(any(feature = "state-redis", feature = "state-postgres"))]
     pub(crate) fn with_lease_clock(mut self, clock: LeaseClock) -> Self {
         self.lease = Some(clock);
         self
