@@ -10,6 +10,7 @@
 
 use api_mgmt::NewPipe;
 use api_mgmt::declared::{RecordedState, StateTarget};
+use api_test_support::encodings::percent;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -58,18 +59,6 @@ fn string_positions(value: &Value, at: String, out: &mut Vec<String>) {
         }
         _ => {}
     }
-}
-
-fn percent(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 /// The ways a secret stands inside an ordinary string.

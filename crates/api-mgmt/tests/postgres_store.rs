@@ -7,6 +7,7 @@
 #![cfg(feature = "state-postgres")]
 
 use api_mgmt::declared::{SharedStateStore, StateStore, StateTarget};
+use api_test_support::encodings::percent;
 use api_test_support::postgres_server::PostgresServer;
 
 const CA: &str = include_str!("fixtures/tls/ca.pem");
@@ -19,18 +20,6 @@ fn target() -> StateTarget {
         organization_id: "3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d".parse().unwrap(),
         service_id: "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse().unwrap(),
     }
-}
-
-fn percent(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
 }
 
 #[test]

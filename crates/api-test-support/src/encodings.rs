@@ -140,3 +140,17 @@ pub fn pieces(secret: &str, len: usize) -> Vec<String> {
         .map(|w| w.iter().collect())
         .collect()
 }
+
+/// `text` percent-encoded as a URI carries it: every byte but the unreserved characters
+/// (`A-Z a-z 0-9 - . _ ~`) as `%XX`.
+pub fn percent(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}

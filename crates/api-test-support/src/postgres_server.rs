@@ -187,17 +187,8 @@ impl PostgresServer {
     pub fn hold(&self, sql: &str) -> std::process::Child {
         use std::io::Write as _;
         let mut child = self
-            .command("psql")
-            .args(["-X", "-q", "-h"])
-            .arg(&self.data)
-            .args([
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                &self.superuser,
-                "-d",
-                "postgres",
-            ])
+            .psql()
+            .arg("-q")
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -220,23 +211,23 @@ impl PostgresServer {
         child
     }
 
+    /// `psql` as the superuser over the data directory's socket, on database `postgres`.
+    fn psql(&self) -> Command {
+        let mut command = self.command("psql");
+        command
+            .args(["-X", "-h"])
+            .arg(&self.data)
+            .args(["-p", &self.port.to_string(), "-U", &self.superuser])
+            .args(["-d", "postgres"]);
+        command
+    }
+
     /// Runs `sql` through `psql` (as the superuser, over the data directory's socket) and answers
     /// its output, unaligned, without headers.
     pub fn sql(&self, sql: &str) -> String {
         let output = self
-            .command("psql")
-            .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h"])
-            .arg(&self.data)
-            .args([
-                "-p",
-                &self.port.to_string(),
-                "-U",
-                &self.superuser,
-                "-d",
-                "postgres",
-                "-c",
-                sql,
-            ])
+            .psql()
+            .args(["-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql])
             .output()
             .expect("psql runs");
         assert!(

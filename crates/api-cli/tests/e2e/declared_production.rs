@@ -365,6 +365,23 @@ fn a_failed_pipe_is_recreated_and_an_unreadable_answer_blocks_only_its_pipe() {
 }
 
 /// Six Kafka pipes sharing one password.
+/// The emulator of the rotation tests: 300 ms for each pipe transition, canonical answers, a
+/// second pipe of a name taken as production may.
+fn rotation_cloud() -> Cloud {
+    let timing = Timing {
+        service_transition_ms: 0,
+        pipe_provisioning_ms: 300,
+        pipe_phase_ms: 300,
+        pipe_delete_ms: 300,
+    };
+    Cloud::with(
+        EmulatorOptions::for_tests()
+            .timing(timing)
+            .canonical(true)
+            .duplicate_names(true),
+    )
+}
+
 fn six_pipes(cloud: &Cloud) -> String {
     for i in 0..6 {
         cloud.file(
@@ -448,18 +465,7 @@ fn rotate(
 
 #[test]
 fn a_rotated_password_replaces_six_pipes_one_at_a_time_and_a_killed_rollout_is_finished() {
-    let timing = Timing {
-        service_transition_ms: 0,
-        pipe_provisioning_ms: 300,
-        pipe_phase_ms: 300,
-        pipe_delete_ms: 300,
-    };
-    let cloud = Cloud::with(
-        EmulatorOptions::for_tests()
-            .timing(timing)
-            .canonical(true)
-            .duplicate_names(true),
-    );
+    let cloud = rotation_cloud();
     let dir = six_pipes(&cloud);
     apply(&cloud, &dir).expect(0);
     assert_eq!(down_now(&cloud), (0, false));
@@ -914,18 +920,7 @@ fn a_server_that_respells_its_answers_later_shows_no_change_but_a_console_edit_i
 #[test]
 fn a_create_of_a_rotation_refused_or_pending_counts_as_down_and_a_stopped_service_deletes_nothing()
 {
-    let timing = Timing {
-        service_transition_ms: 0,
-        pipe_provisioning_ms: 300,
-        pipe_phase_ms: 300,
-        pipe_delete_ms: 300,
-    };
-    let cloud = Cloud::with(
-        EmulatorOptions::for_tests()
-            .timing(timing)
-            .canonical(true)
-            .duplicate_names(true),
-    );
+    let cloud = rotation_cloud();
     let dir = six_pipes(&cloud);
     apply(&cloud, &dir).expect(0);
     // The rotation's second create is refused: its pipe, deleted, stays down.

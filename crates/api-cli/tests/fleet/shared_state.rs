@@ -292,6 +292,40 @@ impl Runner {
         command.spawn().expect("cloudctl starts")
     }
 
+    /// `cloudctl apply` of its directory with its state at `store` (a proxy's URL), `parallelism`
+    /// calls at a time and a lease of `ttl`; its standard error kept.
+    fn spawn_apply_through(
+        &self,
+        cloud: &Cloud,
+        server: &impl Server,
+        store: &str,
+        parallelism: &str,
+        ttl: &str,
+    ) -> Child {
+        let dir = self.dir();
+        let mut command = self.command(
+            cloud,
+            server,
+            &[
+                "apply",
+                "-f",
+                dir.to_str().unwrap(),
+                "--yes",
+                "-o",
+                "json",
+                "--parallelism",
+                parallelism,
+                "--lease-ttl",
+                ttl,
+            ],
+        );
+        command
+            .env("CLOUD_STATE", store)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        command.spawn().expect("cloudctl starts")
+    }
+
     /// Sets the service's state up in the store (`cloudctl state init`).
     fn init(&self, cloud: &Cloud, server: &impl Server) {
         let (code, made, stderr) = self.run(cloud, server, &["state", "init"]);
@@ -875,28 +909,7 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
         .url()
         .replace(&upstream.to_string(), &proxy.address().to_string());
     cloud.clear_requests();
-    let dir = cut_off.dir();
-    let mut command = cut_off.command(
-        &cloud,
-        server,
-        &[
-            "apply",
-            "-f",
-            dir.to_str().unwrap(),
-            "--yes",
-            "-o",
-            "json",
-            "--parallelism",
-            "1",
-            "--lease-ttl",
-            "2s",
-        ],
-    );
-    command
-        .env("CLOUD_STATE", &through)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let running = command.spawn().expect("cloudctl starts");
+    let running = cut_off.spawn_apply_through(&cloud, server, &through, "1", "2s");
     let deadline = Instant::now() + Duration::from_secs(20);
     while cloud
         .requests()
@@ -956,28 +969,7 @@ fn a_store_cut_for_a_moment_loses_no_create_in_flight(server: &impl Server) {
     let through = server
         .url()
         .replace(&upstream.to_string(), &proxy.address().to_string());
-    let dir = runner.dir();
-    let mut command = runner.command(
-        &cloud,
-        server,
-        &[
-            "apply",
-            "-f",
-            dir.to_str().unwrap(),
-            "--yes",
-            "-o",
-            "json",
-            "--parallelism",
-            "3",
-            "--lease-ttl",
-            "6s",
-        ],
-    );
-    command
-        .env("CLOUD_STATE", &through)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let running = command.spawn().expect("cloudctl starts");
+    let running = runner.spawn_apply_through(&cloud, server, &through, "3", "6s");
     // The three intents are recorded just before their creates are sent.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {

@@ -771,15 +771,7 @@ async fn create(
         .await?;
     // The intent's write may have taken long (a slow store): checked again right before the call.
     if let Some(outcome) = ctx.gate.closed() {
-        // Not sent: the intent is taken back if the store still takes writes, else it stays
-        // pending (it blocks the name until resolved, which is safe).
-        let _ = recording
-            .change(|state| {
-                state.pending.remove(&name);
-            })
-            .await;
-        progress(step(action, not_sent(&outcome), None));
-        return Ok(report_of(action, action.id, outcome));
+        return Ok(not_created(ctx, action, outcome).await);
     }
     progress(step(action, "creating", None));
     // After this apply's own delete, a 409 is the deleted pipe still holding its name (a production
@@ -807,13 +799,7 @@ async fn create(
                 .min(ctx.wait.max_interval)
                 .max(least);
             if let Some(outcome) = ctx.gate.closed() {
-                let _ = recording
-                    .change(|state| {
-                        state.pending.remove(&name);
-                    })
-                    .await;
-                progress(step(action, not_sent(&outcome), None));
-                return Ok(report_of(action, action.id, outcome));
+                return Ok(not_created(ctx, action, outcome).await);
             }
             slot = Some(ctx.calls.acquire().await);
         }
@@ -936,6 +922,20 @@ async fn create(
             report_of(action, Some(id), Outcome::Failed(error))
         }
     })
+}
+
+/// A create whose intent was written and that is not sent (`outcome`: the gate closed): the intent
+/// is taken back if the store still takes writes, else it stays pending (it blocks the name until
+/// resolved, which is safe).
+async fn not_created(ctx: &Context<'_>, action: &PlanAction, outcome: Outcome) -> ActionReport {
+    let _ = ctx
+        .recording
+        .change(|state| {
+            state.pending.remove(&action.name);
+        })
+        .await;
+    (ctx.progress)(step(action, not_sent(&outcome), None));
+    report_of(action, action.id, outcome)
 }
 
 /// A pipe as the generated type read it: its JSON (for the observed form) and the SDK's pipe.

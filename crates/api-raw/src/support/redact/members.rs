@@ -192,14 +192,7 @@ fn query_pairs(text: &str, equals_sign: &str, spans: &mut Vec<(usize, usize)>) {
         let mut value_start = equals + equals_sign.len();
         value_start += spaces(&bytes[value_start..]);
         let (value_start, value_end) = match bytes.get(value_start) {
-            Some(quote @ (b'"' | b'\'')) => {
-                let open = value_start + 1;
-                let close = bytes[open..]
-                    .iter()
-                    .position(|b| b == quote || *b == b'\n')
-                    .map_or(bytes.len(), |at| open + at);
-                (open, close)
-            }
+            Some(b'"' | b'\'') => quoted_value(bytes, value_start),
             _ => {
                 // In a list (`,password=x,host=h`) a value ends at the next `,` too.
                 let list = before == Some(b',');
@@ -290,14 +283,7 @@ fn colon_pairs(text: &str, spans: &mut Vec<(usize, usize)>) {
         value_start += spaces_in_line(&bytes[value_start..]);
         let (start, end) = match bytes.get(value_start) {
             None | Some(b'{' | b'[' | b'\n' | b'\r') => continue,
-            Some(quote @ (b'"' | b'\'')) => {
-                let open = value_start + 1;
-                let close = bytes[open..]
-                    .iter()
-                    .position(|b| b == quote || *b == b'\n')
-                    .map_or(bytes.len(), |at| open + at);
-                (open, close)
-            }
+            Some(b'"' | b'\'') => quoted_value(bytes, value_start),
             Some(_) => {
                 let len = bytes[value_start..]
                     .iter()
@@ -320,6 +306,25 @@ fn colon_pairs(text: &str, spans: &mut Vec<(usize, usize)>) {
         }
         search = end.max(search);
     }
+}
+
+/// The span of a quoted value whose opening quote is at `at`: to its closing quote (`\"` escaped in
+/// a double-quoted value, `''` doubled in a single-quoted one, as YAML and SQL write them), or to
+/// the end of the line.
+fn quoted_value(bytes: &[u8], at: usize) -> (usize, usize) {
+    let quote = bytes[at];
+    let open = at + 1;
+    let mut i = open;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\n' => break,
+            b'\\' if quote == b'"' => i += 2,
+            b'\'' if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            _ if b == quote => break,
+            _ => i += 1,
+        }
+    }
+    (open, i.min(bytes.len()))
 }
 
 /// How many spaces and tabs begin `bytes` (not crossing a line).

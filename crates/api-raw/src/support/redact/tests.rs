@@ -889,6 +889,14 @@ fn the_shapes_secrets_take_in_ordinary_strings_lose_their_secret() {
             "user: u\n  password: [REDACTED]\nhost: h",
         ),
         (
+            "{username: u, password: 'it''s s3cret', port: 1}",
+            "{username: u, password: '[REDACTED]', port: 1}",
+        ),
+        (
+            "password: \"a\\\"b c\"\nnext: 1",
+            "password: \"[REDACTED]\"\nnext: 1",
+        ),
+        (
             "{username: u, password: 'p w', port: 1}",
             "{username: u, password: '[REDACTED]', port: 1}",
         ),
