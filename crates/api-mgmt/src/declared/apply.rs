@@ -73,8 +73,9 @@ impl ApplyOptions {
         self
     }
 
-    /// Stops the apply when `signal` is given (see [`StopSignal`]): nothing new starts, the calls
-    /// in flight end, the waits end early, and what was done is recorded.
+    /// Stops the apply when `signal` is given (see [`StopSignal`]): nothing new starts, the creates
+    /// and deletes in flight end, the waits (the service's start or stop included) end early, and
+    /// what was done is recorded.
     pub fn stop_signal(mut self, signal: StopSignal) -> Self {
         self.stop = Some(signal);
         self
@@ -176,6 +177,8 @@ struct Recording<'a> {
     state: Mutex<RecordedState>,
     store: &'a dyn StateStore,
     lock: &'a StateLock,
+    /// Asked to stop: a write the store did not take is not tried again.
+    stop: Option<&'a StopSignal>,
 }
 
 impl Recording<'_> {
@@ -195,11 +198,19 @@ impl Recording<'_> {
         };
         let mut pause = STORE_RETRY_FIRST;
         let mut failed = failed;
+        // At most one lease's length of tries: a store that keeps renewing the lease and refusing
+        // the write (full, read-only) is an error, not a wait without end.
+        let until = self
+            .lock
+            .lease_ttl()
+            .map(|ttl| std::time::Instant::now() + ttl);
         while matches!(failed, StateError::Store { .. })
+            && until.is_some_and(|until| std::time::Instant::now() < until)
             && self
                 .lock
                 .lease_valid_for()
                 .is_some_and(|left| !left.is_zero())
+            && !self.stop.is_some_and(StopSignal::is_stopped)
         {
             tracing::warn!(error = %failed, "the state store failed a write; writing again");
             tokio::time::sleep(pause).await;
@@ -288,8 +299,10 @@ impl Plan {
     /// A replace (or a recreate of a failed pipe) deletes before it creates: when the service is
     /// not running (read once, unless the plan started it), where the create would be refused
     /// after the delete, each is skipped before its delete. A server that refuses a read of the
-    /// service without a command (400) leaves this unknown, and the replaces go on. A known failure clears the intent, except a 409 (a pipe of
-    /// that name may exist: the intent stays, with its reason). An unknown outcome (a 5xx, a
+    /// service without a command, or fails it, leaves this unknown, and the replaces go on.
+    ///
+    /// A known failure of a create clears its intent, except a 409 (a pipe of that name may exist:
+    /// the intent stays, with its reason). An unknown outcome (a 5xx, a
     /// timeout, a connection lost after sending, a process killed mid-call) leaves it pending, and
     /// later plans refuse to create that name again until it is resolved. A kill at any point
     /// leaves at most `max_unavailable` pipes down, and the next apply finishes those first.
@@ -354,6 +367,7 @@ impl Plan {
             state: Mutex::new(self.recorded.clone()),
             store,
             lock,
+            stop: options.stop.as_ref(),
         };
         let gate = Gate {
             lock,
@@ -450,7 +464,7 @@ impl Plan {
             .into_iter()
             .map(|action| async {
                 let result = self
-                    .delete(action, gate, &calls, &options.wait, progress)
+                    .delete(action, None, gate, &calls, &options.wait, progress)
                     .await;
                 (action.name.clone(), result)
             })
@@ -469,7 +483,7 @@ impl Plan {
                     // still recorded, which the next plan sees (a delete of a pipe already gone);
                     // the apply goes on to say what it did, sending nothing more.
                     Err(StateError::Store { .. } | StateError::Fenced { .. })
-                        if matches!(gate.closed(), Some(Outcome::LeaseLost)) =>
+                        if lock.check_lease().is_err() =>
                     {
                         report.lease_lost = true;
                     }
@@ -556,11 +570,12 @@ impl Plan {
     /// Deletes the action's pipe (a 404 is fine: it is gone) and waits until it is gone, each call
     /// in one of the `calls` slots; the outcome instead when it failed, was not sent (the gate
     /// closed) or its wait was cut short by a stop.
-    async fn delete(
+    async fn delete<'s>(
         &self,
         action: &PlanAction,
+        taken: Option<Slot<'s>>,
         gate: Gate<'_>,
-        calls: &Semaphore,
+        calls: &'s Semaphore,
         wait: &WaitOptions,
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<(), Outcome> {
@@ -568,12 +583,19 @@ impl Plan {
             return Ok(());
         };
         let pipe = self.handle.pipe(id);
-        let slot = calls.acquire().await;
-        // Checked once the slot is had, right before the call: a wait for a slot can be long.
-        if let Some(outcome) = gate.closed() {
-            progress(step(action, not_sent(&outcome), None));
-            return Err(outcome);
-        }
+        // A slot taken (and the gate checked) by the caller, else one waited for here and the
+        // gate checked once it is had, right before the call: a wait for a slot can be long.
+        let slot = match taken {
+            Some(slot) => slot,
+            None => {
+                let slot = calls.acquire().await;
+                if let Some(outcome) = gate.closed() {
+                    progress(step(action, not_sent(&outcome), None));
+                    return Err(outcome);
+                }
+                slot
+            }
+        };
         progress(step(action, "deleting", None));
         let deleted = pipe.delete_if_exists().await;
         drop(slot);
@@ -674,7 +696,20 @@ async fn rollout(
         let Some((action, result)) = running.next().await else {
             break;
         };
-        let report = result?;
+        let report = match result {
+            Ok(report) => report,
+            // The store failed past its retries: nothing new starts, and the actions in flight
+            // end (a create cut mid-call would leave an outcome unknown); each error beyond the
+            // first is logged, a created pipe's id with it.
+            Err(error) => {
+                while let Some((other, ended)) = running.next().await {
+                    if let Err(also) = ended {
+                        tracing::error!(pipe = %other.name, error = %also, "the state could not record an action");
+                    }
+                }
+                return Err(error);
+            }
+        };
         if (action.down || action.delete_first) && matches!(report.outcome, Outcome::Done { .. }) {
             down -= 1;
         }
@@ -714,6 +749,21 @@ async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, Sta
         return Ok(report_of(action, action.id, outcome));
     }
     if replacing {
+        // The delete's slot first, then the gate, then the mark: a mark is never left on a pipe
+        // whose delete was not sent (the next plan would take it for a replace under way).
+        let slot = ctx.calls.acquire().await;
+        if let Some(outcome) = ctx.gate.closed() {
+            (ctx.progress)(step(action, not_sent(&outcome), None));
+            return Ok(report_of(action, action.id, outcome));
+        }
+        let marked_before = ctx
+            .recording
+            .state
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .pipes
+            .get(&action.name)
+            .is_some_and(|p| p.replacing.is_some());
         ctx.recording
             .change(|state| {
                 if let Some(pipe) = state.pipes.get_mut(&action.name) {
@@ -721,9 +771,32 @@ async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, Sta
                 }
             })
             .await?;
+        // The mark's write may have taken long: checked again before the call, the mark taken
+        // back (if this apply made it and the store takes the write) when it closed meanwhile.
+        if let Some(outcome) = ctx.gate.closed() {
+            if !marked_before {
+                let _ = ctx
+                    .recording
+                    .change(|state| {
+                        if let Some(pipe) = state.pipes.get_mut(&action.name) {
+                            pipe.replacing = None;
+                        }
+                    })
+                    .await;
+            }
+            (ctx.progress)(step(action, not_sent(&outcome), None));
+            return Ok(report_of(action, action.id, outcome));
+        }
         if let Err(outcome) = ctx
             .plan
-            .delete(action, ctx.gate, ctx.calls, ctx.wait, ctx.progress)
+            .delete(
+                action,
+                Some(slot),
+                ctx.gate,
+                ctx.calls,
+                ctx.wait,
+                ctx.progress,
+            )
             .await
         {
             return Ok(report_of(action, action.id, outcome));
@@ -732,7 +805,7 @@ async fn run(ctx: &Context<'_>, action: &PlanAction) -> Result<ActionReport, Sta
     create(ctx, action, creation).await
 }
 
-/// Takes a call slot, records the intent (dropping the deleted pipe's record in the same write),
+/// Takes a call slot, records the intent (the deleted pipe's record kept, marked, beside it),
 /// creates, records the id, gives the slot back, waits for the pipe to run (each read in a slot),
 /// and records its observed form.
 async fn create(
@@ -798,10 +871,10 @@ async fn create(
                 .saturating_add(pause / 2)
                 .min(ctx.wait.max_interval)
                 .max(least);
+            slot = Some(ctx.calls.acquire().await);
             if let Some(outcome) = ctx.gate.closed() {
                 return Ok(not_created(ctx, action, outcome).await);
             }
-            slot = Some(ctx.calls.acquire().await);
         }
     };
     let created = match answered {
@@ -992,6 +1065,9 @@ fn report_of(action: &PlanAction, id: Option<PipeId>, outcome: Outcome) -> Actio
         outcome,
     }
 }
+
+/// One of the slots of the calls in flight (an apply never closes its semaphore).
+type Slot<'s> = Result<tokio::sync::SemaphorePermit<'s>, tokio::sync::AcquireError>;
 
 /// `call`, made in one of the `slots` (waiting for one first come, first served).
 async fn in_slot<T>(slots: &Semaphore, call: impl Future<Output = T>) -> T {

@@ -147,6 +147,11 @@ impl StateLock {
         Some(until.saturating_duration_since(std::time::Instant::now()))
     }
 
+    /// The lease's TTL, for a lock that can lapse.
+    pub(crate) fn lease_ttl(&self) -> Option<Duration> {
+        self.lease.as_ref().map(|clock| clock.ttl)
+    }
+
     /// Refuses, with [`StateError::LeaseLost`], once the lease may have lapsed by this process's
     /// own clock: asked before every call that changes the server, so a runner cut off from its
     /// store (while the API still answers) changes nothing after another may have taken over.

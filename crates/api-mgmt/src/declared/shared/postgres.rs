@@ -63,8 +63,17 @@ const CREATE: &str = "CREATE TABLE IF NOT EXISTS cloud_sdk_state (
     probe text,
     lease_id text,
     layout integer
-);
-ALTER TABLE cloud_sdk_state ADD COLUMN IF NOT EXISTS lease_id text;
+)";
+
+/// How many of layout 2's columns the table has: fewer than two on a table made by layout 1.
+const LAYOUT_2_COLUMNS: &str = "SELECT count(*) FROM information_schema.columns
+WHERE table_name = 'cloud_sdk_state' AND column_name IN ('lease_id', 'layout')
+  AND table_schema = current_schema()";
+
+/// Gives a table of layout 1 the columns of layout 2: only when they are missing, since an ALTER
+/// needs the table's owner and takes its strongest lock.
+const ADD_LAYOUT_2_COLUMNS: &str =
+    "ALTER TABLE cloud_sdk_state ADD COLUMN IF NOT EXISTS lease_id text;
 ALTER TABLE cloud_sdk_state ADD COLUMN IF NOT EXISTS layout integer";
 
 /// Takes the lease when no live lease exists (the row made on first use): the new fencing number.
@@ -149,11 +158,17 @@ pub(crate) fn tls_policy(url: &str) -> Result<(String, TlsMode, Option<PathBuf>)
     let config: postgres::Config = rest
         .parse()
         .map_err(|e| format!("not a usable PostgreSQL URL: {e}"))?;
-    let local = config.get_hosts().iter().all(|host| match host {
-        postgres::config::Host::Tcp(name) => super::is_loopback(name),
-        #[cfg(unix)]
-        postgres::config::Host::Unix(_) => true,
-    });
+    // Local only when every host named and every address given (`hostaddr`) is this machine.
+    let local = !config.get_hosts().is_empty()
+        && config.get_hosts().iter().all(|host| match host {
+            postgres::config::Host::Tcp(name) => super::is_loopback(name),
+            #[cfg(unix)]
+            postgres::config::Host::Unix(_) => true,
+        })
+        && config
+            .get_hostaddrs()
+            .iter()
+            .all(std::net::IpAddr::is_loopback);
     let mode = match mode.as_deref() {
         None if local => TlsMode::Prefer,
         None => TlsMode::VerifyFull,
@@ -216,7 +231,14 @@ impl PostgresEngine {
             renewal: Mutex::new(None),
         };
         engine.run(&engine.connection, |client| {
-            match client.batch_execute(CREATE) {
+            let made = client.batch_execute(CREATE).and_then(|()| {
+                let columns: i64 = client.query_one(LAYOUT_2_COLUMNS, &[])?.get(0);
+                if columns < 2 {
+                    client.batch_execute(ADD_LAYOUT_2_COLUMNS)?;
+                }
+                Ok(())
+            });
+            match made {
                 Ok(()) => Ok(()),
                 // Two first uses at once: the other one made it.
                 Err(e)

@@ -450,6 +450,11 @@ fn postgres_tls_is_verified_unless_the_url_says_otherwise_and_local_servers_may_
             "postgres://u:p@127.0.0.1/ops?sslmode=verify-full",
             TlsMode::VerifyFull,
         ),
+        // A name of this machine that connects elsewhere is not local.
+        (
+            "postgres://u:p@localhost/ops?hostaddr=10.0.0.5",
+            TlsMode::VerifyFull,
+        ),
     ] {
         assert_eq!(tls_policy(url).unwrap().1, mode, "{url}");
     }
