@@ -232,7 +232,10 @@ impl PostgresEngine {
         };
         engine.run(&engine.connection, |client| {
             let made = client.batch_execute(CREATE).and_then(|()| {
-                let columns: i64 = client.query_one(LAYOUT_2_COLUMNS, &[])?.get(0);
+                // An unnamed statement (`query_typed`), as every other: a named one collides
+                // with other clients' behind a transaction pooler.
+                let found = client.query_typed(LAYOUT_2_COLUMNS, &[])?;
+                let columns: i64 = found.first().map_or(0, |row| row.get(0));
                 if columns < 2 {
                     client.batch_execute(ADD_LAYOUT_2_COLUMNS)?;
                 }
