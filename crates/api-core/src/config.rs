@@ -2,7 +2,6 @@
 //! the transport (extra root certificates, a proxy, or a whole `reqwest::Client` of the caller's).
 
 use std::marker::PhantomData;
-use std::net::IpAddr;
 use std::time::Duration;
 
 use api_raw::support::Secret;
@@ -479,7 +478,7 @@ fn check_base_url(text: &str, allow_insecure_http: bool) -> Result<String, Confi
     let host = url.host_str().unwrap_or_default().to_string();
     match url.scheme() {
         "https" => {}
-        "http" if allow_insecure_http || is_loopback(&host) => {}
+        "http" if allow_insecure_http || crate::loopback::is_loopback(&host) => {}
         "http" => {
             return Err(ConfigError(format!(
                 "refusing to send credentials over plain http to {host}; use https, or allow_insecure_http(true)"
@@ -495,15 +494,6 @@ fn check_base_url(text: &str, allow_insecure_http: bool) -> Result<String, Confi
         return Err(ConfigError("the base URL has no host".into()));
     }
     Ok(url.as_str().trim_end_matches('/').to_string())
-}
-
-fn is_loopback(host: &str) -> bool {
-    let bare = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || bare
-            .parse::<IpAddr>()
-            .map(|ip| ip.is_loopback())
-            .unwrap_or(false)
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ mod error_code;
 mod facade;
 mod ids;
 mod learned;
+pub mod loopback;
 mod metrics;
 mod operation;
 pub mod outcome;

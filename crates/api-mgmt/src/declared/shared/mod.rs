@@ -487,15 +487,7 @@ pub(crate) fn take_query_parameter(url: &str, name: &str) -> (String, Option<Str
     (rest, value)
 }
 
-/// Whether `host` names this machine: `localhost`, or a loopback address (`127.0.0.0/8`, `::1`,
-/// written with or without brackets).
-pub(crate) fn is_loopback(host: &str) -> bool {
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
-}
+pub(crate) use api_core::loopback::is_loopback;
 
 /// The process id and the host's name.
 fn default_holder() -> String {
