@@ -271,25 +271,7 @@ impl Runner {
     }
 
     fn spawn_apply(&self, cloud: &Cloud, server: &impl Server) -> Child {
-        let dir = self.dir();
-        let mut command = self.command(
-            cloud,
-            server,
-            &[
-                "apply",
-                "-f",
-                dir.to_str().unwrap(),
-                "--yes",
-                "-o",
-                "json",
-                "--parallelism",
-                "2",
-                "--lease-ttl",
-                "1s",
-            ],
-        );
-        command.stdout(Stdio::null()).stderr(Stdio::piped());
-        command.spawn().expect("cloudctl starts")
+        self.spawn_apply_through(cloud, server, &server.url(), "2", "1s")
     }
 
     /// `cloudctl apply` of its directory with its state at `store` (a proxy's URL), `parallelism`

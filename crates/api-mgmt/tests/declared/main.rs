@@ -5,4 +5,6 @@
 
 mod apply;
 mod plan;
+#[cfg(feature = "state-postgres")]
+mod postgres_store;
 mod support;

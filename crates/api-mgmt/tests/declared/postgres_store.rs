@@ -4,15 +4,13 @@
 //! certificate does not carry is refused by `verify-full` and taken by `verify-ca`; `disable` says
 //! plain. And a statement held by another session's lock is cancelled after its timeout.
 
-#![cfg(feature = "state-postgres")]
-
 use api_mgmt::declared::{SharedStateStore, StateStore, StateTarget};
 use api_test_support::encodings::percent;
 use api_test_support::postgres_server::PostgresServer;
 
-const CA: &str = include_str!("fixtures/tls/ca.pem");
-const CERTIFICATE: &str = include_str!("fixtures/tls/server.pem");
-const KEY: &str = include_str!("fixtures/tls/server.key");
+const CA: &str = include_str!("../fixtures/tls/ca.pem");
+const CERTIFICATE: &str = include_str!("../fixtures/tls/server.pem");
+const KEY: &str = include_str!("../fixtures/tls/server.key");
 
 fn target() -> StateTarget {
     StateTarget {
