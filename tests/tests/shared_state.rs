@@ -122,6 +122,36 @@ on_both!(
     a_number_issued_twice_by_a_rolled_back_store_lets_one_holder_write,
 );
 
+/// A renewal is one attempt bounded by a third of the TTL: when the store's connection goes silent
+/// (a NAT's state lost, the endpoint failed over to another node) while new connections work, the
+/// attempt gives up, the next one opens a new connection, and the lease is kept. An attempt left
+/// to the connection's own 5 s timeout would outlast this 3 s lease.
+#[test]
+fn a_renewal_on_a_silent_connection_gives_up_in_time_and_the_lease_is_kept() {
+    let Some(server) = RedisServer::start("silent_renewal") else {
+        return;
+    };
+    let (proxy, through) = api_test_support::tcp_proxy::TcpProxy::in_front_of(&server.url);
+    let store = SharedStateStore::open(&through, &target())
+        .unwrap()
+        .lease_ttl(Duration::from_secs(3));
+    let lock = store.lock(&target()).unwrap();
+    let taken = Instant::now();
+    // The first renewal (at 1 s) goes through; the second (at about 2 s) meets a silent
+    // connection, and is given up at about 3 s.
+    std::thread::sleep(Duration::from_millis(1300));
+    proxy.stall();
+    // Had that renewal waited out its connection's own 5 s timeout, the lease would have ended at
+    // 3.7 s by the holder's clock (the last renewal confirmed, sent at 1 s, plus nine tenths of
+    // the TTL).
+    std::thread::sleep(Duration::from_millis(4200).saturating_sub(taken.elapsed()));
+    assert!(
+        lock.check_lease().is_ok(),
+        "the lease lapsed by the holder's own clock: {:?}",
+        lock.check_lease()
+    );
+}
+
 fn target() -> StateTarget {
     StateTarget {
         api_url: "http://127.0.0.1:8080".into(),

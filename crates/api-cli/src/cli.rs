@@ -7,7 +7,7 @@ use api_mgmt::{PipeId, PipeState};
 use api_obs::AlertId;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::duration::parse_duration;
+use crate::duration::{parse_duration, parse_lease_ttl};
 
 /// The exit codes, shown at the end of `cloudctl --help` (and in the guide's cloudctl reference).
 const EXIT_CODES: &str = "\
@@ -311,9 +311,9 @@ pub(crate) struct DirArgs {
     /// CLOUD_STATE when not given (a URL with a password belongs there) [default: DIR/.cloudctl-state.json]
     #[arg(long, value_name = "FILE|URL")]
     pub state: Option<String>,
-    /// How long a shared store's lease outlives a holder that died (renewed every third of it
-    /// while its apply works)
-    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_duration)]
+    /// How long a shared store's lease outlives a holder that died (at least 1s; renewed every
+    /// third of it while its apply works, each attempt bounded by a third of it)
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = parse_lease_ttl)]
     pub lease_ttl: Duration,
 }
 

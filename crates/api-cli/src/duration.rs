@@ -2,6 +2,8 @@
 
 use std::time::Duration;
 
+use api_mgmt::declared::MIN_LEASE_TTL;
+
 /// The longest wait accepted: a day.
 const MAX: Duration = Duration::from_secs(24 * 60 * 60);
 
@@ -39,6 +41,21 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     check(total, text)
 }
 
+/// Parses a shared store's lease TTL: a duration of at least [`MIN_LEASE_TTL`], since each
+/// renewal attempt must end within a third of it.
+pub(crate) fn parse_lease_ttl(text: &str) -> Result<Duration, String> {
+    let ttl = parse_duration(text)?;
+    if ttl < MIN_LEASE_TTL {
+        return Err(format!(
+            "invalid lease TTL {:?}: at least {}s (each renewal attempt, connecting to the store \
+             included, must end within a third of it)",
+            text.trim(),
+            MIN_LEASE_TTL.as_secs()
+        ));
+    }
+    Ok(ttl)
+}
+
 fn check(duration: Duration, text: &str) -> Result<Duration, String> {
     if duration.is_zero() {
         return Err(format!(
@@ -54,6 +71,19 @@ fn check(duration: Duration, text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lease_ttl_under_a_second_is_refused() {
+        assert_eq!(parse_lease_ttl("1s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_lease_ttl("1500ms"), Ok(Duration::from_millis(1500)));
+        let refused = parse_lease_ttl("999ms").unwrap_err();
+        assert!(refused.contains("\"999ms\": at least 1s"), "{refused}");
+        assert!(
+            parse_lease_ttl("0")
+                .unwrap_err()
+                .contains("longer than zero")
+        );
+    }
 
     #[test]
     fn durations_parse() {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use api_mgmt::declared::StopSignal;
 
 use crate::exit::Exit;
-use crate::output::write_stderr;
+use crate::progress::say;
 
 /// The signals being watched while an apply runs; watching ends when dropped.
 pub(crate) struct Interrupts {
@@ -74,11 +74,13 @@ async fn listen(stop: StopSignal, exit: Arc<AtomicU8>) {
     let first = next_signal().await;
     exit.store(first, Ordering::SeqCst);
     stop.stop();
-    write_stderr(
+    // Past the apply's board, if one is drawn (a line written under it would be redrawn over).
+    say(
         "\nStopping: nothing new starts; the calls under way end and are recorded. Press Ctrl-C \
          again to exit at once (a create under way then stays pending in the state).",
     );
     let second = next_signal().await;
-    write_stderr("\nExiting at once; `cloudctl plan` shows what is left.");
+    say("\nExiting at once; `cloudctl plan` shows what is left.");
+    crate::control_echo::restore();
     std::process::exit(i32::from(second));
 }

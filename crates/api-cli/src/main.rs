@@ -7,6 +7,7 @@
 
 mod cli;
 mod commands;
+mod control_echo;
 mod declared_view;
 mod duration;
 mod exit;
@@ -17,6 +18,7 @@ mod progress;
 mod render;
 mod settings;
 mod telemetry;
+mod warnings;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

@@ -10,11 +10,15 @@ use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::control_echo::QuietControls;
+
 /// Shows what a wait is waiting for and the state last seen; does nothing when stderr is not a
 /// terminal, so scripts and logs get no control characters.
 pub(crate) struct Progress {
     bar: Option<ProgressBar>,
     what: String,
+    /// No `^C` echoed into the drawing while it is drawn (restored after it is cleared).
+    _quiet: Option<QuietControls>,
 }
 
 impl Progress {
@@ -31,7 +35,8 @@ impl Progress {
             *on_screen() = Some(Drawn::Spinner(bar.clone(), what.clone()));
             bar
         });
-        Self { bar, what }
+        let _quiet = bar.as_ref().and_then(|_| QuietControls::start());
+        Self { bar, what, _quiet }
     }
 
     /// Shows the state last seen.
@@ -59,6 +64,8 @@ impl Drop for Progress {
 /// width, and cleared when dropped, for the report to follow.
 pub(crate) struct Board {
     lines: Option<Arc<Lines>>,
+    /// No `^C` echoed into the drawing while it is drawn (restored after it is cleared).
+    _quiet: Option<QuietControls>,
 }
 
 /// The lines of a [`Board`] on screen.
@@ -98,7 +105,10 @@ impl Board {
     /// A line for the service (when `service`) and for each of `names`.
     pub fn start(service: bool, names: &[&str]) -> Self {
         if !std::io::stderr().is_terminal() {
-            return Self { lines: None };
+            return Self {
+                lines: None,
+                _quiet: None,
+            };
         }
         let mut named: Vec<Option<String>> = Vec::new();
         if service {
@@ -137,7 +147,10 @@ impl Board {
         }
         let lines = Arc::new(Lines { multi, lines });
         *on_screen() = Some(Drawn::Board(Arc::clone(&lines)));
-        Self { lines: Some(lines) }
+        Self {
+            lines: Some(lines),
+            _quiet: QuietControls::start(),
+        }
     }
 
     /// Shows a step of the apply on its line.

@@ -1,7 +1,8 @@
 //! cloudctl's traces: with `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`)
 //! set, every span of the run (the command's, and under it the SDK's calls, attempts and waits) is
-//! exported through OTLP over HTTP/protobuf, and flushed before the process exits. Without it no
-//! subscriber is installed and nothing of this runs.
+//! exported through OTLP over HTTP/protobuf, and flushed before the process exits. Without it
+//! nothing is exported, and the run's only subscriber says the declared state's warnings on
+//! stderr ([`crate::warnings`]).
 //!
 //! The standard variables apply: `OTEL_EXPORTER_OTLP_PROTOCOL` and `..._TRACES_PROTOCOL`
 //! (`http/protobuf`, the only protocol cloudctl speaks), `OTEL_EXPORTER_OTLP_HEADERS`,
@@ -21,6 +22,7 @@ use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt as _;
 
 use crate::output::write_stderr;
+use crate::warnings::StderrWarnings;
 
 /// What `OTEL_*` asks of a run, read from `env`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,9 +110,36 @@ pub struct Telemetry {
     say: bool,
 }
 
-/// Installs the export the environment asks for; `None` when it asks for none (or it cannot be
-/// built: said on stderr in human output, and the command runs untraced).
+/// Installs the run's subscriber: the declared state's warnings on stderr
+/// ([`StderrWarnings`]), and the export the environment asks for. `None` when it asks for none
+/// (or it cannot be built: said on stderr in human output, and the command runs untraced).
 pub fn install(env: &dyn Fn(&str) -> Option<String>, json: bool) -> Option<Telemetry> {
+    let provider = provider(env, json);
+    // The SDK's spans and events (a retry's, a poll's) and the command's; not the HTTP stack's.
+    let targets = Targets::new()
+        .with_target("cloudctl", LevelFilter::INFO)
+        .with_target("api_core", LevelFilter::DEBUG)
+        .with_target("api_mgmt", LevelFilter::INFO)
+        .with_target("api_obs", LevelFilter::INFO);
+    let export = provider.as_ref().map(|provider| {
+        tracing_opentelemetry::layer()
+            .with_tracer(provider.tracer("cloudctl"))
+            .with_filter(targets)
+    });
+    let subscriber = tracing_subscriber::registry()
+        .with(StderrWarnings::new(json).with_filter(StderrWarnings::targets()))
+        .with(export);
+    if tracing::subscriber::set_global_default(subscriber).is_err() {
+        return None;
+    }
+    provider.map(|provider| Telemetry {
+        provider,
+        say: !json,
+    })
+}
+
+/// The export the environment asks for, when it can be built.
+fn provider(env: &dyn Fn(&str) -> Option<String>, json: bool) -> Option<SdkTracerProvider> {
     let say = |text: String| {
         if !json {
             write_stderr(&text);
@@ -161,25 +190,12 @@ pub fn install(env: &dyn Fn(&str) -> Option<String>, json: bool) -> Option<Telem
     if let Some(name) = service_name {
         resource = resource.with_service_name(name);
     }
-    let provider = SdkTracerProvider::builder()
-        .with_batch_exporter(exporter)
-        .with_resource(resource.build())
-        .build();
-    let layer = tracing_opentelemetry::layer().with_tracer(provider.tracer("cloudctl"));
-    // The SDK's spans and events (a retry's, a poll's) and the command's; not the HTTP stack's.
-    let targets = Targets::new()
-        .with_target("cloudctl", LevelFilter::INFO)
-        .with_target("api_core", LevelFilter::DEBUG)
-        .with_target("api_mgmt", LevelFilter::INFO)
-        .with_target("api_obs", LevelFilter::INFO);
-    let subscriber = tracing_subscriber::registry().with(layer.with_filter(targets));
-    if tracing::subscriber::set_global_default(subscriber).is_err() {
-        return None;
-    }
-    Some(Telemetry {
-        provider,
-        say: !json,
-    })
+    Some(
+        SdkTracerProvider::builder()
+            .with_batch_exporter(exporter)
+            .with_resource(resource.build())
+            .build(),
+    )
 }
 
 impl Telemetry {

@@ -27,6 +27,8 @@ pub struct TcpProxy {
 #[derive(Default)]
 struct Shared {
     cut: AtomicBool,
+    /// Bumped by each stall: a connection opened before the latest stall passes nothing more.
+    stalls: std::sync::atomic::AtomicU64,
     stopped: AtomicBool,
     /// Every stream of every connection, to shut down at the cut.
     streams: Mutex<Vec<TcpStream>>,
@@ -68,6 +70,23 @@ impl TcpProxy {
         Self { address, shared }
     }
 
+    /// A proxy in front of the loopback server a URL names (`…127.0.0.1:PORT…`), and the same URL
+    /// through the proxy.
+    ///
+    /// # Panics
+    /// When the URL names no `127.0.0.1:PORT`.
+    pub fn in_front_of(url: &str) -> (Self, String) {
+        let at = url.find("127.0.0.1:").expect("a URL of a loopback server");
+        let port: String = url[at + "127.0.0.1:".len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        let upstream: SocketAddr = format!("127.0.0.1:{port}").parse().expect("an address");
+        let proxy = Self::start(upstream);
+        let through = url.replace(&upstream.to_string(), &proxy.address().to_string());
+        (proxy, through)
+    }
+
     /// Where clients connect.
     pub fn address(&self) -> SocketAddr {
         self.address
@@ -83,6 +102,13 @@ impl TcpProxy {
     pub fn restore(&self) {
         self.shared.cut.store(false, Ordering::SeqCst);
     }
+
+    /// Makes every open connection silent, with no reset: what either side sends is taken and
+    /// dropped, as when a NAT's or a failed-over endpoint's state for those connections is gone.
+    /// New connections pass as before. A client notices only by its own timeouts.
+    pub fn stall(&self) {
+        self.shared.stalls.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 impl Drop for TcpProxy {
@@ -96,7 +122,7 @@ impl Drop for TcpProxy {
 
 /// Copies both ways between `client` and `server` on threads of their own, keeping clones of both
 /// to shut down at the cut.
-fn pass(shared: &Shared, client: TcpStream, server: TcpStream) {
+fn pass(shared: &Arc<Shared>, client: TcpStream, server: TcpStream) {
     let (Ok(client_in), Ok(server_in)) = (client.try_clone(), server.try_clone()) else {
         return;
     };
@@ -108,16 +134,20 @@ fn pass(shared: &Shared, client: TcpStream, server: TcpStream) {
             }
         }
     }
-    std::thread::spawn(move || copy(client_in, server));
-    std::thread::spawn(move || copy(server_in, client));
+    let born = shared.stalls.load(Ordering::SeqCst);
+    let (one, other) = (Arc::clone(shared), Arc::clone(shared));
+    std::thread::spawn(move || copy(client_in, server, &one, born));
+    std::thread::spawn(move || copy(server_in, client, &other, born));
 }
 
-/// Copies `from` into `to` until either ends, then shuts both down.
-fn copy(mut from: TcpStream, mut to: TcpStream) {
+/// Copies `from` into `to` until either ends, then shuts both down; after a stall that came
+/// after the connection was opened (`born`), drops what it reads instead.
+fn copy(mut from: TcpStream, mut to: TcpStream, shared: &Shared, born: u64) {
     let mut buffer = [0u8; 16 * 1024];
     loop {
         match from.read(&mut buffer) {
             Ok(0) | Err(_) => break,
+            Ok(_) if shared.stalls.load(Ordering::SeqCst) != born => {}
             Ok(n) => {
                 if to.write_all(&buffer[..n]).is_err() {
                     break;
@@ -136,8 +166,8 @@ mod tests {
 
     use super::*;
 
-    #[test]
-    fn it_passes_bytes_until_cut_then_passes_none() {
+    /// An echo server on a free loopback port.
+    fn echo() -> std::net::SocketAddr {
         let echo = TcpListener::bind("127.0.0.1:0").unwrap();
         let upstream = echo.local_addr().unwrap();
         std::thread::spawn(move || {
@@ -153,7 +183,37 @@ mod tests {
                 });
             }
         });
-        let proxy = TcpProxy::start(upstream);
+        upstream
+    }
+
+    #[test]
+    fn a_stall_silences_open_connections_and_passes_new_ones() {
+        let proxy = TcpProxy::start(echo());
+        let mut open = TcpStream::connect(proxy.address()).unwrap();
+        let mut answer = [0u8; 4];
+        open.write_all(b"ping").unwrap();
+        open.read_exact(&mut answer).unwrap();
+        proxy.stall();
+        open.set_read_timeout(Some(std::time::Duration::from_millis(300)))
+            .unwrap();
+        open.write_all(b"lost").unwrap();
+        let silent = open.read(&mut answer).unwrap_err();
+        assert!(
+            matches!(
+                silent.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ),
+            "no answer and no reset: {silent:?}"
+        );
+        let mut new = TcpStream::connect(proxy.address()).unwrap();
+        new.write_all(b"pong").unwrap();
+        new.read_exact(&mut answer).unwrap();
+        assert_eq!(&answer, b"pong");
+    }
+
+    #[test]
+    fn it_passes_bytes_until_cut_then_passes_none() {
+        let proxy = TcpProxy::start(echo());
         let mut client = TcpStream::connect(proxy.address()).unwrap();
         client.write_all(b"ping").unwrap();
         let mut answer = [0u8; 4];

@@ -128,7 +128,9 @@ fn quoted(text: &str) -> String {
 
 /// A script that runs `command` (a [`Cloud::process`]) with its environment and nothing else but
 /// the terminal's `TERM`, in `dir`, then writes its exit status to `status` (tmux 3.3 does not
-/// always know a dead pane's).
+/// always know a dead pane's), and the terminal's settings (`stty -a`) to `status` with `.stty`
+/// added. The shell outlives a Ctrl-C (its trap runs `true`; the command,
+/// which does not inherit the trap, gets the signal as it would from a person's shell).
 fn script(cloud: &Cloud, command: &Command, dir: &Path, status: &Path) -> PathBuf {
     let mut line = String::from("cd ");
     line.push_str(&quoted(&dir.to_string_lossy()));
@@ -151,7 +153,10 @@ fn script(cloud: &Cloud, command: &Command, dir: &Path, status: &Path) -> PathBu
     }
     line.push_str("; echo $? > ");
     line.push_str(&quoted(&status.to_string_lossy()));
-    PathBuf::from(cloud.file("run.sh", &format!("#!/bin/sh\n{line}\n")))
+    // The terminal's settings as the command left them.
+    line.push_str("; stty -a > ");
+    line.push_str(&quoted(&format!("{}.stty", status.to_string_lossy())));
+    PathBuf::from(cloud.file("run.sh", &format!("#!/bin/sh\ntrap true INT\n{line}\n")))
 }
 
 /// The name (of `heads`, the first characters of each) whose board line `row` is: a spinner frame
@@ -400,5 +405,150 @@ fn the_apply_board_is_one_line_per_pipe_redrawn_in_place_then_cleared() {
             .iter()
             .all(|secret| !last.rows.iter().any(|row| row.contains(secret))),
         "a secret on screen {shown}"
+    );
+}
+
+/// Ctrl-C pressed in the terminal while `cloudctl apply` waits for two pipes to run: the
+/// "Stopping" line is written once, past the board (never a board line twice, never a copy of the
+/// board left above it), the apply ends within seconds with 130, no board line is left, and the
+/// terminal's settings are as before.
+#[test]
+fn ctrl_c_during_an_apply_says_stopping_once_past_the_board_and_exits_130() {
+    let test = "ctrl_c_during_an_apply_says_stopping_once_past_the_board_and_exits_130";
+    if !tmux_available(test) {
+        return;
+    }
+    let timing = Timing {
+        pipe_provisioning_ms: 60_000,
+        ..Timing::INSTANT
+    };
+    let cloud = Cloud::with(EmulatorOptions::for_tests().timing(timing));
+    let names = ["orders", "payments"];
+    for name in names {
+        cloud.file(
+            &format!("pipes/{name}.yaml"),
+            &KAFKA_PIPE.replacen("name: orders", &format!("name: {name}"), 1),
+        );
+    }
+    let dir = cloud.home().join("pipes");
+    let mut command = cloud.process();
+    command.args(["apply", "-f", &dir.to_string_lossy(), "--yes"]);
+    let status_file = cloud.home().join("status");
+    let script = script(&cloud, &command, cloud.home(), &status_file);
+    let config = cloud.file(
+        "tmux.conf",
+        "set -g remain-on-exit on\nset -g default-terminal screen\nset -g history-limit 1000\n",
+    );
+    let tmux = Tmux::start(&script, Path::new(&config));
+    let started = Instant::now();
+    let board_of = |sample: &Sample| -> Vec<String> {
+        sample
+            .rows
+            .iter()
+            .filter(|row| board_line(row, &names).is_some())
+            .cloned()
+            .collect()
+    };
+    // Both pipes created and waited for: the board shows each.
+    loop {
+        let sample = Sample {
+            rows: tmux.screen(),
+            at: started.elapsed(),
+        };
+        if board_of(&sample).len() == names.len()
+            && board_of(&sample)
+                .iter()
+                .all(|row| row.contains("waiting for Running") && !row.contains(" 0s "))
+        {
+            break;
+        }
+        assert!(
+            !tmux.ended() && started.elapsed() < Duration::from_secs(30),
+            "the board shows both pipes being waited for; {}",
+            sample.shown()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let pressed = Instant::now();
+    let sent = tmux.run(&["send-keys", "-t", "board", "C-c"]);
+    assert!(sent.status.success(), "send-keys");
+    let mut samples = Vec::new();
+    let (status, last) = loop {
+        let ended = tmux.ended();
+        let sample = Sample {
+            rows: tmux.screen(),
+            at: started.elapsed(),
+        };
+        if ended {
+            let status = std::fs::read_to_string(&status_file).unwrap_or_default();
+            break (status.trim().parse::<i32>().unwrap_or(-1), sample);
+        }
+        samples.push(sample);
+        assert!(
+            pressed.elapsed() < Duration::from_secs(20),
+            "the apply ends within 20 s of Ctrl-C; {}",
+            samples.last().map(Sample::shown).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let shown = last.shown();
+    assert_eq!(status, 130, "exit 130 after Ctrl-C; {shown}");
+    assert!(
+        pressed.elapsed() < Duration::from_secs(10),
+        "stopped within 10 s, not after the 60 s provisioning; {shown}"
+    );
+    for sample in samples.iter().chain([&last]) {
+        let shown = sample.shown();
+        let stopping = sample
+            .rows
+            .iter()
+            .filter(|row| row.contains("Stopping: nothing new starts"))
+            .count();
+        assert!(stopping <= 1, "the Stopping line at most once; {shown}");
+        let board = board_of(sample);
+        for name in names {
+            assert!(
+                board
+                    .iter()
+                    .filter(|row| board_line(row, &names) == Some(name))
+                    .count()
+                    <= 1,
+                "{name} on one board line at most; {shown}"
+            );
+        }
+        // Once said, the board (while still drawn) is under the line, never above it.
+        if let Some(said) = sample
+            .rows
+            .iter()
+            .position(|row| row.contains("Stopping: nothing new starts"))
+        {
+            assert!(
+                sample.rows[..said]
+                    .iter()
+                    .all(|row| board_line(row, &names).is_none()),
+                "no board line left above the Stopping line; {shown}"
+            );
+        }
+    }
+    let rows: Vec<&String> = last
+        .rows
+        .iter()
+        .filter(|row| !row.starts_with("Pane is dead"))
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|row| row.contains("Stopping: nothing new starts")),
+        "the Stopping line stays on screen; {shown}"
+    );
+    assert!(
+        rows.iter().all(|row| board_line(row, &names).is_none()),
+        "no board line is left after the apply; {shown}"
+    );
+    // The echo of control characters, off while the board was drawn, is back on.
+    let stty =
+        std::fs::read_to_string(format!("{}.stty", status_file.display())).unwrap_or_default();
+    assert!(
+        stty.split_whitespace().any(|flag| flag == "echoctl"),
+        "the terminal's settings restored: {stty}"
     );
 }

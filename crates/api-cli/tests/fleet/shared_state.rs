@@ -859,16 +859,6 @@ fn a_store_without_the_state_is_refused_before_any_call(server: &impl Server) {
     );
 }
 
-/// The `127.0.0.1:PORT` a store URL names.
-fn address_in(url: &str) -> std::net::SocketAddr {
-    let at = url.find("127.0.0.1:").expect("a loopback store");
-    let port: String = url[at + "127.0.0.1:".len()..]
-        .chars()
-        .take_while(char::is_ascii_digit)
-        .collect();
-    format!("127.0.0.1:{port}").parse().expect("an address")
-}
-
 fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Server) {
     const LEASE: Duration = Duration::from_secs(2);
     let cloud = production_cloud(Duration::ZERO);
@@ -885,11 +875,7 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
             .then(Fault::delay(Duration::from_secs(1)).always()),
     );
     cut_off.checkout(&[]);
-    let upstream = address_in(&server.url());
-    let proxy = TcpProxy::start(upstream);
-    let through = server
-        .url()
-        .replace(&upstream.to_string(), &proxy.address().to_string());
+    let (proxy, through) = TcpProxy::in_front_of(&server.url());
     cloud.clear_requests();
     let running = cut_off.spawn_apply_through(&cloud, server, &through, "1", "2s");
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -907,6 +893,20 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
     let (code, stderr) = finish(running, Duration::from_secs(30));
     assert_eq!(code, 11, "{stderr}");
     assert!(stderr.contains("LEASE_LOST"), "{stderr}");
+    // The lease's trouble was said while it happened, before the run's end.
+    let lines: Vec<&str> = stderr.lines().collect();
+    let renewal_failed = lines.iter().position(|line| {
+        serde_json::from_str::<Value>(line).is_ok_and(|said| {
+            said["warning"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("lease could not be renewed"))
+        })
+    });
+    let lost = lines.iter().position(|line| line.contains("LEASE_LOST"));
+    assert!(
+        renewal_failed.is_some() && renewal_failed < lost,
+        "the failed renewal is said on stderr before the end: {stderr}"
+    );
     let deletes: Vec<chrono::DateTime<chrono::Utc>> = cloud
         .requests()
         .iter()
@@ -946,11 +946,7 @@ fn a_store_cut_for_a_moment_loses_no_create_in_flight(server: &impl Server) {
         FaultRule::operation(OperationId::CreatePipe)
             .then(Fault::delay(Duration::from_millis(1500)).always()),
     );
-    let upstream = address_in(&server.url());
-    let proxy = TcpProxy::start(upstream);
-    let through = server
-        .url()
-        .replace(&upstream.to_string(), &proxy.address().to_string());
+    let (proxy, through) = TcpProxy::in_front_of(&server.url());
     let running = runner.spawn_apply_through(&cloud, server, &through, "3", "6s");
     // The three intents are recorded just before their creates are sent.
     let deadline = Instant::now() + Duration::from_secs(20);

@@ -36,7 +36,22 @@ use super::store::{LeaseHolder, StateError, StateLock, StateStore};
 pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
 
 /// The longest lease [`SharedStateStore::lease_ttl`] takes.
-const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
+pub const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// The shortest lease [`SharedStateStore::lease_ttl`] takes: a renewal attempt is bounded by a
+/// third of the TTL (see [`attempt_limit`]), and a store across a network needs a few hundred
+/// milliseconds to connect and answer.
+pub const MIN_LEASE_TTL: Duration = Duration::from_secs(1);
+
+/// The longest a store call may take when nothing bounds it tighter (connecting, or a statement).
+pub(crate) const CALL_LIMIT: Duration = Duration::from_secs(5);
+
+/// How long one renewal attempt may take, connecting included, before it counts as failed and is
+/// tried again: a third of the TTL, at most [`CALL_LIMIT`]. The lease is valid for nine tenths of
+/// its TTL after a renewal is sent, so an attempt that hangs leaves time for another.
+pub(crate) fn attempt_limit(ttl: Duration) -> Duration {
+    (ttl / 3).min(CALL_LIMIT)
+}
 
 /// The version of the stores' layout (keys, columns, what each write compares) this SDK writes: 2
 /// adds the lease's random id, compared by every write. A store of a newer layout is refused.
@@ -259,10 +274,11 @@ impl SharedStateStore {
         }
     }
 
-    /// A lease that lapses after `ttl` without renewal (from 1 s to a day): how long after a holder
-    /// dies another can take the service.
+    /// A lease that lapses after `ttl` without renewal: how long after a holder dies another can
+    /// take the service. From [`MIN_LEASE_TTL`] to [`MAX_LEASE_TTL`]; [`lock`](StateStore::lock)
+    /// refuses another, since each renewal attempt must end within a third of it.
     pub fn lease_ttl(mut self, ttl: Duration) -> Self {
-        self.ttl = ttl.clamp(Duration::from_secs(1), MAX_LEASE_TTL);
+        self.ttl = ttl;
         self
     }
 
@@ -593,6 +609,16 @@ impl StateStore for SharedStateStore {
 
     fn lock(&self, target: &StateTarget) -> Result<StateLock, StateError> {
         self.check_target(target)?;
+        if !(MIN_LEASE_TTL..=MAX_LEASE_TTL).contains(&self.ttl) {
+            return Err(StateError::Refused(format!(
+                "a lease TTL of {:?} is refused: it must be from {}s to {}h (each renewal attempt \
+                 must end within a third of it, connecting to {} included)",
+                self.ttl,
+                MIN_LEASE_TTL.as_secs(),
+                MAX_LEASE_TTL.as_secs() / 3600,
+                self.store
+            )));
+        }
         let id = new_lease_id();
         let sent = Instant::now();
         let fence = match self

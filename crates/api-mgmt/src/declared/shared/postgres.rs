@@ -35,17 +35,12 @@ use std::time::Duration;
 use api_core::Secret;
 use postgres::types::{ToSql, Type};
 
-use super::{Engine, LeaseHolder, Slot, Taken, redacted};
-
-/// How long connecting may take (TCP, TLS, authentication).
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+use super::{CALL_LIMIT, Engine, LeaseHolder, Slot, Taken, attempt_limit, redacted};
 
 /// How long sent data may stay unacknowledged before the connection is given up (a server gone
-/// mid-statement).
+/// mid-statement), beyond the step's own limit (connecting and each statement: [`CALL_LIMIT`], a
+/// renewal's a third of the TTL).
 const TCP_USER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long one statement may take before it is cancelled (see `PostgresEngine::run`).
-pub(crate) const STATEMENT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a silent connection waits before TCP keepalives probe it, and between probes (three
 /// unanswered: the connection is given up), so that a server gone without a word is found in
@@ -214,7 +209,7 @@ impl PostgresEngine {
             _ => postgres::config::SslMode::Require,
         });
         config
-            .connect_timeout(CONNECT_TIMEOUT)
+            .connect_timeout(CALL_LIMIT)
             .tcp_user_timeout(TCP_USER_TIMEOUT)
             .keepalives(true)
             .keepalives_idle(KEEPALIVE_IDLE)
@@ -230,7 +225,7 @@ impl PostgresEngine {
             connection: Mutex::new(None),
             renewal: Mutex::new(None),
         };
-        engine.run(&engine.connection, |client| {
+        engine.run(&engine.connection, CALL_LIMIT, |client| {
             let made = client.batch_execute(CREATE).and_then(|()| {
                 // An unnamed statement (`query_typed`), as every other: a named one collides
                 // with other clients' behind a transaction pooler.
@@ -258,15 +253,17 @@ impl PostgresEngine {
         Ok(engine)
     }
 
-    /// Runs `step` with the connection of `slot` (opened when there is none), on a thread of its
-    /// own; a failed connection is dropped there, and opened again by the next step.
+    /// Runs `step` with the connection of `slot` (opened when there is none, within `limit`), on a
+    /// thread of its own; a failed connection is dropped there, and opened again by the next step.
     ///
-    /// A statement that has not answered within [`STATEMENT_TIMEOUT`] (a row lock held by a
-    /// runaway session, an overloaded server) is cancelled through PostgreSQL's cancel request (no
-    /// session state: it works through PgBouncer too), and fails; in autocommit it changed nothing.
+    /// A statement that has not answered within `limit` (a row lock held by a runaway session, an
+    /// overloaded server) is cancelled through PostgreSQL's cancel request (no session state: it
+    /// works through PgBouncer too), and fails; in autocommit it changed nothing. A server gone
+    /// silent ends the connection after `limit` of unacknowledged data.
     fn run<T: Send>(
         &self,
         slot: &Mutex<Connection>,
+        limit: Duration,
         step: impl FnOnce(&mut postgres::Client) -> Result<T, postgres::Error> + Send,
     ) -> Result<T, String> {
         let mut connection = slot.lock().unwrap_or_else(|p| p.into_inner());
@@ -275,7 +272,7 @@ impl PostgresEngine {
         let outcome = std::thread::scope(|scope| {
             let worker = scope.spawn(move || {
                 if connection.is_none() {
-                    *connection = Some(self.open()?);
+                    *connection = Some(self.open(limit)?);
                 }
                 let Some(client) = connection.as_mut() else {
                     return Err("no connection".to_string());
@@ -283,7 +280,7 @@ impl PostgresEngine {
                 let cancel = client.cancel_token();
                 let result = std::thread::scope(|watch| {
                     watch.spawn(move || {
-                        if finished.recv_timeout(STATEMENT_TIMEOUT)
+                        if finished.recv_timeout(limit)
                             == Err(std::sync::mpsc::RecvTimeoutError::Timeout)
                             && let Ok(tls) = tls(self.mode, self.root.as_deref())
                         {
@@ -297,7 +294,7 @@ impl PostgresEngine {
                 if result.is_err() && client.is_closed() {
                     *connection = None;
                 }
-                result.map_err(|e| describe_statement_error(&e))
+                result.map_err(|e| describe_statement_error(&e, limit))
             });
             worker.join()
         });
@@ -306,9 +303,14 @@ impl PostgresEngine {
             .map_err(|e| redacted(&self.url, &e))
     }
 
-    fn open(&self) -> Result<postgres::Client, String> {
+    /// A new connection, made within `limit`, whose unacknowledged data is given up after it.
+    fn open(&self, limit: Duration) -> Result<postgres::Client, String> {
         let tls = tls(self.mode, self.root.as_deref())?;
-        self.config
+        let mut config = self.config.clone();
+        config
+            .connect_timeout(limit)
+            .tcp_user_timeout(limit.min(TCP_USER_TIMEOUT));
+        config
             .connect(tls)
             .map_err(|e| format!("cannot connect: {}", describe_error(&e)))
     }
@@ -319,7 +321,17 @@ impl PostgresEngine {
         sql: &'static str,
         params: &[(&(dyn ToSql + Sync), Type)],
     ) -> Result<Vec<postgres::Row>, String> {
-        self.run(slot, |client| client.query_typed(sql, params))
+        self.rows_within(slot, CALL_LIMIT, sql, params)
+    }
+
+    fn rows_within(
+        &self,
+        slot: &Mutex<Connection>,
+        limit: Duration,
+        sql: &'static str,
+        params: &[(&(dyn ToSql + Sync), Type)],
+    ) -> Result<Vec<postgres::Row>, String> {
+        self.run(slot, limit, |client| client.query_typed(sql, params))
     }
 }
 
@@ -393,9 +405,12 @@ impl Engine for PostgresEngine {
     }
 
     fn renew(&self, fence: u64, lease: &str, holder: &str, ttl: Duration) -> Result<bool, String> {
+        let limit = attempt_limit(ttl);
         let (fence, ttl) = (signed(fence), millis(ttl));
-        let rows = self.rows(
+        // The renewals' own connection, every step of it bounded well under the TTL.
+        let rows = self.rows_within(
             &self.renewal,
+            limit,
             RENEW,
             &[
                 (&self.key, Type::TEXT),
@@ -577,10 +592,10 @@ impl rustls::client::danger::ServerCertVerifier for ChainOnly {
 }
 
 /// A statement's error: a cancel of ours said as the timeout it is.
-fn describe_statement_error(error: &postgres::Error) -> String {
+fn describe_statement_error(error: &postgres::Error, limit: Duration) -> String {
     if error.code() == Some(&postgres::error::SqlState::QUERY_CANCELED) {
         format!(
-            "the statement took longer than {STATEMENT_TIMEOUT:?} and was cancelled (it changed \
+            "the statement took longer than {limit:?} and was cancelled (it changed \
              nothing): {}",
             describe_error(error)
         )

@@ -14,13 +14,7 @@ use std::time::Duration;
 
 use api_core::Secret;
 
-use super::{Engine, LeaseHolder, Slot, Taken, redacted};
-
-/// How long connecting may take (TCP, TLS, authentication).
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// How long one script may take on an open connection.
-const TIMEOUT: Duration = Duration::from_secs(5);
+use super::{CALL_LIMIT, Engine, LeaseHolder, Slot, Taken, attempt_limit, redacted};
 
 /// Whether `ARGV[1]` (number), `ARGV[2]` (epoch) and `ARGV[3]` (lease id) are the latest lease's:
 /// the common head of the scripts that need it. `KEYS[1]`: fence.
@@ -143,19 +137,21 @@ impl RedisEngine {
             connection: Mutex::new(None),
             renewal: Mutex::new(None),
         };
-        let connection = engine.open()?;
+        let connection = engine.open(CALL_LIMIT)?;
         *engine.connection.lock().unwrap_or_else(|p| p.into_inner()) = Some(connection);
         Ok(engine)
     }
 
-    fn open(&self) -> Result<redis::Connection, String> {
+    /// A new connection: connecting (TCP, TLS, authentication) and then each script on it may
+    /// take `limit` at most.
+    fn open(&self, limit: Duration) -> Result<redis::Connection, String> {
         let connection = self
             .client
-            .get_connection_with_timeout(CONNECT_TIMEOUT)
+            .get_connection_with_timeout(limit)
             .map_err(|e| redacted(&self.url, &format!("cannot connect: {e}")))?;
         connection
-            .set_read_timeout(Some(TIMEOUT))
-            .and_then(|()| connection.set_write_timeout(Some(TIMEOUT)))
+            .set_read_timeout(Some(limit))
+            .and_then(|()| connection.set_write_timeout(Some(limit)))
             .map_err(|e| redacted(&self.url, &format!("cannot set its timeouts: {e}")))?;
         Ok(connection)
     }
@@ -169,12 +165,13 @@ impl RedisEngine {
         keys: &[&str],
         args: &[&str],
     ) -> Result<T, String> {
-        self.run_on(&self.connection, script, keys, args)
+        self.run_on(&self.connection, CALL_LIMIT, script, keys, args)
     }
 
     fn run_on<T: redis::FromRedisValue>(
         &self,
         connection: &Mutex<Option<redis::Connection>>,
+        limit: Duration,
         script: &str,
         keys: &[&str],
         args: &[&str],
@@ -196,7 +193,7 @@ impl RedisEngine {
         for attempt in 0..2 {
             let connection = match slot.as_mut() {
                 Some(connection) => connection,
-                None => slot.insert(self.open()?),
+                None => slot.insert(self.open(limit)?),
             };
             match invocation.invoke::<T>(connection) {
                 Ok(answer) => return Ok(answer),
@@ -270,8 +267,10 @@ impl Engine for RedisEngine {
         ttl: Duration,
     ) -> Result<bool, String> {
         let ms = ttl.as_millis().max(1).to_string();
+        // The renewals' own connection, every step of it bounded well under the TTL.
         let renewed: i64 = self.run_on(
             &self.renewal,
+            attempt_limit(ttl),
             RENEW,
             &[&self.fence, &self.lease],
             &[&fence.to_string(), &self.epoch(), lease, holder_text, &ms],

@@ -140,6 +140,31 @@ fn store(engine: Memory) -> SharedStateStore {
 }
 
 #[test]
+fn a_lease_ttl_out_of_range_is_refused_before_the_store_is_asked() {
+    for ttl in [
+        Duration::from_millis(999),
+        MAX_LEASE_TTL + Duration::from_secs(1),
+    ] {
+        let refused = store(Memory::default())
+            .lease_ttl(ttl)
+            .lock(&target())
+            .unwrap_err();
+        assert!(
+            refused.to_string().contains("must be from 1s to 24h"),
+            "{refused}"
+        );
+    }
+    let memory = store(Memory::default()).lease_ttl(MIN_LEASE_TTL);
+    assert!(memory.lock(&target()).is_ok());
+    // Each renewal attempt is bounded by a third of the TTL, and never longer than a call's limit.
+    assert_eq!(
+        attempt_limit(Duration::from_secs(3)),
+        Duration::from_secs(1)
+    );
+    assert_eq!(attempt_limit(DEFAULT_LEASE_TTL), CALL_LIMIT);
+}
+
+#[test]
 fn a_store_that_compares_the_number_alone_is_refused() {
     let store = store(Memory {
         ignores_lease_id: true,
