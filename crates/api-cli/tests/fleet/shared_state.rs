@@ -552,6 +552,7 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
     let mut takeovers = Vec::new();
     let (mut applied, mut refused, mut fenced, mut blocked) = (0, 0, 0, 0);
     let mut paused_out = 0;
+    let mut stopped_holders = Vec::new();
     let mut count = |code: i32, stderr: &str| match code {
         0 => applied += 1,
         7 => blocked += 1,
@@ -668,6 +669,10 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
                 "round {round}: {code}: {stderr}"
             );
             count(code, &stderr);
+            stopped_holders.push(format!(
+                "round {round}: exit {code}, {}",
+                stderr.lines().last().unwrap_or_default()
+            ));
             assert_eq!(
                 server.raw_state(),
                 taken_over,
@@ -700,7 +705,7 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
     assert!(
         takeovers.len() >= half.div_ceil(2) && fenced >= half.div_ceil(2),
         "at least half the rounds killed a lease holder at work ({} of {half}), and as many \
-         stopped holders were fenced ({fenced} of {half})",
+         stopped holders were fenced ({fenced} of {half}); the stopped holders: {stopped_holders:#?}",
         takeovers.len()
     );
     eprintln!(

@@ -507,7 +507,7 @@ impl Plan {
             progress,
             service_ok,
             gate,
-            stopped: self.stopped_service(service_ok).await,
+            stopped: self.stopped_service().await,
         };
         // Pipes outside a targeted plan that a replace left down count too.
         // A pending create of a replace counts too: its pipe may be down.
@@ -630,17 +630,15 @@ impl Plan {
 
 impl Plan {
     /// The service's state when it is known not to be running and the plan deletes a pipe to make
-    /// it again: read once (unless the plan started it).
-    async fn stopped_service(&self, service_ok: bool) -> Option<String> {
+    /// it again: read once, and only when the plan has no service action. With one, the service
+    /// runs once it succeeded (a plan that stops the service and creates a pipe is refused), and
+    /// every create is skipped when it did not.
+    async fn stopped_service(&self) -> Option<String> {
         let deletes_first = self
             .actions
             .iter()
             .any(|a| a.create.is_some() && a.delete_first && a.id.is_some());
-        let started = self
-            .service
-            .as_ref()
-            .is_some_and(|s| s.to == ServiceTarget::Running && service_ok);
-        if !deletes_first || started {
+        if !deletes_first || self.service.is_some() {
             return None;
         }
         // Unknown (a read refused without a command, or failed): the replaces go on as planned.

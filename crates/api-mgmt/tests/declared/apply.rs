@@ -1,5 +1,7 @@
 //! Applies: a plan applies once, a service that does not start keeps the pipes a replace would have
-//! deleted, and one pipe is never recorded under two names.
+//! deleted, new pipes go before the replaces, the service is read only
+//! when something is deleted, a replace stopped before its delete leaves no mark, and one pipe is
+//! never recorded under two names.
 
 use std::time::Duration;
 
@@ -7,7 +9,8 @@ use api_emulator::{
     Emulator, EmulatorOptions, Fault, FaultRule, OperationId, PipeState, ServiceState, Timing,
 };
 use api_mgmt::declared::{
-    self, ActionKind, Declaration, Outcome, RecordedState, ServiceTarget, StateError, StateStore,
+    self, ActionKind, Declaration, FileStateStore, Outcome, RecordedState, ServiceTarget,
+    StateError, StateLock, StateStore, StateTarget, StopSignal,
 };
 
 use crate::support::{created_with_answer, options, pipe, service, store};
@@ -228,4 +231,177 @@ async fn parallelism_bounds_the_calls_in_flight_not_the_waits() {
             .all(|p| p.state == PipeState::Running),
         "every pipe was waited for until it ran"
     );
+}
+
+/// The new pipes and those down already go first, then the replaces, which take a pipe down: a
+/// new pipe never waits behind a rollout (nor is skipped when a replace fails).
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn new_pipes_are_created_before_a_replace_takes_one_down() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let service = service(&emulator).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
+    let recorded = RecordedState::new(declared::target_of(&service));
+    let first = Declaration::new().pipe(pipe("orders", 1));
+    let plan = declared::plan(&service, &first, &recorded).await.unwrap();
+    assert!(
+        plan.apply(&lock, &store, &options())
+            .await
+            .unwrap()
+            .is_complete()
+    );
+
+    let changed = Declaration::new()
+        .pipe(pipe("orders", 2))
+        .pipe(pipe("payments", 1));
+    let recorded = store.load().unwrap().unwrap();
+    let plan = declared::plan(&service, &changed, &recorded).await.unwrap();
+    emulator.clear_requests();
+    assert!(
+        plan.apply(&lock, &store, &options())
+            .await
+            .unwrap()
+            .is_complete()
+    );
+    let changes: Vec<OperationId> = emulator
+        .requests()
+        .iter()
+        .filter_map(|r| r.operation_id)
+        .filter(|op| matches!(op, OperationId::CreatePipe | OperationId::DeletePipe))
+        .collect();
+    assert_eq!(
+        changes,
+        [
+            OperationId::CreatePipe,
+            OperationId::DeletePipe,
+            OperationId::CreatePipe
+        ],
+        "payments created first, then orders deleted and created again"
+    );
+}
+
+/// The service is read for its state only when the apply deletes a pipe to make it again: an
+/// apply of new pipes and of a pipe gone from the server (made again, nothing deleted) spends no
+/// call of the key's budget on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn an_apply_that_deletes_nothing_does_not_read_the_service() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let service = service(&emulator).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
+    let recorded = RecordedState::new(declared::target_of(&service));
+    let first = Declaration::new().pipe(pipe("orders", 1));
+    let plan = declared::plan(&service, &first, &recorded).await.unwrap();
+    assert!(
+        plan.apply(&lock, &store, &options())
+            .await
+            .unwrap()
+            .is_complete()
+    );
+    // Deleted behind the state's back: the next plan makes it again, with its old id known.
+    let id = store.load().unwrap().unwrap().pipes["orders"].id;
+    service.pipe(id).delete().await.unwrap();
+
+    let both = Declaration::new()
+        .pipe(pipe("orders", 1))
+        .pipe(pipe("payments", 1));
+    let recorded = store.load().unwrap().unwrap();
+    let plan = declared::plan(&service, &both, &recorded).await.unwrap();
+    emulator.clear_requests();
+    assert!(
+        plan.apply(&lock, &store, &options())
+            .await
+            .unwrap()
+            .is_complete()
+    );
+    let reads = emulator
+        .requests()
+        .iter()
+        .filter(|r| r.operation_id == Some(OperationId::UpdateServiceState))
+        .count();
+    assert_eq!(reads, 0, "no read of the service: nothing was deleted");
+    assert!(
+        emulator
+            .requests()
+            .iter()
+            .all(|r| r.operation_id != Some(OperationId::DeletePipe)),
+        "a pipe gone is made again, with no delete sent first"
+    );
+    assert_eq!(
+        emulator.pipes().iter().filter(|p| !p.deleted).count(),
+        2,
+        "both made"
+    );
+}
+
+/// A state file that stops the apply as soon as it records a replace's mark: the gate closes
+/// between the mark's write and the delete.
+struct StopAtTheMark {
+    file: FileStateStore,
+    stop: StopSignal,
+}
+
+impl StateStore for StopAtTheMark {
+    fn load(&self) -> Result<Option<RecordedState>, StateError> {
+        self.file.load()
+    }
+
+    fn save(&self, lock: &StateLock, state: &RecordedState) -> Result<(), StateError> {
+        if state.pipes.values().any(|pipe| pipe.replacing.is_some()) {
+            self.stop.stop();
+        }
+        self.file.save(lock, state)
+    }
+
+    fn lock(&self, target: &StateTarget) -> Result<StateLock, StateError> {
+        self.file.lock(target)
+    }
+}
+
+/// A replace stopped after its mark was written and before its delete was sent takes its mark
+/// back: the next plan does not count as down a pipe that was never deleted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_replace_stopped_before_its_delete_takes_its_mark_back() {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let service = service(&emulator).await;
+    let dir = tempfile::tempdir().unwrap();
+    let stop = StopSignal::new();
+    let store = StopAtTheMark {
+        file: store(&dir),
+        stop: stop.clone(),
+    };
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
+    let recorded = RecordedState::new(declared::target_of(&service));
+    let first = Declaration::new().pipe(pipe("orders", 1));
+    let plan = declared::plan(&service, &first, &recorded).await.unwrap();
+    assert!(
+        plan.apply(&lock, &store, &options())
+            .await
+            .unwrap()
+            .is_complete()
+    );
+
+    let changed = Declaration::new().pipe(pipe("orders", 2));
+    let recorded = store.load().unwrap().unwrap();
+    let plan = declared::plan(&service, &changed, &recorded).await.unwrap();
+    emulator.clear_requests();
+    let report = plan
+        .apply(&lock, &store, &options().stop_signal(stop))
+        .await
+        .unwrap();
+    assert!(
+        matches!(report.actions[0].outcome, Outcome::Interrupted),
+        "{report:?}"
+    );
+    assert!(
+        emulator
+            .requests()
+            .iter()
+            .all(|r| r.operation_id != Some(OperationId::DeletePipe)),
+        "no delete sent"
+    );
+    let after = store.load().unwrap().unwrap();
+    assert_eq!(after.pipes["orders"].replacing, None, "the mark taken back");
 }

@@ -39,7 +39,7 @@ pub const DEFAULT_LEASE_TTL: Duration = Duration::from_secs(30);
 pub const MAX_LEASE_TTL: Duration = Duration::from_secs(24 * 3600);
 
 /// The shortest lease [`SharedStateStore::lease_ttl`] takes: a renewal attempt is bounded by a
-/// third of the TTL (see [`attempt_limit`]), and a store across a network needs a few hundred
+/// third of the TTL (at most 5 s), and a store across a network needs a few hundred
 /// milliseconds to connect and answer.
 pub const MIN_LEASE_TTL: Duration = Duration::from_secs(1);
 

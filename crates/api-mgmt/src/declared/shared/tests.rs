@@ -18,12 +18,13 @@ fn target() -> StateTarget {
 /// One service's keys in memory; with `ignores_fence`, a store that writes whatever the number
 /// (what a store without conditional writes does); with `ignores_lease_id`, one that compares the
 /// number alone (as layout 1 did); with `failing_renewals`, one whose renewals fail (a store cut
-/// off); `layout`, the layout its keys are of.
+/// off), `renewals` counting them; `layout`, the layout its keys are of.
 #[derive(Default)]
 struct Memory {
     ignores_fence: bool,
     ignores_lease_id: bool,
     failing_renewals: std::sync::atomic::AtomicBool,
+    renewals: std::sync::atomic::AtomicUsize,
     layout: u32,
     keys: Mutex<Keys>,
 }
@@ -70,6 +71,8 @@ impl Engine for Memory {
         _holder: &str,
         _ttl: Duration,
     ) -> Result<bool, String> {
+        self.renewals
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if self
             .failing_renewals
             .load(std::sync::atomic::Ordering::SeqCst)
@@ -275,6 +278,38 @@ fn a_lease_whose_renewals_fail_is_lost_by_the_holders_own_clock() {
     let lost = lock.check_lease().unwrap_err();
     assert!(matches!(lost, StateError::LeaseLost { .. }), "{lost:?}");
     assert!(lost.to_string().contains("no create, delete"), "{lost}");
+}
+
+#[test]
+fn a_store_back_after_an_outage_gives_the_lease_back_within_a_sixth_of_its_ttl() {
+    let engine = Arc::new(Memory::default());
+    let ttl = Duration::from_millis(1200);
+    let store = SharedStateStore::with_engine(engine.clone(), "memory://test".into(), &target())
+        .lease_ttl(ttl);
+    let lock = store.lock(&target()).unwrap();
+    engine
+        .failing_renewals
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    // Out for twice the TTL: the lease lapses by the holder's clock, and the failed renewals go on,
+    // from 50 ms apart, doubling, at most a sixth of the TTL (200 ms): about a dozen, never a
+    // tight loop against a store that is down.
+    std::thread::sleep(ttl * 2);
+    assert!(
+        lock.check_lease().is_err(),
+        "lapsed while the store was out"
+    );
+    let tried = engine.renewals.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        (1..=20).contains(&tried),
+        "{tried} renewals in {:?} while the store was out",
+        ttl * 2
+    );
+    engine
+        .failing_renewals
+        .store(false, std::sync::atomic::Ordering::SeqCst);
+    std::thread::sleep(ttl / 6 + Duration::from_millis(50));
+    lock.check_lease()
+        .expect("renewed (the lapsed lease, untaken, taken again) within a sixth of the TTL");
 }
 
 #[test]
