@@ -159,6 +159,30 @@ fn script(cloud: &Cloud, command: &Command, dir: &Path, status: &Path) -> PathBu
     PathBuf::from(cloud.file("run.sh", &format!("#!/bin/sh\ntrap true INT\n{line}\n")))
 }
 
+/// `cloudctl apply --yes` of a directory with a Kafka pipe file per name of `names` (each file
+/// named for the name's first word), with `env` added, running in a terminal of its own; and the
+/// file its exit status goes to.
+fn apply_in_a_terminal(cloud: &Cloud, names: &[&str], env: &[(&str, &str)]) -> (Tmux, PathBuf) {
+    for name in names {
+        cloud.file(
+            &format!("pipes/{}.yaml", name.split('-').next().unwrap_or(name)),
+            &KAFKA_PIPE.replacen("name: orders", &format!("name: {name}"), 1),
+        );
+    }
+    let dir = cloud.home().join("pipes");
+    let mut command = cloud.process();
+    command
+        .envs(env.iter().copied())
+        .args(["apply", "-f", &dir.to_string_lossy(), "--yes"]);
+    let status_file = cloud.home().join("status");
+    let script = script(cloud, &command, cloud.home(), &status_file);
+    let config = cloud.file(
+        "tmux.conf",
+        "set -g remain-on-exit on\nset -g default-terminal screen\nset -g history-limit 1000\n",
+    );
+    (Tmux::start(&script, Path::new(&config)), status_file)
+}
+
 /// The name (of `heads`, the first characters of each) whose board line `row` is: a spinner frame
 /// (a braille pattern, or a blank once the line's action ended), a space, then the name.
 fn board_line<'a>(row: &str, heads: &[&'a str]) -> Option<&'a str> {
@@ -169,6 +193,38 @@ fn board_line<'a>(row: &str, heads: &[&'a str]) -> Option<&'a str> {
     }
     let rest = chars.as_str();
     heads.iter().copied().find(|head| rest.starts_with(head))
+}
+
+/// Looks at the screen every `every` until the pane's command ends, failing past `limit` from
+/// `since`: the looks while it ran, its exit status (from `status_file`, as [`script`] writes it)
+/// and the last screen.
+fn samples_until_the_end(
+    tmux: &Tmux,
+    status_file: &Path,
+    since: Instant,
+    limit: Duration,
+    every: Duration,
+) -> (Vec<Sample>, i32, Sample) {
+    let mut samples = Vec::new();
+    loop {
+        // Read before the screen: once the pane has ended, the screen is the last one.
+        let ended = tmux.ended();
+        let sample = Sample {
+            rows: tmux.screen(),
+            at: since.elapsed(),
+        };
+        if ended {
+            let status = std::fs::read_to_string(status_file).unwrap_or_default();
+            return (samples, status.trim().parse::<i32>().unwrap_or(-1), sample);
+        }
+        samples.push(sample);
+        assert!(
+            since.elapsed() < limit,
+            "the command ends within {limit:?}; {}",
+            samples.last().map(Sample::shown).unwrap_or_default()
+        );
+        std::thread::sleep(every);
+    }
 }
 
 /// What one look at the screen showed.
@@ -225,25 +281,8 @@ fn the_apply_board_is_one_line_per_pipe_redrawn_in_place_then_cleared() {
     };
     let cloud = Cloud::with(EmulatorOptions::for_tests().timing(timing));
     let names = ["orders", "payments", "refunds", LONG_NAME];
-    for name in names {
-        cloud.file(
-            &format!("pipes/{}.yaml", name.split('-').next().unwrap_or(name)),
-            &KAFKA_PIPE.replacen("name: orders", &format!("name: {name}"), 1),
-        );
-    }
-    let dir = cloud.home().join("pipes");
-    let mut command = cloud.process();
-    command
-        // Five calls per 2 s: the creates and the polls of four pipes wait on it.
-        .env("CLOUD_RATE_LIMIT", "5/2s")
-        .args(["apply", "-f", &dir.to_string_lossy(), "--yes"]);
-    let status_file = cloud.home().join("status");
-    let script = script(&cloud, &command, cloud.home(), &status_file);
-    let config = cloud.file(
-        "tmux.conf",
-        "set -g remain-on-exit on\nset -g default-terminal screen\nset -g history-limit 1000\n",
-    );
-    let tmux = Tmux::start(&script, Path::new(&config));
+    // Five calls per 2 s: the creates and the polls of four pipes wait on it.
+    let (tmux, status_file) = apply_in_a_terminal(&cloud, &names, &[("CLOUD_RATE_LIMIT", "5/2s")]);
 
     // The first characters of each name: the long one is cut to fit its column.
     let heads: Vec<&str> = names
@@ -251,27 +290,13 @@ fn the_apply_board_is_one_line_per_pipe_redrawn_in_place_then_cleared() {
         .map(|name| &name[..name.len().min(16)])
         .collect();
     let started = Instant::now();
-    let mut samples = Vec::new();
-    let status = loop {
-        // Read before the screen: once the pane has ended, the screen is the last one.
-        let ended = tmux.ended();
-        let sample = Sample {
-            rows: tmux.screen(),
-            at: started.elapsed(),
-        };
-        if ended {
-            let status = std::fs::read_to_string(&status_file).unwrap_or_default();
-            break (status.trim().parse::<i32>().unwrap_or(-1), sample);
-        }
-        samples.push(sample);
-        assert!(
-            started.elapsed() < Duration::from_secs(90),
-            "the apply ends within 90 s; {}",
-            samples.last().map(Sample::shown).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    let (status, last) = status;
+    let (samples, status, last) = samples_until_the_end(
+        &tmux,
+        &status_file,
+        started,
+        Duration::from_secs(90),
+        Duration::from_millis(100),
+    );
 
     let secrets = cloud.secrets();
     let mut boards = 0;
@@ -424,22 +449,7 @@ fn ctrl_c_during_an_apply_says_stopping_once_past_the_board_and_exits_130() {
     };
     let cloud = Cloud::with(EmulatorOptions::for_tests().timing(timing));
     let names = ["orders", "payments"];
-    for name in names {
-        cloud.file(
-            &format!("pipes/{name}.yaml"),
-            &KAFKA_PIPE.replacen("name: orders", &format!("name: {name}"), 1),
-        );
-    }
-    let dir = cloud.home().join("pipes");
-    let mut command = cloud.process();
-    command.args(["apply", "-f", &dir.to_string_lossy(), "--yes"]);
-    let status_file = cloud.home().join("status");
-    let script = script(&cloud, &command, cloud.home(), &status_file);
-    let config = cloud.file(
-        "tmux.conf",
-        "set -g remain-on-exit on\nset -g default-terminal screen\nset -g history-limit 1000\n",
-    );
-    let tmux = Tmux::start(&script, Path::new(&config));
+    let (tmux, status_file) = apply_in_a_terminal(&cloud, &names, &[]);
     let started = Instant::now();
     let board_of = |sample: &Sample| -> Vec<String> {
         sample
@@ -472,25 +482,13 @@ fn ctrl_c_during_an_apply_says_stopping_once_past_the_board_and_exits_130() {
     let pressed = Instant::now();
     let sent = tmux.run(&["send-keys", "-t", "board", "C-c"]);
     assert!(sent.status.success(), "send-keys");
-    let mut samples = Vec::new();
-    let (status, last) = loop {
-        let ended = tmux.ended();
-        let sample = Sample {
-            rows: tmux.screen(),
-            at: started.elapsed(),
-        };
-        if ended {
-            let status = std::fs::read_to_string(&status_file).unwrap_or_default();
-            break (status.trim().parse::<i32>().unwrap_or(-1), sample);
-        }
-        samples.push(sample);
-        assert!(
-            pressed.elapsed() < Duration::from_secs(20),
-            "the apply ends within 20 s of Ctrl-C; {}",
-            samples.last().map(Sample::shown).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let (samples, status, last) = samples_until_the_end(
+        &tmux,
+        &status_file,
+        pressed,
+        Duration::from_secs(20),
+        Duration::from_millis(50),
+    );
     let shown = last.shown();
     assert_eq!(status, 130, "exit 130 after Ctrl-C; {shown}");
     assert!(

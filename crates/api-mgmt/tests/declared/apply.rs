@@ -13,7 +13,7 @@ use api_mgmt::declared::{
     StateError, StateLock, StateStore, StateTarget, StopSignal,
 };
 
-use crate::support::{created_with_answer, options, pipe, service, store};
+use crate::support::{created_with_answer, options, pipe, plan_and_apply, service, store};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn an_apply_needs_the_lock_of_its_own_service() {
@@ -242,28 +242,16 @@ async fn new_pipes_are_created_before_a_replace_takes_one_down() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(&dir);
     let lock = store.lock(&declared::target_of(&service)).unwrap();
-    let recorded = RecordedState::new(declared::target_of(&service));
     let first = Declaration::new().pipe(pipe("orders", 1));
-    let plan = declared::plan(&service, &first, &recorded).await.unwrap();
-    assert!(
-        plan.apply(&lock, &store, &options())
-            .await
-            .unwrap()
-            .is_complete()
-    );
+    let applied = plan_and_apply(&service, &store, &lock, &first, &options()).await;
+    assert!(applied.is_complete(), "{applied:?}");
 
     let changed = Declaration::new()
         .pipe(pipe("orders", 2))
         .pipe(pipe("payments", 1));
-    let recorded = store.load().unwrap().unwrap();
-    let plan = declared::plan(&service, &changed, &recorded).await.unwrap();
     emulator.clear_requests();
-    assert!(
-        plan.apply(&lock, &store, &options())
-            .await
-            .unwrap()
-            .is_complete()
-    );
+    let applied = plan_and_apply(&service, &store, &lock, &changed, &options()).await;
+    assert!(applied.is_complete(), "{applied:?}");
     let changes: Vec<OperationId> = emulator
         .requests()
         .iter()
@@ -291,15 +279,9 @@ async fn an_apply_that_deletes_nothing_does_not_read_the_service() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(&dir);
     let lock = store.lock(&declared::target_of(&service)).unwrap();
-    let recorded = RecordedState::new(declared::target_of(&service));
     let first = Declaration::new().pipe(pipe("orders", 1));
-    let plan = declared::plan(&service, &first, &recorded).await.unwrap();
-    assert!(
-        plan.apply(&lock, &store, &options())
-            .await
-            .unwrap()
-            .is_complete()
-    );
+    let applied = plan_and_apply(&service, &store, &lock, &first, &options()).await;
+    assert!(applied.is_complete(), "{applied:?}");
     // Deleted behind the state's back: the next plan makes it again, with its old id known.
     let id = store.load().unwrap().unwrap().pipes["orders"].id;
     service.pipe(id).delete().await.unwrap();
@@ -307,15 +289,9 @@ async fn an_apply_that_deletes_nothing_does_not_read_the_service() {
     let both = Declaration::new()
         .pipe(pipe("orders", 1))
         .pipe(pipe("payments", 1));
-    let recorded = store.load().unwrap().unwrap();
-    let plan = declared::plan(&service, &both, &recorded).await.unwrap();
     emulator.clear_requests();
-    assert!(
-        plan.apply(&lock, &store, &options())
-            .await
-            .unwrap()
-            .is_complete()
-    );
+    let applied = plan_and_apply(&service, &store, &lock, &both, &options()).await;
+    assert!(applied.is_complete(), "{applied:?}");
     let reads = emulator
         .requests()
         .iter()
@@ -373,24 +349,14 @@ async fn a_replace_stopped_before_its_delete_takes_its_mark_back() {
         stop: stop.clone(),
     };
     let lock = store.lock(&declared::target_of(&service)).unwrap();
-    let recorded = RecordedState::new(declared::target_of(&service));
     let first = Declaration::new().pipe(pipe("orders", 1));
-    let plan = declared::plan(&service, &first, &recorded).await.unwrap();
-    assert!(
-        plan.apply(&lock, &store, &options())
-            .await
-            .unwrap()
-            .is_complete()
-    );
+    let applied = plan_and_apply(&service, &store, &lock, &first, &options()).await;
+    assert!(applied.is_complete(), "{applied:?}");
 
     let changed = Declaration::new().pipe(pipe("orders", 2));
-    let recorded = store.load().unwrap().unwrap();
-    let plan = declared::plan(&service, &changed, &recorded).await.unwrap();
     emulator.clear_requests();
-    let report = plan
-        .apply(&lock, &store, &options().stop_signal(stop))
-        .await
-        .unwrap();
+    let stopping = options().stop_signal(stop);
+    let report = plan_and_apply(&service, &store, &lock, &changed, &stopping).await;
     assert!(
         matches!(report.actions[0].outcome, Outcome::Interrupted),
         "{report:?}"

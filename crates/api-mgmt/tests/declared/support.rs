@@ -3,7 +3,7 @@
 use api_emulator::Emulator;
 use api_mgmt::declared::{
     self, ApplyOptions, ApplyReport, Declaration, FileStateStore, Plan, RecordedState, StateError,
-    StateStore,
+    StateLock, StateStore,
 };
 use api_mgmt::{
     Client, Credentials, Destination, KafkaSource, NewPipe, Scaling, ServiceHandle, WaitOptions,
@@ -78,4 +78,23 @@ pub async fn apply_saved(
     store.save(&lock, recorded).unwrap();
     let report = plan.apply(&lock, &store, &options()).await;
     (report, store.load().unwrap())
+}
+
+/// `declaration` planned against what `store` records (an empty state before the first apply) and
+/// applied under `lock` with `options`: the report.
+pub async fn plan_and_apply(
+    service: &ServiceHandle,
+    store: &dyn StateStore,
+    lock: &StateLock,
+    declaration: &Declaration,
+    options: &ApplyOptions,
+) -> ApplyReport {
+    let recorded = store
+        .load()
+        .unwrap()
+        .unwrap_or_else(|| RecordedState::new(declared::target_of(service)));
+    let plan = declared::plan(service, declaration, &recorded)
+        .await
+        .unwrap();
+    plan.apply(lock, store, options).await.unwrap()
 }
