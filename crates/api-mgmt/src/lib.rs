@@ -73,8 +73,10 @@ pub use api_core::management::{
 /// The spec's schemas and their one validator (what a request is checked against, what is
 /// request-only, secret or filled in by the server).
 pub use api_core::raw::support::schema;
-/// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
+/// The one redaction rule: which members hold secrets, and where a secret value stands in a text,
+/// whatever its encoding (for a caller's own output).
 pub use api_core::redact;
+/// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
 pub use api_core::reqwest;
 pub use api_core::{
     ApiError, Config, ConfigBuilder, Credentials, DecodeError, Error, ErrorCode, IdError,

@@ -38,8 +38,10 @@ pub use api_core::observability::{
     AlertThresholdType, Dashboard, MetricDataType, Series, SeriesAggFn, SeriesDataSource,
     SeriesType, Tile, WhereLanguage, operations, raw_types,
 };
-/// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
+/// The one redaction rule: which members hold secrets, and where a secret value stands in a text,
+/// whatever its encoding (for a caller's own output).
 pub use api_core::redact;
+/// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
 pub use api_core::reqwest;
 pub use api_core::{
     AlertId, ApiError, Config, ConfigBuilder, Credentials, DashboardId, DecodeError, Error,
