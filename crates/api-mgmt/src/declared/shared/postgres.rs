@@ -303,16 +303,19 @@ impl PostgresEngine {
             .map_err(|e| redacted(&self.url, &e))
     }
 
-    /// A new connection, made within `limit`, whose unacknowledged data is given up after it.
+    /// A new connection, made within `limit`. With a limit tighter than [`CALL_LIMIT`] (a
+    /// renewal's), its unacknowledged data is given up after that limit too, instead of
+    /// [`TCP_USER_TIMEOUT`].
     fn open(&self, limit: Duration) -> Result<postgres::Client, String> {
         let tls = tls(self.mode, self.root.as_deref())?;
-        let mut config = self.config.clone();
-        config
-            .connect_timeout(limit)
-            .tcp_user_timeout(limit.min(TCP_USER_TIMEOUT));
-        config
-            .connect(tls)
-            .map_err(|e| format!("cannot connect: {}", describe_error(&e)))
+        let connected = if limit < CALL_LIMIT {
+            let mut config = self.config.clone();
+            config.connect_timeout(limit).tcp_user_timeout(limit);
+            config.connect(tls)
+        } else {
+            self.config.connect(tls)
+        };
+        connected.map_err(|e| format!("cannot connect: {}", describe_error(&e)))
     }
 
     fn rows(
