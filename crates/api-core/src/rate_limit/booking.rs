@@ -21,7 +21,35 @@ use std::sync::{Mutex, PoisonError};
 use tokio::sync::{Semaphore, SemaphorePermit};
 use tokio::time::Instant;
 
-use super::store::Booked;
+use super::pacing::Ticket;
+
+/// Which store a state lives in: each keeps counters (generations) of its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StoreKind {
+    Process,
+    Host,
+    #[cfg_attr(not(feature = "redis"), allow(dead_code))]
+    Redis,
+}
+
+impl StoreKind {
+    /// The name a wait span gives it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Process => "process",
+            Self::Host => "host",
+            Self::Redis => "redis",
+        }
+    }
+}
+
+/// A slot booked, and the store that booked it: only that store's generation says whether a 429
+/// came since.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Booked {
+    pub(crate) ticket: Ticket,
+    pub(crate) store: StoreKind,
+}
 
 /// The most slots one limiter (a client and its clones, or one `bind`) holds booked in its store at
 /// once: a process killed while it waits for them, however many callers it had, stalls the others
@@ -156,8 +184,6 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::rate_limit::pacing::Ticket;
-    use crate::rate_limit::store::StoreKind;
 
     fn ticket(generation: u64) -> Booked {
         booked(0, generation)

@@ -4,12 +4,12 @@
 //! (a stepped wall clock, a reboot) is handled by the rule (`pacing.rs`), never trusted blindly.
 
 use std::sync::{Mutex, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Nanoseconds of this process's monotonic clock (`Instant`) since its first reading.
 pub(crate) fn process() -> u64 {
     static START: OnceLock<Instant> = OnceLock::new();
-    super::ns(START.get_or_init(Instant::now).elapsed())
+    ns(START.get_or_init(Instant::now).elapsed())
 }
 
 /// Nanoseconds of a clock every process of this host shares and that does not step: on Linux, the
@@ -37,7 +37,7 @@ pub(crate) fn host() -> u64 {
 fn wall() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, super::ns)
+        .map_or(0, ns)
 }
 
 /// `/proc/uptime`'s first number (seconds since boot, a suspend counted, in hundredths) in
@@ -81,7 +81,7 @@ impl Uptime {
     fn reading(&mut self, uptime: Option<u64>, now: Instant) -> Option<u64> {
         let estimate = self
             .anchor
-            .map(|(base, at)| base.saturating_add(super::ns(now.saturating_duration_since(at))));
+            .map(|(base, at)| base.saturating_add(ns(now.saturating_duration_since(at))));
         match (estimate, uptime) {
             (Some(estimate), Some(uptime)) if estimate >= uptime => Some(estimate),
             (estimate, None) => estimate,
@@ -91,6 +91,11 @@ impl Uptime {
             }
         }
     }
+}
+
+/// Nanoseconds of a duration, saturating.
+pub(crate) fn ns(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

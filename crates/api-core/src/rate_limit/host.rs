@@ -11,10 +11,13 @@
 use std::fs::{File, OpenOptions};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use super::booking::StoreKind;
 use super::clock;
-use super::pacing::PaceState;
+use super::pacing::{Pace, PaceState};
+use super::store::{Answer, Op, Store};
 
 /// The first word of a state file.
 const MAGIC: &str = "cloud-sdk-rate-limit-v3";
@@ -210,7 +213,7 @@ fn encode(state: &PaceState, boot: &str) -> String {
         state.generation,
         state.seen
     );
-    let line = format!("{fields} {:016x}", super::store::fnv(fields.as_bytes()));
+    let line = format!("{fields} {:016x}", fnv(fields.as_bytes()));
     format!("{line:<width$}\n", width = RECORD - 1)
 }
 
@@ -218,7 +221,7 @@ fn encode(state: &PaceState, boot: &str) -> String {
 fn decode(text: &str, boot: &str) -> Option<PaceState> {
     let (line, _) = text.split_once('\n')?;
     let (fields, checksum) = line.trim_end_matches(' ').rsplit_once(' ')?;
-    if u64::from_str_radix(checksum, 16).ok()? != super::store::fnv(fields.as_bytes()) {
+    if u64::from_str_radix(checksum, 16).ok()? != fnv(fields.as_bytes()) {
         return None;
     }
     let mut parts = fields.split(' ');
@@ -234,6 +237,73 @@ fn decode(text: &str, boot: &str) -> Option<PaceState> {
         seen: parts.next()?.parse().ok()?,
     };
     parts.next().is_none().then_some(state)
+}
+
+/// The host store: the state file, worked on off the async threads, with a bound on the wait (a
+/// lock held elsewhere past [`LOCK_WAIT`], a hung mount).
+pub(crate) struct HostStore(Arc<HostFile>);
+
+impl HostStore {
+    pub(crate) fn new(file: HostFile) -> Self {
+        Self(Arc::new(file))
+    }
+
+    /// The state file's path.
+    #[cfg(test)]
+    pub(crate) fn path(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+impl Store for HostStore {
+    type Error = String;
+
+    async fn update(&self, pace: Pace, op: Op) -> Result<Answer, String> {
+        let file = Arc::clone(&self.0);
+        let work = tokio::task::spawn_blocking(move || {
+            file.update(|state, now| pace.apply(StoreKind::Host, state, now, op))
+        });
+        match tokio::time::timeout(LOCK_WAIT + Duration::from_millis(500), work).await {
+            Ok(Ok(Ok(answer))) => Ok(answer),
+            Ok(Ok(Err(e))) => Err(e.to_string()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err("no answer in time".to_string()),
+        }
+    }
+
+    fn answering(&self) -> &'static str {
+        StoreKind::Host.name()
+    }
+}
+
+/// The state file's name for an API URL and key id: readable, safe in a file name, and distinct
+/// per pair (the secret never enters it).
+pub(crate) fn state_name(base_url: &str, key_id: &str) -> String {
+    let host: String = base_url
+        .split("://")
+        .nth(1)
+        .unwrap_or(base_url)
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    format!(
+        "{host}-{:016x}",
+        fnv(format!("{base_url}\n{key_id}").as_bytes())
+    )
+}
+
+/// FNV-1a, 64 bits: a stable name and checksum (not a secret's hash: no secret goes in).
+pub(crate) fn fnv(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -462,5 +532,19 @@ mod tests {
         file.update(|s, _| (s, ())).unwrap();
         assert_eq!(mode(&default), 0o700);
         assert!(default_dir().ends_with("cloud-sdk/rate-limit"));
+    }
+
+    #[test]
+    fn state_names_are_safe_and_per_url_and_key() {
+        let a = state_name("https://api.example.com:8443/v1", "key-1");
+        assert!(a.starts_with("api.example.com_8443_v1-"), "{a}");
+        assert!(
+            a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+        );
+        assert_ne!(a, state_name("https://api.example.com:8443/v1", "key-2"));
+        assert_ne!(a, state_name("https://other.example.com", "key-1"));
+        assert_eq!(fnv(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
 }

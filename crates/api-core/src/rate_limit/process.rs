@@ -1,10 +1,13 @@
 //! The process store: the pacing state in memory, shared by the clones of one `RateLimit`, on this
 //! process's monotonic clock.
 
+use std::convert::Infallible;
 use std::sync::{Mutex, PoisonError};
 
+use super::booking::StoreKind;
 use super::clock;
-use super::pacing::PaceState;
+use super::pacing::{Pace, PaceState};
+use super::store::{Answer, Op, Store};
 
 /// One limit's state in this process.
 #[derive(Debug, Default)]
@@ -17,5 +20,17 @@ impl ProcessState {
         let (next, result) = change(*state, clock::process());
         *state = next;
         result
+    }
+}
+
+impl Store for ProcessState {
+    type Error = Infallible;
+
+    async fn update(&self, pace: Pace, op: Op) -> Result<Answer, Infallible> {
+        Ok(self.with(|state, now| pace.apply(StoreKind::Process, state, now, op)))
+    }
+
+    fn answering(&self) -> &'static str {
+        StoreKind::Process.name()
     }
 }

@@ -2,19 +2,20 @@
 //! per API URL and key that expires on its own; times are the Redis server's clock, in
 //! microseconds (its wall clock: a step back is absorbed by the rule, a step forward only shortens
 //! the waits). When Redis cannot be reached the host store paces instead (the limiter's
-//! [`Fallback`](super::store::Fallback) says so), and Redis is tried again after [`RETRY_AFTER`]. The connection is multiplexed: every reservation of a busy
+//! [`Fallback`](super::fallback::Fallback) says so), and Redis is tried again after [`RETRY_AFTER`]. The connection is multiplexed: every reservation of a busy
 //! process is in flight at once on it, none waits for another's answer.
 
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
 
-use super::RedisUrl;
+use super::booking::{Booked, StoreKind};
+use super::config::RedisUrl;
 use super::pacing::{
     BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SHARED_BLOCK_NS, MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS,
     Ticket,
 };
-use super::store::{Answer, Booked, Op, Store, StoreKind};
+use super::store::{Answer, Op, Store};
 
 /// How long one Redis exchange (a script run on an open connection) may take before the host store
 /// paces instead.
@@ -239,6 +240,11 @@ fn ticket(wait: i64, generation: u64, blocked: i64) -> Ticket {
     }
 }
 
+/// The Redis key for an API URL and key id.
+pub(crate) fn key(base_url: &str, key_id: &str) -> String {
+    format!("cloud-sdk:rate-limit:{base_url}:{key_id}")
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Instant;
@@ -248,9 +254,10 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::rate_limit::config::RateLimitStore;
+    use crate::rate_limit::fallback::{Fallback, RedisChain, host_chain};
+    use crate::rate_limit::observers::{FallbackObserver, FallbackTo, StoreChange};
     use crate::rate_limit::pacing::PaceState;
-    use crate::rate_limit::store::{Fallback, RedisChain, host_chain};
-    use crate::rate_limit::{FallbackObserver, FallbackTo, RateLimitStore, StoreChange};
 
     use api_test_support::redis_server;
 
@@ -700,6 +707,14 @@ mod tests {
         assert!(
             (recovery_ms..=2 * recovery_ms + 1_000).contains(&ttl),
             "{ttl} ms"
+        );
+    }
+
+    #[test]
+    fn redis_keys_name_the_url_and_the_key_id() {
+        assert_eq!(
+            key("https://api.example.com", "key-1"),
+            "cloud-sdk:rate-limit:https://api.example.com:key-1"
         );
     }
 }
