@@ -5,14 +5,16 @@
 //! SIGKILL while it holds a slot, or the state file's lock, stalls the others by no more than
 //! that.
 //!
-//! A test binary of its own, its tests one at a time: the served rate, and the 429s of the process
-//! store, depend on how fast processes start, so the machine's load must be the fleet's own (cargo
-//! runs test binaries one after another).
+//! A test binary of its own: the served rate, and the 429s of the process store, depend on how fast
+//! processes start, so the machine's load must be the fleet's own while they are measured (cargo
+//! runs test binaries one after another). The tests that measure a rate or time a stall run alone;
+//! the declared-pipe tests, whose claims are about what is written and never about how fast, run
+//! two at a time beside each other.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use api_emulator::{EmulatorOptions, LogEntry, OperationId};
@@ -37,10 +39,18 @@ const LIMIT: &str = "20/2s";
 /// One request every 2 s / 20, 2% slower.
 const INTERVAL: Duration = Duration::from_millis(102);
 
-/// Held by each test while it runs: one fleet at a time.
-fn alone() -> MutexGuard<'static, ()> {
-    static FLEET: Mutex<()> = Mutex::new(());
-    FLEET.lock().unwrap_or_else(PoisonError::into_inner)
+/// The machine's load: a test that measures a rate or times a stall has it to itself.
+static LOAD: RwLock<()> = RwLock::new(());
+
+/// Held by a test that measures a rate or times a stall while it runs: no other test runs.
+fn alone() -> RwLockWriteGuard<'static, ()> {
+    LOAD.write().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Held by a test whose claims hold at any speed while it runs: it runs beside others like it,
+/// never beside one that runs [`alone`].
+fn beside_others() -> RwLockReadGuard<'static, ()> {
+    LOAD.read().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn limited() -> Cloud {

@@ -6,8 +6,8 @@
 //!
 //! - A holder stopped (SIGSTOP) past its lease, continued after another took the service over,
 //!   writes nothing: the fencing test.
-//! - The fleet: 8 processes, 14 rounds of a changing directory, holders killed and others stopped
-//!   past their lease; no name ever has two pipes, no pipe is left that the state does not record,
+//! - The fleet: 8 processes, 14 rounds of a changing directory (6 through PgBouncer), holders
+//!   killed and others stopped past their lease; no name ever has two pipes, no pipe is left that the state does not record,
 //!   one more apply converges and the next plan is no change, and a killed holder's lease is taken
 //!   over within its TTL and 5 s.
 
@@ -155,7 +155,7 @@ impl Server for Pooled {
 /// one statement of its own.
 #[test]
 fn eight_runners_through_pgbouncer_in_transaction_mode() {
-    let _alone = super::alone();
+    let _beside = super::beside_others();
     let test = "eight_runners_through_pgbouncer_in_transaction_mode";
     let Some(server) = PostgresServer::start(test) else {
         return;
@@ -163,7 +163,7 @@ fn eight_runners_through_pgbouncer_in_transaction_mode() {
     let Some(bouncer) = super::pgbouncer::PgBouncer::start(test, &server) else {
         return;
     };
-    eight_runners_apply_one_directory_with_kills_and_pauses(&Pooled { server, bouncer });
+    eight_runners(&Pooled { server, bouncer }, POOLED_ROUNDS);
 }
 
 /// Runs each check against a Redis and against a PostgreSQL, as two tests.
@@ -173,7 +173,7 @@ macro_rules! on_both {
             $(
                 #[test]
                 fn $name() {
-                    let _alone = super::super::alone();
+                    let _beside = super::super::beside_others();
                     if let Some(server) = super::RedisServer::start(stringify!($name)) {
                         super::$name(&server);
                     }
@@ -184,7 +184,7 @@ macro_rules! on_both {
             $(
                 #[test]
                 fn $name() {
-                    let _alone = super::super::alone();
+                    let _beside = super::super::beside_others();
                     if let Some(server) = super::PostgresServer::start(stringify!($name)) {
                         super::$name(&server);
                     }
@@ -534,7 +534,23 @@ fn a_holder_stopped_past_its_lease_writes_nothing_once_another_took_over(server:
 /// The fleet's rounds: 7 kill the lease's holder at work, 7 stop it past its lease.
 const ROUNDS: usize = 14;
 
+/// The rounds through PgBouncer: every step of the store (take, renew, write, end, take over a
+/// lapsed lease) runs in each, so a few rounds show that none needs a session.
+const POOLED_ROUNDS: usize = 6;
+
+/// How long a runner is kept stopped: past its lease.
+const STOPPED_FOR: Duration = TTL.saturating_add(Duration::from_millis(300));
+
+/// Sleeps until `since` is [`STOPPED_FOR`] ago.
+fn keep_stopped(since: Instant) {
+    std::thread::sleep(STOPPED_FOR.saturating_sub(since.elapsed()));
+}
+
 fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server) {
+    eight_runners(server, ROUNDS);
+}
+
+fn eight_runners(server: &impl Server, rounds: usize) {
     let cloud = production_cloud(Duration::from_millis(150));
     // Each write takes a while, so that the lease's holder is still at work when it is killed or
     // stopped, whichever store answers faster.
@@ -564,7 +580,7 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
         11 if stderr.contains("LEASE_LOST") => fenced += 1,
         _ => panic!("an apply exited {code}: {stderr}"),
     };
-    for round in 0..ROUNDS {
+    for round in 0..rounds {
         // The directory changes: a file added, one removed, or a pipe's replicas changed.
         match rng.usize(0..3) {
             0 => {
@@ -624,18 +640,21 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
                 takeovers.push(killed_at.elapsed());
             } else {
                 signal(&child, "-STOP");
-                stopped_holder = Some(child);
+                stopped_holder = Some((child, Instant::now()));
             }
         }
         let stop = rng.usize(0..running.len());
-        let stopped = running[stop].take().filter(|child| {
-            // A runner that has ended already is not stopped.
-            Command::new("kill")
-                .args(["-STOP", &child.id().to_string()])
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        });
+        let stopped = running[stop]
+            .take()
+            .filter(|child| {
+                // A runner that has ended already is not stopped.
+                Command::new("kill")
+                    .args(["-STOP", &child.id().to_string()])
+                    .stderr(Stdio::null())
+                    .status()
+                    .is_ok_and(|s| s.success())
+            })
+            .map(|child| (child, Instant::now()));
         for child in running.iter_mut().filter_map(Option::take) {
             let (code, stderr) = finish(child, Duration::from_secs(30));
             assert!(
@@ -658,8 +677,8 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
         );
         // The stopped holder's lease lapses, and another runner takes the service over while it is
         // stopped; continued, it writes nothing.
-        if let Some(child) = stopped_holder {
-            std::thread::sleep(TTL + Duration::from_millis(300));
+        if let Some((child, since)) = stopped_holder {
+            keep_stopped(since);
             converge(&cloud, server, &runners[(round + 1) % 8], round);
             let taken_over = server.raw_state();
             signal(&child, "-CONT");
@@ -679,8 +698,8 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
                 "round {round}: the stopped holder wrote after another took over"
             );
         }
-        if let Some(child) = stopped {
-            std::thread::sleep(TTL + Duration::from_millis(300));
+        if let Some((child, since)) = stopped {
+            keep_stopped(since);
             signal(&child, "-CONT");
             let (code, stderr) = finish(child, Duration::from_secs(30));
             assert!(
@@ -701,7 +720,7 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server)
         assert_no_duplicate(&cloud, &format!("round {round}, converged"));
     }
     // Half the rounds kill the holder, half stop it past its lease.
-    let half = ROUNDS / 2;
+    let half = rounds / 2;
     assert!(
         takeovers.len() >= half.div_ceil(2) && fenced >= half.div_ceil(2),
         "at least half the rounds killed a lease holder at work ({} of {half}), and as many \
