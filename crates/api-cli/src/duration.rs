@@ -56,6 +56,24 @@ pub(crate) fn parse_lease_ttl(text: &str) -> Result<Duration, String> {
     Ok(ttl)
 }
 
+/// Parses a wait's first pause between two polls: from 10 ms (a local emulator) to 5 minutes.
+pub(crate) fn parse_poll_interval(text: &str) -> Result<Duration, String> {
+    let interval = parse_duration(text)?;
+    if !(MIN_POLL_INTERVAL..=MAX_POLL_INTERVAL).contains(&interval) {
+        return Err(format!(
+            "invalid poll interval {:?}: from 10ms to 5m",
+            text.trim()
+        ));
+    }
+    Ok(interval)
+}
+
+/// The shortest first pause of a wait.
+const MIN_POLL_INTERVAL: Duration = Duration::from_millis(10);
+
+/// The longest first pause of a wait.
+const MAX_POLL_INTERVAL: Duration = Duration::from_secs(300);
+
 fn check(duration: Duration, text: &str) -> Result<Duration, String> {
     if duration.is_zero() {
         return Err(format!(

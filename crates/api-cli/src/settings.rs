@@ -5,13 +5,20 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::time::Duration;
 
-use api_mgmt::{OrganizationId, RateLimit, Secret, ServiceId};
+use api_mgmt::{OrganizationId, RateLimit, Secret, ServiceId, WaitOptions};
 use serde::Deserialize;
 
 use crate::cli::GlobalArgs;
 use crate::exit::Failure;
 use crate::pipe_file::Lookup;
+
+/// A wait's first pause between two polls, unless `poll_interval` says otherwise.
+const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The longest pause between two polls (unless the first is longer).
+const MAX_POLL_INTERVAL: Duration = Duration::from_secs(5);
 
 /// The user agent of every request.
 const USER_AGENT: &str = concat!("cloudctl/", env!("CARGO_PKG_VERSION"));
@@ -37,11 +44,13 @@ pub(crate) enum Key {
     RateLimit,
     /// Where the rate limit's state lives: `host`, `process` or a `redis://` URL.
     RateLimitStore,
+    /// How long a wait first pauses between two polls.
+    PollInterval,
 }
 
 impl Key {
     /// Every setting, in the order `config show` lists them.
-    pub const ALL: [Key; 9] = [
+    pub const ALL: [Key; 10] = [
         Key::ApiUrl,
         Key::ApiKeyId,
         Key::ApiKeySecret,
@@ -51,6 +60,7 @@ impl Key {
         Key::ObservabilityToken,
         Key::RateLimit,
         Key::RateLimitStore,
+        Key::PollInterval,
     ];
 
     /// The environment variable.
@@ -65,6 +75,7 @@ impl Key {
             Key::ObservabilityToken => "CLOUD_OBSERVABILITY_TOKEN",
             Key::RateLimit => api_mgmt::RATE_LIMIT_VAR,
             Key::RateLimitStore => api_mgmt::RATE_LIMIT_STORE_VAR,
+            Key::PollInterval => "CLOUD_POLL_INTERVAL",
         }
     }
 
@@ -80,6 +91,7 @@ impl Key {
             Key::ObservabilityToken => "observability_token",
             Key::RateLimit => "rate_limit",
             Key::RateLimitStore => "rate_limit_store",
+            Key::PollInterval => "poll_interval",
         }
     }
 
@@ -91,9 +103,11 @@ impl Key {
             Key::OrganizationId => Some("--organization"),
             Key::ServiceId => Some("--service"),
             Key::ObservabilityUrl => Some("--observability-url"),
-            Key::ApiKeySecret | Key::ObservabilityToken | Key::RateLimit | Key::RateLimitStore => {
-                None
-            }
+            Key::ApiKeySecret
+            | Key::ObservabilityToken
+            | Key::RateLimit
+            | Key::RateLimitStore
+            | Key::PollInterval => None,
         }
     }
 
@@ -109,9 +123,11 @@ impl Key {
             Key::OrganizationId => args.organization.as_deref(),
             Key::ServiceId => args.service.as_deref(),
             Key::ObservabilityUrl => args.observability_url.as_deref(),
-            Key::ApiKeySecret | Key::ObservabilityToken | Key::RateLimit | Key::RateLimitStore => {
-                None
-            }
+            Key::ApiKeySecret
+            | Key::ObservabilityToken
+            | Key::RateLimit
+            | Key::RateLimitStore
+            | Key::PollInterval => None,
         }
     }
 
@@ -126,6 +142,7 @@ impl Key {
             Key::ObservabilityToken => profile.observability_token.as_deref(),
             Key::RateLimit => profile.rate_limit.as_deref(),
             Key::RateLimitStore => profile.rate_limit_store.as_deref(),
+            Key::PollInterval => profile.poll_interval.as_deref(),
         }
     }
 }
@@ -180,6 +197,7 @@ struct Profile {
     observability_token: Option<String>,
     rate_limit: Option<String>,
     rate_limit_store: Option<String>,
+    poll_interval: Option<String>,
 }
 
 /// The config file in use.
@@ -390,6 +408,20 @@ impl Settings {
                 .on_wait(move |wait| crate::progress::waiting_on_the_limit(wait, shared))
                 .on_fallback(crate::progress::store_changed),
         ))
+    }
+
+    /// How this run's waits poll: first after `poll_interval` (1 s by default), each pause half
+    /// again as long as the one before, up to 5 s (or the interval, when it is longer), until
+    /// `timeout`.
+    pub fn wait_options(&self, timeout: Duration) -> Result<WaitOptions, Failure> {
+        let first = match &self.get(Key::PollInterval).value {
+            Some(text) => crate::duration::parse_poll_interval(text.expose())
+                .map_err(|e| self.setting_error(Key::PollInterval, &e))?,
+            None => DEFAULT_POLL_INTERVAL,
+        };
+        Ok(WaitOptions::default()
+            .interval(first, first.max(MAX_POLL_INTERVAL))
+            .timeout(timeout))
     }
 
     /// The rate limit and store `config show` reports for the management API.
@@ -665,6 +697,61 @@ mod tests {
             Settings::resolve(&args(&["--config", config.path().to_str().unwrap()]), &none)
                 .unwrap();
         assert!(settings.warnings.is_empty());
+    }
+
+    #[test]
+    fn waits_poll_after_a_second_or_the_poll_interval() {
+        let empty = file("");
+        let config = empty.path().to_str().unwrap();
+        let timeout = Duration::from_secs(60);
+        let none = |_: &str| None;
+        let default = Settings::resolve(&args(&["--config", config]), &none)
+            .unwrap()
+            .wait_options(timeout)
+            .unwrap();
+        assert_eq!(
+            (
+                default.initial_interval,
+                default.max_interval,
+                default.timeout
+            ),
+            (Duration::from_secs(1), Duration::from_secs(5), timeout)
+        );
+        let quick = |name: &str| (name == "CLOUD_POLL_INTERVAL").then(|| "50ms".to_string());
+        let options = Settings::resolve(&args(&["--config", config]), &quick)
+            .unwrap()
+            .wait_options(timeout)
+            .unwrap();
+        assert_eq!(
+            (options.initial_interval, options.max_interval),
+            (Duration::from_millis(50), Duration::from_secs(5))
+        );
+        let profile = file("[default]\npoll_interval = \"30s\"\n");
+        let slow = Settings::resolve(
+            &args(&["--config", profile.path().to_str().unwrap()]),
+            &none,
+        )
+        .unwrap()
+        .wait_options(timeout)
+        .unwrap();
+        assert_eq!(
+            (slow.initial_interval, slow.max_interval),
+            (Duration::from_secs(30), Duration::from_secs(30)),
+            "a first pause longer than 5 s is every pause"
+        );
+        for wrong in ["5ms", "10m", "soon"] {
+            let env = |name: &str| (name == "CLOUD_POLL_INTERVAL").then(|| wrong.to_string());
+            let err = Settings::resolve(&args(&["--config", config]), &env)
+                .unwrap()
+                .wait_options(timeout)
+                .unwrap_err();
+            assert!(
+                err.message
+                    .contains("poll_interval (from env CLOUD_POLL_INTERVAL): invalid"),
+                "{wrong}: {}",
+                err.message
+            );
+        }
     }
 
     #[test]

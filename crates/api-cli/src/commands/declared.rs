@@ -9,7 +9,7 @@ use api_mgmt::declared::{
 };
 use serde_json::json;
 
-use super::{Session, wait_options};
+use super::Session;
 use crate::cli::{ApplyArgs, DirArgs, ImportArgs, PlanArgs, ResolveArgs, StateCommand};
 use crate::declared_view::{
     plan_json, plan_text, report_json, report_text, state_json, state_text,
@@ -64,7 +64,9 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
         .with_hint("add --yes to apply without asking; `cloudctl plan` shows what would change"));
     }
     let declared = read(&args.dir, session)?;
-    let service = session.settings()?.service()?;
+    let settings = session.settings()?;
+    let service = settings.service()?;
+    let waits = settings.wait_options(args.timeout)?;
     let store = open_store(&args.dir, session, &service)?;
     let lock = lock(&*store, &service)?;
     let recorded = load(&*store, &service)?;
@@ -105,7 +107,7 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     let options = ApplyOptions::default()
         .parallelism(usize::from(args.parallelism))
         .max_unavailable(usize::from(args.max_unavailable))
-        .wait(wait_options(args.timeout))
+        .wait(waits)
         .stop_signal(stop);
     let names: Vec<&str> = plan.actions.iter().map(|a| a.name.as_str()).collect();
     let board = Board::start(plan.service.is_some(), &names);

@@ -7,9 +7,6 @@ mod observability;
 mod pipe;
 mod service;
 
-use std::time::Duration;
-
-use api_mgmt::WaitOptions;
 use clap::CommandFactory;
 
 use crate::cli::{Cli, Command, GlobalArgs};
@@ -68,11 +65,4 @@ pub(crate) async fn run(command: Command, session: &mut Session<'_>) -> Result<E
         }
     };
     done.map(|()| Exit::Success)
-}
-
-/// How the CLI's waits poll: every second at first, then up to every 5 seconds, until `timeout`.
-pub(crate) fn wait_options(timeout: Duration) -> WaitOptions {
-    WaitOptions::default()
-        .interval(Duration::from_secs(1), Duration::from_secs(5))
-        .timeout(timeout)
 }

@@ -5,7 +5,7 @@ use api_mgmt::{
 };
 use serde::Serialize;
 
-use super::{Session, wait_options};
+use super::Session;
 use crate::cli::{OutputFormat, PipeCommand, PipeCreateArgs, PipeDeleteArgs, PipeWaitArgs};
 use crate::exit::{Api, Context, Failure, PipeWait};
 use crate::output::Output;
@@ -95,6 +95,19 @@ fn handle(session: &mut Session<'_>, id: PipeId) -> Result<PipeHandle, Failure> 
     Ok(session.settings()?.service()?.pipe(id))
 }
 
+/// The pipe `id`, and how its waits poll (both checked before any call).
+fn waiting_handle(
+    session: &mut Session<'_>,
+    id: PipeId,
+    timeout: std::time::Duration,
+) -> Result<(PipeHandle, api_mgmt::WaitOptions), Failure> {
+    let settings = session.settings()?;
+    Ok((
+        settings.service()?.pipe(id),
+        settings.wait_options(timeout)?,
+    ))
+}
+
 fn context(id: PipeId, wait: Option<PipeWait>) -> Context {
     Context {
         pipe: Some(id),
@@ -121,7 +134,9 @@ async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), F
             )
         });
     }
-    let service = session.settings()?.service()?;
+    let settings = session.settings()?;
+    let service = settings.service()?;
+    let options = settings.wait_options(args.timeout)?;
     let mut context = Context {
         creating: Some(new_pipe.as_raw().name.to_string()),
         ..Context::api(Api::Management)
@@ -148,7 +163,7 @@ async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), F
             || polled(&handle, &progress),
             &target,
             Some(created),
-            &wait_options(args.timeout),
+            &options,
         )
         .await
         .map_err(|e| Failure::sdk(&e, &context))?
@@ -189,7 +204,7 @@ struct Deletion {
 
 async fn delete(args: PipeDeleteArgs, session: &mut Session<'_>) -> Result<(), Failure> {
     let id = args.id;
-    let pipe = handle(session, id)?;
+    let (pipe, options) = waiting_handle(session, id, args.timeout)?;
     let deleted = if args.if_exists {
         pipe.delete_if_exists().await
     } else {
@@ -198,7 +213,7 @@ async fn delete(args: PipeDeleteArgs, session: &mut Session<'_>) -> Result<(), F
     .map_err(|e| failure(&e, id))?;
     let gone = if args.wait {
         let progress = Progress::start(format!("pipe {id} to be gone"));
-        wait_for_pipe_gone(|| polled(&pipe, &progress), &wait_options(args.timeout))
+        wait_for_pipe_gone(|| polled(&pipe, &progress), &options)
             .await
             .map_err(|e| Failure::sdk(&e, &context(id, Some(PipeWait::Gone))))?;
         true
@@ -218,8 +233,7 @@ async fn delete(args: PipeDeleteArgs, session: &mut Session<'_>) -> Result<(), F
 
 async fn wait(args: PipeWaitArgs, session: &mut Session<'_>) -> Result<(), Failure> {
     let id = args.id;
-    let pipe = handle(session, id)?;
-    let options = wait_options(args.timeout);
+    let (pipe, options) = waiting_handle(session, id, args.timeout)?;
     if args.gone {
         let progress = Progress::start(format!("pipe {id} to be gone"));
         wait_for_pipe_gone(|| polled(&pipe, &progress), &options)

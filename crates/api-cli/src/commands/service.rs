@@ -1,12 +1,11 @@
 //! `cloudctl service start|stop [--wait]`.
 
-use std::time::Duration;
-
 use api_mgmt::{
-    Error, Response, Service, ServiceCommand, ServiceHandle, ServiceWait, WaitFor, wait_for_service,
+    Error, Response, Service, ServiceCommand, ServiceHandle, ServiceWait, WaitFor, WaitOptions,
+    wait_for_service,
 };
 
-use super::{Session, wait_options};
+use super::Session;
 use crate::cli;
 use crate::exit::{Api, Context, Failure};
 use crate::progress::Progress;
@@ -21,13 +20,15 @@ pub(crate) async fn run(
         cli::ServiceCommand::Start(args) => (ServiceCommand::Start, "start", args),
         cli::ServiceCommand::Stop(args) => (ServiceCommand::Stop, "stop", args),
     };
-    let service = session.settings()?.service()?;
+    let settings = session.settings()?;
+    let service = settings.service()?;
+    let options = settings.wait_options(args.timeout)?;
     let context = Context {
         service_command: Some(name),
         ..Context::api(Api::Management)
     };
     let result = if args.wait {
-        wait(&service, command, args.timeout).await
+        wait(&service, command, &options).await
     } else {
         service.command(command).await.map(Response::into_inner)
     };
@@ -39,7 +40,7 @@ pub(crate) async fn run(
 async fn wait(
     service: &ServiceHandle,
     command: ServiceCommand,
-    timeout: Duration,
+    options: &WaitOptions,
 ) -> Result<Service, Error> {
     let target = command.target();
     let progress = Progress::start(format!("the service to be {target}"));
@@ -48,8 +49,7 @@ async fn wait(
         command,
         progress: &progress,
     };
-    let options = wait_options(timeout);
-    wait_for_service(&probe, &WaitFor::service_state(target), &options).await
+    wait_for_service(&probe, &WaitFor::service_state(target), options).await
 }
 
 /// The two calls of a service waiter (the command, and a read), reporting each state seen.

@@ -365,14 +365,14 @@ fn a_failed_pipe_is_recreated_and_an_unreadable_answer_blocks_only_its_pipe() {
 }
 
 /// Six Kafka pipes sharing one password.
-/// The emulator of the rotation tests: 300 ms for each pipe transition, canonical answers, a
-/// second pipe of a name taken as production may.
+/// The emulator of the rotation tests: 100 ms for each pipe transition (five samples of the
+/// server each), canonical answers, a second pipe of a name taken as production may.
 fn rotation_cloud() -> Cloud {
     let timing = Timing {
         service_transition_ms: 0,
-        pipe_provisioning_ms: 300,
-        pipe_phase_ms: 300,
-        pipe_delete_ms: 300,
+        pipe_provisioning_ms: 100,
+        pipe_phase_ms: 100,
+        pipe_delete_ms: 100,
     };
     Cloud::with(
         EmulatorOptions::for_tests()

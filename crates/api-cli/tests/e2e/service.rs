@@ -149,3 +149,25 @@ fn waits_work_against_a_server_that_requires_the_command() {
         "the start met the stop: {calls:?}"
     );
 }
+
+/// A poll interval cloudctl cannot use is refused before anything is sent, naming the setting and
+/// where it came from.
+#[test]
+fn a_poll_interval_out_of_range_is_refused_before_any_call() {
+    let cloud = Cloud::start();
+    let refused = cloud.run(
+        cloud
+            .command()
+            .env("CLOUD_POLL_INTERVAL", "1ms")
+            .args(["service", "stop", "--wait", "-o", "json"]),
+    );
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains(
+            "poll_interval (from env CLOUD_POLL_INTERVAL): invalid poll interval \\\"1ms\\\""
+        ),
+        "{}",
+        refused.stderr
+    );
+    assert!(cloud.requests().is_empty(), "nothing was sent");
+}

@@ -228,6 +228,8 @@ impl Cloud {
             // The emulator of these tests counts no limit; cloudctl still paces through its default
             // host store (in the test's home), at a rate that keeps the runs quick.
             .env("CLOUD_RATE_LIMIT", "1000/1s")
+            // Its transitions take a few hundred milliseconds at most: waits poll at that scale.
+            .env("CLOUD_POLL_INTERVAL", "100ms")
             .env("KAFKA_PASSWORD", KAFKA_PASSWORD)
             .env("KINESIS_SECRET_KEY", KINESIS_SECRET_KEY)
             .env("POSTGRES_PASSWORD", POSTGRES_PASSWORD)
