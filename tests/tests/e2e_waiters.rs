@@ -17,10 +17,13 @@ fn polling() -> WaitOptions {
 
 #[tokio::test]
 async fn stop_then_start_and_wait_returns_a_running_service() {
-    // The emulator's default timing: every transition takes 2 s.
+    // Every service transition takes 500 ms: five polls of the waiter each.
     let emulator = start_with(
         EmulatorOptions::new()
-            .timing(Timing::default())
+            .timing(Timing {
+                service_transition_ms: 500,
+                ..Timing::default()
+            })
             .rate_limits(false),
     )
     .await;
