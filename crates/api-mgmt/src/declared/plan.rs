@@ -1,23 +1,22 @@
 //! [`plan`]: what it takes to bring a service to its declaration, read from the server and written
 //! nowhere.
 
+mod decide;
+mod read;
+
 use std::collections::{BTreeMap, BTreeSet};
 
-use api_core::management::{NewPipe, PipeState, ServiceState};
-use api_core::raw::support::schema::SchemaSet;
+use api_core::management::{NewPipe, ServiceState};
 use api_core::{Error, PipeId};
-use futures::StreamExt as _;
 use serde::Serialize;
 use serde_json::Value;
 
+use self::decide::Decided;
 use super::cpu_work::{ShutDown, on_every_core};
-use super::diff::{Cause, Change, Effect, Sides, compare};
-use super::fingerprint::{Fingerprint, declared_form, observed_form};
+use super::diff::Change;
+use super::fingerprint::{Fingerprint, declared_form};
 use super::{Declaration, DeclaredError, RecordedState, ServiceTarget, StateTarget};
 use crate::ServiceHandle;
-
-/// How many recorded pipes a plan reads at once (each read still takes its slot of the rate limit).
-const READS_AT_ONCE: usize = 4;
 
 /// What an action does to one named pipe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -215,18 +214,6 @@ impl Plan {
     }
 }
 
-/// What a plan's read of one recorded pipe found.
-enum Read {
-    /// The pipe, as the server wrote it (the generated type's JSON).
-    Found(Value),
-    /// 404.
-    Gone,
-    /// An answer that cannot be decoded, and why.
-    Unreadable(String),
-    /// Not read (refresh off): what it was last seen as, in its stored form.
-    Assumed(Value),
-}
-
 /// The [`StateTarget`] of `service`: its API URL, organization and id.
 pub fn target_of(service: &ServiceHandle) -> StateTarget {
     StateTarget {
@@ -332,269 +319,71 @@ pub async fn plan_with(
     options: &PlanOptions,
 ) -> Result<Plan, DeclaredError> {
     recorded.check_target(&target_of(service))?;
-    if let Some(targets) = &options.targets {
-        let unknown: Vec<&str> = targets
+    check_targets(declaration, recorded, options)?;
+    // Read: each recorded pipe the plan covers, from the server (or as it was last seen).
+    let (mut on_server, mut reads) = read::pipes(service, recorded, options).await?;
+    // Compare and decide: each declared pipe, then each recorded one no longer declared.
+    let mut decided = Decided::default();
+    let compared = decided.without_comparing(declaration, recorded, options, &mut on_server);
+    decided.by_comparing(compared, recorded).await?;
+    decided.undeclared(declaration, recorded, options, &on_server);
+    decided.actions.sort_by(|a, b| a.name.cmp(&b.name));
+    // The service's state, then what each create sends.
+    let service_change = read::service_change(service, declaration, options, &mut reads).await?;
+    let actions = with_creations(decided.actions, declaration).await?;
+    Ok(Plan {
+        service: service_change,
+        actions,
+        unchanged: decided.unchanged,
+        drift: decided.drift,
+        respelled: decided.respelled,
+        reads,
+        refreshed: options.refresh,
+        down_elsewhere: recorded
+            .pipes
             .iter()
-            .map(String::as_str)
-            .filter(|&name| {
-                declaration.get(name).is_none()
-                    && !recorded.pipes.contains_key(name)
-                    && !recorded.pending.contains_key(name)
-            })
-            .collect();
-        if !unknown.is_empty() {
-            return Err(DeclaredError::Refused(format!(
-                "no pipe is declared or recorded under the target name {}",
-                unknown.join(", ")
-            )));
-        }
-    }
-    let schemas = SchemaSet::management();
-    let (request, response) = (schemas.schema("PipeCreateRequest"), schemas.schema("Pipe"));
-
-    let mut calls = 0u32;
-    let mut on_server = BTreeMap::new();
-    if options.refresh {
-        let reads = futures::stream::iter(
-            recorded
-                .pipes
-                .iter()
-                .filter(|(name, _)| options.covers(name))
-                .map(|(name, record)| async move {
-                    let read = service.pipe(record.id).get_wire().await;
-                    (name.clone(), read)
-                }),
-        )
-        .buffer_unordered(READS_AT_ONCE)
-        .collect::<Vec<_>>()
-        .await;
-        for (name, read) in reads {
-            calls += 1;
-            let read = match read {
-                Ok(pipe) => match serde_json::to_value(pipe.into_inner()) {
-                    Ok(json) => Read::Found(json),
-                    Err(e) => {
-                        Read::Unreadable(format!("the answer cannot be written as JSON: {e}"))
-                    }
-                },
-                Err(e) if e.is_not_found() => Read::Gone,
-                // One answer the SDK cannot decode blocks only its own pipe.
-                Err(e @ Error::Decode(_)) => Read::Unreadable(e.to_string()),
-                Err(e) => return Err(DeclaredError::Api(e)),
-            };
-            on_server.insert(name, read);
-        }
-    } else {
-        // No read: the server is taken to answer what it answered when it was last seen.
-        for (name, record) in recorded.pipes.iter().filter(|(n, _)| options.covers(n)) {
-            let seen = record.observed.as_ref().unwrap_or(&record.declared);
-            on_server.insert(name.clone(), Read::Assumed(seen.clone()));
-        }
-    }
-
-    let mut observations = BTreeMap::new();
-    let mut drift = Vec::new();
-    let mut respelled = Vec::new();
-    let mut actions = Vec::new();
-    let mut unchanged = Vec::new();
-    // The recorded, declared pipes the server has in a working state: compared once their forms
-    // are made.
-    let mut compared = Vec::new();
-    for (name, pipe) in declaration.pipes().filter(|(name, _)| options.covers(name)) {
-        if let Some(pending) = recorded.pending.get(name) {
-            actions.push(pending_action(name, pending, recorded));
-            continue;
-        }
-        let Some(record) = recorded.pipes.get(name) else {
-            actions.push(action(name, ActionKind::Create, None, Vec::new()));
-            continue;
-        };
-        let unfinished = record.replacing.map(|at| {
-            format!(
-                "a replace begun at {} did not finish",
-                at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-            )
-        });
-        let (server, read) = match on_server.remove(name) {
-            Some(Read::Found(server)) => (server, true),
-            Some(Read::Assumed(seen)) => (seen, false),
-            Some(Read::Unreadable(why)) => {
-                let mut unreadable =
-                    action(name, ActionKind::Unreadable, Some(record.id), Vec::new());
-                unreadable.note = Some(format!(
-                    "the server's answer cannot be read, so nothing is done to it: {why}"
-                ));
-                actions.push(unreadable);
-                continue;
-            }
-            Some(Read::Gone) | None => {
-                let note = join_notes(
-                    format!("pipe {} is gone from the server", record.id),
-                    unfinished,
-                );
-                actions.push(recreate(name, record.id, note, false));
-                continue;
-            }
-        };
-        let state = server
-            .get("state")
-            .and_then(Value::as_str)
-            .map(PipeState::from);
-        if let Some(state) = state.filter(PipeState::is_failed) {
-            let note = format!(
-                "pipe {} is {state}: it is deleted and created again",
-                record.id
-            );
-            actions.push(recreate(name, record.id, note, true));
-            continue;
-        }
-        compared.push(Compared {
-            name: name.to_string(),
-            pipe: pipe.clone(),
-            fingerprint: record.fingerprint.clone(),
-            server,
-            read,
-            unfinished,
-        });
-    }
-
-    // Each secret's fingerprint (Argon2id) off the runtime, on every core.
-    let formed = on_every_core(compared, |compared| {
-        let forms = declared_form(&compared.pipe, &compared.fingerprint).and_then(|declared| {
-            let now = if compared.read {
-                observed_form(&compared.server, &compared.fingerprint)?
-            } else {
-                // Recorded as stored already.
-                compared.server.clone()
-            };
-            Ok((declared, now))
-        });
-        (compared, forms)
+            .filter(|(name, record)| !options.covers(name) && record.replacing.is_some())
+            .count(),
+        handle: service.clone(),
+        recorded: recorded.clone(),
+        observations: decided.observations,
     })
-    .await
-    .map_err(shut_down)?;
-    for (compared, forms) in formed {
-        let ((form, fingerprint), now) = forms?;
-        let (name, unfinished) = (compared.name.as_str(), compared.unfinished);
-        let record = &recorded.pipes[name];
-        let file_changed = fingerprint.digest != record.fingerprint.digest;
-        // Without a read, the server is taken to be as it was seen, so only the file can differ.
-        // A record that never got its observed form (an apply interrupted between the create and
-        // its answer, or a state of version 1) adopts the answer now when the file has not changed
-        // since: a pipe just made is never replaced for the server's own way of writing it.
-        let observed = match (compared.read, &record.observed) {
-            (true, Some(observed)) => Some(observed),
-            (true, None) if file_changed => None,
-            _ => Some(&now),
-        };
-        let sides = Sides {
-            file: &form,
-            recorded: file_changed.then_some(&record.declared),
-            observed,
-            now: &now,
-            // The stored form (a credential in a string is its fingerprint, as in the file's).
-            answer: &now,
-        };
-        let (mut differences, adopted) = compare(&sides, request, response);
-        let strongest = differences.iter().map(|c| c.effect).max();
-        if strongest == Some(Effect::Replace) || unfinished.is_some() {
-            let mut replace = action(name, ActionKind::Replace, Some(record.id), differences);
-            replace.delete_first = true;
-            replace.down = unfinished.is_some();
-            replace.note = unfinished;
-            actions.push(replace);
-        } else if file_changed || strongest == Some(Effect::Record) {
-            let mut update = action(name, ActionKind::Record, Some(record.id), differences);
-            update.note =
-                Some("the server already has what the file says: only the state changes".into());
-            update.record = Some(Recorded {
-                form,
-                fingerprint,
-                observed: now,
-            });
-            actions.push(update);
-        } else {
-            let (respellings, differences): (Vec<Change>, Vec<Change>) = differences
-                .drain(..)
-                .partition(|c| c.cause == Cause::Respelled);
-            if !differences.is_empty() {
-                drift.push(Drift {
-                    name: name.to_string(),
-                    id: record.id,
-                    changes: differences,
-                });
-            }
-            if !respellings.is_empty() {
-                respelled.push(Drift {
-                    name: name.to_string(),
-                    id: record.id,
-                    changes: respellings,
-                });
-            }
-            if compared.read && record.observed.is_none() {
-                observations.insert(name.to_string(), now);
-            } else if let Some(adopted) = adopted.filter(|_| compared.read) {
-                observations.insert(name.to_string(), adopted);
-            }
-            unchanged.push(name.to_string());
-        }
-    }
-    for (name, record) in &recorded.pipes {
-        // A name with a pending create is said once, as pending (its record is that of the pipe
-        // a replace deleted).
-        if options.covers(name)
-            && declaration.get(name).is_none()
-            && !recorded.pending.contains_key(name)
-        {
-            let mut delete = action(name, ActionKind::Delete, Some(record.id), Vec::new());
-            if matches!(on_server.get(name), Some(Read::Gone)) {
-                delete.note = Some(format!(
-                    "pipe {} is already gone from the server",
-                    record.id
-                ));
-            }
-            actions.push(delete);
-        }
-    }
-    for (name, pending) in &recorded.pending {
-        if options.covers(name) && declaration.get(name).is_none() {
-            actions.push(pending_action(name, pending, recorded));
-        }
-    }
-    actions.sort_by(|a, b| a.name.cmp(&b.name));
+}
 
-    let service_change = match declaration.declared_service_state() {
-        Some(target) => {
-            // A server may refuse the read (400): a plan must not write, so it cannot tell the
-            // state, and plans the command (which changes nothing on a service already there).
-            let learned = service.client.parts().0.learned();
-            let read = if !options.refresh || learned.refuses_command_less_read() {
-                None
-            } else {
-                calls += 1;
-                match service.get().await {
-                    Ok(now) => now.into_inner().state,
-                    Err(e) if e.status() == Some(400) => {
-                        learned.learn_command_less_read_refused();
-                        None
-                    }
-                    Err(e) => return Err(DeclaredError::Api(e)),
-                }
-            };
-            let known = read.is_some();
-            let state = read.unwrap_or_else(|| ServiceState::from("unknown"));
-            let reached = match target {
-                ServiceTarget::Running => state == ServiceState::Running,
-                ServiceTarget::Stopped => state == ServiceState::Stopped,
-            };
-            (!reached).then_some(ServiceChange {
-                from: state,
-                to: target,
-                known,
-            })
-        }
-        None => None,
+/// Refuses a target name that no file declares and the state does not record.
+fn check_targets(
+    declaration: &Declaration,
+    recorded: &RecordedState,
+    options: &PlanOptions,
+) -> Result<(), DeclaredError> {
+    let Some(targets) = &options.targets else {
+        return Ok(());
     };
+    let unknown: Vec<&str> = targets
+        .iter()
+        .map(String::as_str)
+        .filter(|&name| {
+            declaration.get(name).is_none()
+                && !recorded.pipes.contains_key(name)
+                && !recorded.pending.contains_key(name)
+        })
+        .collect();
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(DeclaredError::Refused(format!(
+        "no pipe is declared or recorded under the target name {}",
+        unknown.join(", ")
+    )))
+}
+
+/// `actions` with what each create sends and records (a fresh salt for each new pipe: a record's
+/// fingerprints are its own), made off the runtime on every core; refused when the service is
+/// declared stopped, which takes no new pipe.
+async fn with_creations(
+    mut actions: Vec<PlanAction>,
+    declaration: &Declaration,
+) -> Result<Vec<PlanAction>, DeclaredError> {
     let creating: Vec<usize> = actions
         .iter()
         .enumerate()
@@ -615,8 +404,6 @@ pub async fn plan_with(
             names.join(", ")
         )));
     }
-    // What each create sends and records, with a fresh salt for each new pipe (a record's
-    // fingerprints are its own): off the runtime, on every core.
     let to_create: Vec<(usize, NewPipe)> = creating
         .into_iter()
         .filter_map(|i| Some((i, declaration.get(&actions[i].name)?.clone())))
@@ -629,61 +416,15 @@ pub async fn plan_with(
     {
         actions[i].create = Some(creation?);
     }
-    Ok(Plan {
-        service: service_change,
-        actions,
-        unchanged,
-        drift,
-        respelled,
-        reads: calls,
-        refreshed: options.refresh,
-        down_elsewhere: recorded
-            .pipes
-            .iter()
-            .filter(|(name, record)| !options.covers(name) && record.replacing.is_some())
-            .count(),
-        handle: service.clone(),
-        recorded: recorded.clone(),
-        observations,
-    })
-}
-
-/// A recorded, declared pipe to compare with what the server has, before its forms are made.
-struct Compared {
-    name: String,
-    pipe: NewPipe,
-    fingerprint: Fingerprint,
-    /// The server's answer (the generated type's JSON), or what it was last seen as.
-    server: Value,
-    /// Whether `server` was read now.
-    read: bool,
-    /// A replace begun and not finished.
-    unfinished: Option<String>,
-}
-
-/// The recreate of the recorded pipe `id` (down: gone, or failed and then deleted first when
-/// `delete_first`).
-fn recreate(name: &str, id: PipeId, note: String, delete_first: bool) -> PlanAction {
-    let mut recreate = action(name, ActionKind::Recreate, Some(id), Vec::new());
-    recreate.note = Some(note);
-    recreate.delete_first = delete_first;
-    recreate.down = true;
-    recreate
+    Ok(actions)
 }
 
 /// The plan's error when the runtime shut down under its fingerprints.
-fn shut_down(_: ShutDown) -> DeclaredError {
+pub(super) fn shut_down(_: ShutDown) -> DeclaredError {
     DeclaredError::Refused(
         "the async runtime shut down while the plan fingerprinted its secrets; nothing was planned"
             .into(),
     )
-}
-
-fn join_notes(first: String, second: Option<String>) -> String {
-    match second {
-        Some(second) => format!("{first}; {second}"),
-        None => first,
-    }
 }
 
 fn creation(pipe: &NewPipe, fingerprint: &Fingerprint) -> Result<Creation, DeclaredError> {
@@ -693,46 +434,6 @@ fn creation(pipe: &NewPipe, fingerprint: &Fingerprint) -> Result<Creation, Decla
         form,
         fingerprint,
     })
-}
-
-fn action(name: &str, kind: ActionKind, id: Option<PipeId>, changes: Vec<Change>) -> PlanAction {
-    PlanAction {
-        name: name.to_string(),
-        kind,
-        id,
-        changes,
-        note: None,
-        create: None,
-        delete_first: false,
-        down: false,
-        record: None,
-    }
-}
-
-/// The action of a pending create: down when it is the create of a replace (or a recreate), whose
-/// record keeps its mark until the create is recorded.
-fn pending_action(
-    name: &str,
-    pending: &super::PendingCreate,
-    recorded: &RecordedState,
-) -> PlanAction {
-    let reason = pending
-        .reason
-        .as_deref()
-        .map_or_else(String::new, |reason| format!(" ({reason})"));
-    let mut action = action(name, ActionKind::Pending, None, Vec::new());
-    action.down = recorded
-        .pipes
-        .get(name)
-        .is_some_and(|record| record.replacing.is_some());
-    action.note = Some(format!(
-        "a create sent at {} has no known outcome{reason}: the pipe may exist, and the API cannot \
-         find it by name; adopt it by its id, or confirm that nothing was made",
-        pending
-            .started_at
-            .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
-    ));
-    action
 }
 
 /// Reads of errors the plan can meet, kept apart so the caller can tell them.
