@@ -6,6 +6,7 @@ use api_raw::management::types as raw;
 
 use super::*;
 use crate::decode::Path;
+use crate::management::{PipeState, ServiceCommand, ServiceState};
 use crate::error::ApiError;
 use crate::response::ResponseMeta;
 
