@@ -105,7 +105,7 @@ pub struct Drift {
     pub name: String,
     /// The pipe's id.
     pub id: PipeId,
-    /// Each member that changed, with the server's value now ([`Effect::None`]).
+    /// Each member that changed, with the server's value now ([`Effect::None`](super::diff::Effect::None)).
     pub changes: Vec<Change>,
 }
 
@@ -146,7 +146,7 @@ pub struct Plan {
     pub drift: Vec<Drift>,
     /// Pipes the server now writes another way than it did when they were made (an upgrade that
     /// respelled a type or a value of a set, a set in another order): no change; an apply records
-    /// the new forms ([`Cause::Respelled`]).
+    /// the new forms ([`Cause::Respelled`](super::diff::Cause::Respelled)).
     pub respelled: Vec<Drift>,
     /// The calls the plan made (one read per recorded pipe it covers, and one of the service when
     /// its state is declared and the server lets it be read; none without a refresh); it writes
