@@ -6,8 +6,8 @@ use api_raw::management::types as raw;
 
 use super::*;
 use crate::decode::Path;
-use crate::management::{PipeState, ServiceCommand, ServiceState};
 use crate::error::ApiError;
+use crate::management::{PipeState, ServiceCommand, ServiceState};
 use crate::response::ResponseMeta;
 
 const PIPE: &str = "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c";
