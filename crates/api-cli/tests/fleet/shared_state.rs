@@ -783,7 +783,9 @@ fn a_state_pushed_to_the_store_and_back_and_a_lease_ended_by_hand(server: &impl 
             .then(Fault::delay(Duration::from_secs(2)).always()),
     );
     elsewhere.checkout(&[("orders".into(), 1)]);
-    let holder = elsewhere.spawn_apply(&cloud, server);
+    // A lease of a minute: it stays held while the holder is stopped, however slowly the
+    // commands below start (a loaded machine once took longer than a 1 s lease to read it).
+    let holder = elsewhere.spawn_apply_through(&cloud, server, &server.url(), "2", "60s");
     let deadline = Instant::now() + Duration::from_secs(20);
     while lease_holder(server) != Some(holder.id()) {
         assert!(Instant::now() < deadline, "the apply never took the lease");
