@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use api_core::PipeId;
 use api_core::management::{NewPipe, PipeState};
-use api_core::raw::support::schema::SchemaSet;
+use api_core::raw::support::schema::{SchemaSet, Shape};
 use serde_json::Value;
 
 use super::read::Read;
@@ -139,25 +139,25 @@ impl Decided {
         })
         .await
         .map_err(shut_down)?;
+        let schemas = SchemaSet::management();
+        let shapes = (schemas.schema("PipeCreateRequest"), schemas.schema("Pipe"));
         for (compared, forms) in formed {
             let ((form, fingerprint), now) = forms?;
-            self.compare_one(compared, recorded, form, fingerprint, now);
+            self.compare_one(compared, recorded, shapes, (form, fingerprint), now);
         }
         Ok(())
     }
 
-    /// Decides one compared pipe from its file's `form` (under `fingerprint`) and the server's
-    /// answer `now`, in stored form.
+    /// Decides one compared pipe from its file's form (under its fingerprint) and the server's
+    /// answer `now`, in stored form, with the shapes of the create request and of the pipe.
     fn compare_one(
         &mut self,
         compared: Compared,
         recorded: &RecordedState,
-        form: Value,
-        fingerprint: Fingerprint,
+        (request, response): (Option<Shape<'_>>, Option<Shape<'_>>),
+        (form, fingerprint): (Value, Fingerprint),
         now: Value,
     ) {
-        let schemas = SchemaSet::management();
-        let (request, response) = (schemas.schema("PipeCreateRequest"), schemas.schema("Pipe"));
         let (name, unfinished) = (compared.name.as_str(), compared.unfinished);
         let record = &recorded.pipes[name];
         let file_changed = fingerprint.digest != record.fingerprint.digest;
