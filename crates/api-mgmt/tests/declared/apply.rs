@@ -13,7 +13,10 @@ use api_mgmt::declared::{
     StateError, StateLock, StateStore, StateTarget, StopSignal,
 };
 
-use crate::support::{created_with_answer, options, pipe, plan_and_apply, service, store};
+use crate::support::{
+    OrdersApplied, created_with_answer, options, orders_applied, pipe, plan_and_apply, service,
+    store,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn an_apply_needs_the_lock_of_its_own_service() {
@@ -237,14 +240,13 @@ async fn parallelism_bounds_the_calls_in_flight_not_the_waits() {
 /// new pipe never waits behind a rollout (nor is skipped when a replace fails).
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn new_pipes_are_created_before_a_replace_takes_one_down() {
-    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
-    let service = service(&emulator).await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = store(&dir);
-    let lock = store.lock(&declared::target_of(&service)).unwrap();
-    let first = Declaration::new().pipe(pipe("orders", 1));
-    let applied = plan_and_apply(&service, &store, &lock, &first, &options()).await;
-    assert!(applied.is_complete(), "{applied:?}");
+    let OrdersApplied {
+        emulator,
+        service,
+        store,
+        lock,
+        dir: _dir,
+    } = orders_applied().await;
 
     let changed = Declaration::new()
         .pipe(pipe("orders", 2))
@@ -274,14 +276,13 @@ async fn new_pipes_are_created_before_a_replace_takes_one_down() {
 /// call of the key's budget on it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
 async fn an_apply_that_deletes_nothing_does_not_read_the_service() {
-    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
-    let service = service(&emulator).await;
-    let dir = tempfile::tempdir().unwrap();
-    let store = store(&dir);
-    let lock = store.lock(&declared::target_of(&service)).unwrap();
-    let first = Declaration::new().pipe(pipe("orders", 1));
-    let applied = plan_and_apply(&service, &store, &lock, &first, &options()).await;
-    assert!(applied.is_complete(), "{applied:?}");
+    let OrdersApplied {
+        emulator,
+        service,
+        store,
+        lock,
+        dir: _dir,
+    } = orders_applied().await;
     // Deleted behind the state's back: the next plan makes it again, with its old id known.
     let id = store.load().unwrap().unwrap().pipes["orders"].id;
     service.pipe(id).delete().await.unwrap();

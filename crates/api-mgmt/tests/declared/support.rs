@@ -98,3 +98,35 @@ pub async fn plan_and_apply(
         .unwrap();
     plan.apply(lock, store, options).await.unwrap()
 }
+
+/// A service of a fresh emulator with `orders` (one replica) applied through a state file: what
+/// the tests of a second apply start from.
+pub struct OrdersApplied {
+    pub emulator: Emulator,
+    pub service: ServiceHandle,
+    pub store: FileStateStore,
+    pub lock: StateLock,
+    /// The state's directory, removed when dropped: keep it while the store is used.
+    pub dir: tempfile::TempDir,
+}
+
+/// A fresh emulator, and `orders` applied to its running service (see [`OrdersApplied`]).
+pub async fn orders_applied() -> OrdersApplied {
+    let emulator = Emulator::start(api_emulator::EmulatorOptions::for_tests())
+        .await
+        .unwrap();
+    let service = service(&emulator).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let lock = store.lock(&declared::target_of(&service)).unwrap();
+    let first = Declaration::new().pipe(pipe("orders", 1));
+    let applied = plan_and_apply(&service, &store, &lock, &first, &options()).await;
+    assert!(applied.is_complete(), "{applied:?}");
+    OrdersApplied {
+        emulator,
+        service,
+        store,
+        lock,
+        dir,
+    }
+}
