@@ -4,7 +4,7 @@
 
 use std::hint::black_box;
 
-use api_mgmt::{Credentials, OrganizationId, PipeHandle, ServiceHandle};
+use api_mgmt::{Credentials, ServiceHandle, pipes::PipeHandle, services::OrganizationId};
 use uuid::Uuid;
 
 use crate::fixtures::{ORGANIZATION, PIPE, SERVICE};
@@ -104,9 +104,9 @@ impl Clients {
         let pipe_id: Uuid = PIPE.parse()?;
         let service = management.service(
             OrganizationId::from(organization),
-            api_mgmt::ServiceId::from(service_id),
+            api_mgmt::services::ServiceId::from(service_id),
         );
-        let pipe = service.pipe(api_mgmt::PipeId::from(pipe_id));
+        let pipe = service.pipe(api_mgmt::pipes::PipeId::from(pipe_id));
         // After the SDK's clients: they install the process-wide crypto provider that reqwest needs
         // with the workspace's TLS features (the canned server is plain HTTP all the same).
         Ok(Self {
@@ -131,8 +131,8 @@ impl Clients {
                 usize::from(!black_box(self.service.start().await?).name.is_empty())
             }
             (Call::StartService, Variant::Generated) => {
-                let body = api_mgmt::raw_types::ServiceStateChangeRequest {
-                    command: Some(api_mgmt::raw_types::ServiceStateCommand::Start),
+                let body = api_mgmt::raw::types::ServiceStateChangeRequest {
+                    command: Some(api_mgmt::raw::types::ServiceStateCommand::Start),
                 };
                 let envelope = self
                     .management

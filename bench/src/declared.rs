@@ -11,7 +11,9 @@ use api_mgmt::declared::{
     self, ApplyOptions, Declaration, FileStateStore, RecordedState, SharedStateStore, StateStore,
 };
 use api_mgmt::{
-    Client, Credentials, Destination, KafkaSource, NewPipe, RateLimit, SchemaRegistry, WaitOptions,
+    Client, Credentials, NewPipe, WaitOptions,
+    pipes::{Destination, KafkaSource, SchemaRegistry},
+    rate_limit::RateLimit,
 };
 
 use crate::clients::Failure;

@@ -6,7 +6,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use api_emulator::{Emulator, EmulatorOptions};
-use api_mgmt::{Destination, KafkaSource, NewPipe, PipeHandle, Pipes};
+use api_mgmt::{
+    NewPipe,
+    pipes::{Destination, KafkaSource, PipeHandle, Pipes},
+};
 
 use crate::clients::Failure;
 use crate::rounds::median;

@@ -294,7 +294,7 @@ fn worker(
             s.service
                 .state
                 .as_ref()
-                .is_some_and(api_mgmt::ServiceState::is_running)
+                .is_some_and(api_mgmt::services::ServiceState::is_running)
         })
         .and_then(|s| s.service.id.map(|id| (s.organization, id)))
         .ok_or_else(|| Failure::from("the built-in seed has no running service"))?;
@@ -373,7 +373,7 @@ impl EmulatorProcess {
             .enable_all()
             .build()?;
         runtime.block_on(async {
-            let response = api_mgmt::http_client_builder()
+            let response = api_mgmt::client::http_client_builder()
                 .build()?
                 .get(format!("{}/_emulator/requests", self.url))
                 .bearer_auth(&seed.control.token)
@@ -398,7 +398,7 @@ mod tests {
     #[test]
     fn the_interval_is_the_sdks() {
         assert_eq!(Plan::FULL.interval(), Duration::from_millis(51));
-        let limit: api_mgmt::RateLimit = "20/1s".parse().unwrap();
+        let limit: api_mgmt::rate_limit::RateLimit = "20/1s".parse().unwrap();
         assert_eq!(limit.interval(), Plan::FULL.interval());
     }
 }

@@ -1,4 +1,8 @@
-use api_mgmt::{Condition, Pipe, PipeState, WaitFor};
+use api_mgmt::{
+    Pipe,
+    pipes::PipeState,
+    wait::{Condition, WaitFor},
+};
 
 /// A waiter's condition, unit-tested with pipes written as the API writes them: no HTTP.
 pub fn condition_from_fixtures() {

@@ -1,8 +1,9 @@
 use std::time::Duration;
 
 use api_mgmt::{
-    Client, Credentials, Destination, KafkaSource, NewPipe, OrganizationId, PipeSource, PipeState,
-    ServiceId, WaitOptions,
+    Client, Credentials, NewPipe, PipeSource, WaitOptions,
+    pipes::{Destination, KafkaSource, PipeState},
+    services::{OrganizationId, ServiceId},
 };
 
 /// Starts the service, creates a Kafka pipe, waits until it runs, and reads it back.

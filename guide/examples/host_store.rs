@@ -1,4 +1,7 @@
-use api_mgmt::{Client, Credentials, RateLimit, RateLimitStore};
+use api_mgmt::{
+    Client, Credentials,
+    rate_limit::{RateLimit, RateLimitStore},
+};
 
 /// A client that shares the key's rate limit with every process of this user on this host.
 pub fn shared_limit_client(

@@ -1,4 +1,4 @@
-use api_mgmt::{Client, Credentials, RateLimit};
+use api_mgmt::{Client, Credentials, rate_limit::RateLimit};
 
 /// A client that trusts a private CA and goes through a proxy, and one on a `reqwest` client of
 /// your own.
@@ -16,7 +16,7 @@ pub fn clients(
 
     // Your own reqwest client (middleware, DNS, pool settings): it behaves as the SDK's own, with
     // the credentials, user agent, attempt timeout, retries, rate limit and operation timeout.
-    let own = api_mgmt::http_client_builder()
+    let own = api_mgmt::client::http_client_builder()
         .pool_max_idle_per_host(2)
         .build()
         .expect("a client");

@@ -1,4 +1,4 @@
-use api_mgmt::{NewPipe, PipeId, ServiceHandle};
+use api_mgmt::{NewPipe, ServiceHandle, pipes::PipeId};
 
 /// Creates a pipe, and never a second one when the first create's outcome is unknown.
 pub async fn create_once(

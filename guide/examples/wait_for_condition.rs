@@ -1,4 +1,8 @@
-use api_mgmt::{Condition, Pipe, PipeHandle, PipeState, WaitFor, WaitOptions};
+use api_mgmt::{
+    Pipe, WaitOptions,
+    pipes::{PipeHandle, PipeState},
+    wait::{Condition, WaitFor},
+};
 
 /// Waits until the pipe runs on 2 replicas; gives up at once if it fails.
 pub async fn wait_until_scaled(pipe: &PipeHandle) -> Result<(), api_mgmt::Error> {

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use api_emulator::{Emulator, EmulatorOptions, Timing};
 use api_mgmt::{
-    Compression, Destination, KafkaSource, NewPipe, ObjectStorageSource, PipeSource, PipeState,
-    Scaling, ServiceHandle, WaitOptions,
+    NewPipe, PipeSource, ServiceHandle, WaitOptions,
+    pipes::{Compression, Destination, KafkaSource, ObjectStorageSource, PipeState, Scaling},
 };
 use chrono::{TimeZone, Utc};
 
@@ -20,7 +20,7 @@ type Failure = Box<dyn std::error::Error>;
 struct Target {
     obs: api_obs::Client,
     service: ServiceHandle,
-    alert: api_obs::AlertId,
+    alert: api_obs::alerts::AlertId,
     _emulator: Option<Emulator>,
 }
 
@@ -29,15 +29,18 @@ fn var(name: &str) -> Result<String, Failure> {
 }
 
 async fn target() -> Result<Target, Failure> {
-    if std::env::var_os(api_mgmt::env::MANAGEMENT_URL).is_some() {
-        println!("Using the deployment at ${}", api_mgmt::env::MANAGEMENT_URL);
+    if std::env::var_os(api_mgmt::client::env::MANAGEMENT_URL).is_some() {
+        println!(
+            "Using the deployment at ${}",
+            api_mgmt::client::env::MANAGEMENT_URL
+        );
         // A real deployment counts 10 requests per 10 s per key: pace the tour instead of collecting 429s.
-        let mgmt = api_mgmt::Client::builder(var(api_mgmt::env::MANAGEMENT_URL)?)
+        let mgmt = api_mgmt::Client::builder(var(api_mgmt::client::env::MANAGEMENT_URL)?)
             .credentials(api_mgmt::Credentials::basic(
-                var(api_mgmt::env::MANAGEMENT_KEY_ID)?,
-                var(api_mgmt::env::MANAGEMENT_KEY_SECRET)?,
+                var(api_mgmt::client::env::MANAGEMENT_KEY_ID)?,
+                var(api_mgmt::client::env::MANAGEMENT_KEY_SECRET)?,
             ))
-            .rate_limit(api_mgmt::RateLimit::management())
+            .rate_limit(api_mgmt::rate_limit::RateLimit::management())
             .build()?;
         let obs = api_obs::Client::from_env()?;
         let service = mgmt.service(

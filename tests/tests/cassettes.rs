@@ -315,8 +315,8 @@ proptest! {
             let service = service_at(&recorder.base_url(), &emulator);
             let _ = service.reverse_private_endpoints().await;
             let pipe = api_mgmt::NewPipe::builder("p")
-                .source(api_mgmt::KafkaSource::new("b:9092", "t").credentials("reader", secret.as_str()))
-                .destination(api_mgmt::Destination::new("d").table("t").managed_table(true))
+                .source(api_mgmt::pipes::KafkaSource::new("b:9092", "t").credentials("reader", secret.as_str()))
+                .destination(api_mgmt::pipes::Destination::new("d").table("t").managed_table(true))
                 .mapped_column("id", "id", "UInt64")
                 .build()
                 .unwrap();

@@ -8,8 +8,11 @@
 use api_core::management::responses;
 use api_core::observability::responses as obs_responses;
 use api_mgmt::{
-    CpuMillicores, DecodeError, Error, MemoryGb, PipeSource, PipeState, Response, ResponseMeta,
-    ServiceState,
+    Error, PipeSource, Response,
+    client::ResponseMeta,
+    error::DecodeError,
+    pipes::{CpuMillicores, MemoryGb, PipeState},
+    services::ServiceState,
 };
 use serde::de::DeserializeOwned;
 
@@ -83,7 +86,7 @@ fn a_service_reads_without_unwrapping() {
 #[test]
 fn a_kafka_pipe_with_an_unknown_state_and_quantity_strings() {
     let pipe = responses::pipe(
-        &api_mgmt::operations::CREATE_PIPE,
+        &api_mgmt::raw::operations::CREATE_PIPE,
         envelope(fixture("create_pipe_kafka")),
     )
     .unwrap()
@@ -126,7 +129,7 @@ fn every_source_kind_decodes() {
         ("get_pipe_postgres", "postgres"),
     ] {
         let pipe = responses::pipe(
-            &api_mgmt::operations::GET_PIPE,
+            &api_mgmt::raw::operations::GET_PIPE,
             envelope(fixture(fixture_name)),
         )
         .unwrap_or_else(|e| panic!("{fixture_name}: {e}"));
@@ -142,7 +145,7 @@ fn every_source_kind_decodes() {
 #[test]
 fn a_connection_string_read_back_never_shows() {
     let pipe = responses::pipe(
-        &api_mgmt::operations::GET_PIPE,
+        &api_mgmt::raw::operations::GET_PIPE,
         envelope(fixture("get_pipe_object_storage")),
     )
     .unwrap()
@@ -205,7 +208,7 @@ fn an_unknown_source_kind_keeps_its_json() {
         "kinesis": null,
         "bigquery": {"project": "analytics", "dataset": "events"}
     });
-    let pipe = responses::pipe(&api_mgmt::operations::GET_PIPE, envelope(json))
+    let pipe = responses::pipe(&api_mgmt::raw::operations::GET_PIPE, envelope(json))
         .unwrap()
         .into_inner();
     assert_eq!(pipe.source.to_string(), "bigquery");
@@ -278,7 +281,7 @@ fn missing_or_malformed_identity_is_a_decode_error_with_its_path() {
     let mut json = fixture("create_pipe_kafka");
     json["result"].as_object_mut().unwrap().remove("id");
     let err = decode_error(responses::pipe(
-        &api_mgmt::operations::CREATE_PIPE,
+        &api_mgmt::raw::operations::CREATE_PIPE,
         envelope(json),
     ));
     assert_eq!(
@@ -289,7 +292,7 @@ fn missing_or_malformed_identity_is_a_decode_error_with_its_path() {
     let mut json = fixture("get_pipe_kinesis");
     json["result"]["serviceId"] = serde_json::Value::Null;
     let err = decode_error(responses::pipe(
-        &api_mgmt::operations::GET_PIPE,
+        &api_mgmt::raw::operations::GET_PIPE,
         envelope(json),
     ));
     assert_eq!(err.path, "result.serviceId");
@@ -297,7 +300,7 @@ fn missing_or_malformed_identity_is_a_decode_error_with_its_path() {
     let mut json = fixture("create_pipe_kafka");
     json["result"]["source"]["kafka"]["reversePrivateEndpointIds"] = serde_json::json!(["nope"]);
     let err = decode_error(responses::pipe(
-        &api_mgmt::operations::CREATE_PIPE,
+        &api_mgmt::raw::operations::CREATE_PIPE,
         envelope(json),
     ));
     assert_eq!(err.path, "result.source.kafka.reversePrivateEndpointIds[0]");
@@ -361,18 +364,18 @@ fn known_values_always_map_to_their_variant() {
     assert_eq!(PipeState::from("Running"), PipeState::Running);
     assert_eq!("Running".parse::<PipeState>().unwrap(), PipeState::Running);
     assert_eq!(PipeState::from(String::from("Running")), PipeState::Running);
-    for value in api_obs::AlertThresholdType::KNOWN {
+    for value in api_obs::alerts::AlertThresholdType::KNOWN {
         assert!(
-            !api_obs::AlertThresholdType::from(*value).is_other(),
+            !api_obs::alerts::AlertThresholdType::from(*value).is_other(),
             "{value}"
         );
     }
     assert_eq!(
-        api_obs::AlertThresholdType::from("above_exclusive"),
-        api_obs::AlertThresholdType::AboveExclusive
+        api_obs::alerts::AlertThresholdType::from("above_exclusive"),
+        api_obs::alerts::AlertThresholdType::AboveExclusive
     );
     assert_eq!(
-        api_mgmt::ReversePrivateEndpointType::from("GCP_PSC_SERVICE_ATTACHMENT"),
-        api_mgmt::ReversePrivateEndpointType::GcpPscServiceAttachment
+        api_mgmt::services::ReversePrivateEndpointType::from("GCP_PSC_SERVICE_ATTACHMENT"),
+        api_mgmt::services::ReversePrivateEndpointType::GcpPscServiceAttachment
     );
 }

@@ -4,8 +4,9 @@
 //! are used here, as a downstream crate would.
 
 use api_mgmt::{
-    Destination, Pipe, PipeSettings, PipeSource, PipeState, PrivateEndpoint,
-    ReversePrivateEndpoint, Scaling, Service,
+    Pipe, PipeSource, Service,
+    pipes::{Destination, PipeSettings, PipeState, Scaling},
+    services::{PrivateEndpoint, ReversePrivateEndpoint},
 };
 use api_obs::{Alert, Dashboard};
 use proptest::prelude::*;
@@ -52,7 +53,7 @@ fn every_domain_type_builds_from_the_apis_json() {
 
 #[test]
 fn a_source_kind_and_a_tile_build_on_their_own() {
-    use api_mgmt::source::{Kafka, Kinesis, ObjectStorage, Postgres};
+    use api_mgmt::pipes::source::{Kafka, Kinesis, ObjectStorage, Postgres};
     for (fixture, kind) in [
         ("create_pipe_kafka", "kafka"),
         ("get_pipe_object_storage", "objectStorage"),
@@ -74,9 +75,10 @@ fn a_source_kind_and_a_tile_build_on_their_own() {
     }
     let data = member("list_dashboards", "data");
     let dashboards: Vec<Dashboard> = serde_json::from_value(data.clone()).unwrap();
-    let tile: api_obs::Tile = serde_json::from_value(data[0]["tiles"][1].clone()).unwrap();
+    let tile: api_obs::dashboards::Tile =
+        serde_json::from_value(data[0]["tiles"][1].clone()).unwrap();
     assert_eq!(tile, dashboards[0].tiles[1]);
-    let no_id = serde_json::from_value::<api_obs::Tile>(json!({"name": "t"}))
+    let no_id = serde_json::from_value::<api_obs::dashboards::Tile>(json!({"name": "t"}))
         .unwrap_err()
         .to_string();
     assert!(no_id.contains("`id`: required"), "{no_id}");

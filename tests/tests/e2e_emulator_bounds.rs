@@ -37,7 +37,7 @@ fn resident_bytes() -> Option<u64> {
 async fn three_hundred_creates_of_a_mebibyte_keep_the_log_and_the_memory_within_the_budget() {
     let emulator = start_with(EmulatorOptions::for_tests()).await;
     let (key_id, key_secret) = emulator.admin_key();
-    let http = api_mgmt::http_client_builder().build().unwrap();
+    let http = api_mgmt::client::http_client_builder().build().unwrap();
     let url = pipes_url(&emulator);
     let send = |body: String| {
         http.post(&url)
@@ -100,7 +100,7 @@ async fn the_oldest_entries_are_evicted_to_keep_a_smaller_budget() {
     let budget = 256 * 1024;
     let emulator = start_with(EmulatorOptions::for_tests().log_budget(budget)).await;
     let (key_id, key_secret) = emulator.admin_key();
-    let http = api_mgmt::http_client_builder().build().unwrap();
+    let http = api_mgmt::client::http_client_builder().build().unwrap();
     let url = pipes_url(&emulator);
     // Bodies under the per-body limit are kept whole: about six fit in the budget.
     let body = |n: usize| large_create_body(&format!("kept-{n:02}"), LOG_BODY_LIMIT - 4096);
@@ -305,7 +305,7 @@ async fn debug_shows_no_key_secret_or_token() {
     let client = mgmt(&emulator);
     let service = running_service(&emulator, &client);
     service.pipes().create(&kafka_pipe("shown")).await.unwrap();
-    let http = api_mgmt::http_client_builder().build().unwrap();
+    let http = api_mgmt::client::http_client_builder().build().unwrap();
     for token in &emulator.seed().observability_tokens {
         let response = http
             .get(format!("{}/api/v2/dashboards", emulator.base_url()))

@@ -3,7 +3,7 @@
 mod support;
 
 use api_emulator::EmulatorOptions;
-use api_mgmt::ServiceCommand;
+use api_mgmt::services::ServiceCommand;
 use support::emulated::{kafka_pipe, mgmt, mgmt_with, obs, running_service, start, start_with};
 
 #[tokio::test]
@@ -175,7 +175,7 @@ async fn rate_limits_answer_429_with_the_documented_headers() {
         observability_window_secs: 30,
     };
     let emulator = start_with(EmulatorOptions::for_tests().limits(limits)).await;
-    let client = mgmt(&emulator).with_retry(api_mgmt::RetryPolicy::disabled());
+    let client = mgmt(&emulator).with_retry(api_mgmt::client::RetryPolicy::disabled());
     let service = running_service(&emulator, &client);
     service.reverse_private_endpoints().await.unwrap();
     service.reverse_private_endpoints().await.unwrap();
@@ -188,14 +188,14 @@ async fn rate_limits_answer_429_with_the_documented_headers() {
         .expect("X-RateLimit-Reset");
     assert!(wait.as_secs() >= 1 && wait.as_secs() <= 30, "{wait:?}");
 
-    let observability = obs(&emulator).with_retry(api_obs::RetryPolicy::disabled());
+    let observability = obs(&emulator).with_retry(api_obs::client::RetryPolicy::disabled());
     let first = observability.dashboards().list().await.unwrap();
     assert_eq!(first.meta().headers["ratelimit-limit"], "1");
     assert_eq!(first.meta().headers["ratelimit-remaining"], "0");
     let err = observability.dashboards().list().await.unwrap_err();
     assert!(err.is_rate_limited());
     assert_eq!(err.as_api().unwrap().body, "Too Many Requests");
-    let raw = api_mgmt::http_client_builder()
+    let raw = api_mgmt::client::http_client_builder()
         .build()
         .unwrap()
         .get(format!("{}/api/v2/dashboards", emulator.base_url()))
@@ -226,7 +226,7 @@ async fn malformed_json_and_a_wrong_content_type_are_400_never_500() {
         emulator.organization_id(),
         emulator.service_id("running").unwrap()
     );
-    let http = api_mgmt::http_client_builder().build().unwrap();
+    let http = api_mgmt::client::http_client_builder().build().unwrap();
     let cases = [
         ("application/json", "{"),
         ("text/plain", "{}"),
@@ -258,7 +258,7 @@ async fn malformed_json_and_a_wrong_content_type_are_400_never_500() {
 #[tokio::test]
 async fn the_control_endpoint_needs_its_token_and_arms_faults_over_http() {
     let emulator = start().await;
-    let http = api_mgmt::http_client_builder().build().unwrap();
+    let http = api_mgmt::client::http_client_builder().build().unwrap();
     let faults = format!("{}/_emulator/faults", emulator.base_url());
     let rule = serde_json::json!({"method": "GET", "path": "/api/v2/dashboards", "actions": [{"status": 503}]});
 
@@ -334,7 +334,7 @@ async fn the_control_endpoint_needs_its_token_and_arms_faults_over_http() {
 async fn a_wrong_method_and_a_huge_body_are_answered_with_the_api_error_bodies() {
     let emulator = start().await;
     let (key_id, secret) = emulator.admin_key();
-    let http = api_mgmt::http_client_builder().build().unwrap();
+    let http = api_mgmt::client::http_client_builder().build().unwrap();
     let service = format!(
         "{}/v1/organizations/{}/services/{}",
         emulator.base_url(),

@@ -3,7 +3,7 @@
 mod support;
 
 use api_emulator::Fault;
-use api_mgmt::{Error, PipeState};
+use api_mgmt::{Error, pipes::PipeState};
 use support::emulated::{inject, kafka_pipe, mgmt, running_service, seen, start, status};
 
 const PIPES: &str = "/v1/organizations/*/services/*/pipes";
@@ -30,7 +30,7 @@ async fn a_get_survives_503s_a_gateway_page_a_dropped_connection_and_a_truncated
     inject(&emulator, "GET", PIPE, vec![html, dropped, truncated]);
     let read = client
         .with_retry(
-            api_mgmt::RetryPolicy::default()
+            api_mgmt::client::RetryPolicy::default()
                 .max_attempts(5)
                 .initial_backoff(std::time::Duration::from_millis(5)),
         )

@@ -9,7 +9,7 @@ use std::time::Duration;
 use api_emulator::{
     EmulatorOptions, Fault, FaultRule, Method, OperationId, PipeState, REDACTED, ServiceState,
 };
-use api_mgmt::{Error, RetryPolicy};
+use api_mgmt::{Error, client::RetryPolicy};
 use support::emulated::{
     control, kafka_pipe, mgmt, no_retries, running_service, start, start_with,
 };
@@ -61,7 +61,7 @@ async fn the_request_log_shows_operation_redacted_body_status_and_request_id() {
     assert_eq!(first["requestId"], create.request_id.as_str());
 
     // A request no operation matches.
-    let unknown = api_mgmt::http_client_builder()
+    let unknown = api_mgmt::client::http_client_builder()
         .build()
         .unwrap()
         .get(format!("{}/v1/nowhere", emulator.base_url()))
@@ -306,7 +306,7 @@ async fn services_and_pipes_are_readable_and_settable_with_typed_ids() {
             .any(|s| s["id"] == running.to_string() && s["state"] == "stopped")
     );
 
-    let anonymous = api_mgmt::http_client_builder()
+    let anonymous = api_mgmt::client::http_client_builder()
         .build()
         .unwrap()
         .get(format!("{}/_emulator/pipes", emulator.base_url()))
@@ -323,7 +323,7 @@ async fn deterministic_session(seed: u64) -> Vec<String> {
     let (key_id, key_secret) = emulator.admin_key();
     let organization = emulator.organization_id();
     let service = emulator.service_id("running").unwrap();
-    let http = api_mgmt::http_client_builder().build().unwrap();
+    let http = api_mgmt::client::http_client_builder().build().unwrap();
     let base = format!(
         "{}/v1/organizations/{organization}/services/{service}",
         emulator.base_url()
@@ -489,7 +489,7 @@ async fn a_pipe_changes_out_of_band_through_a_merge_patch_checked_against_the_pi
     )
     .await;
     assert_eq!(status, 404);
-    let anonymous = api_mgmt::http_client_builder()
+    let anonymous = api_mgmt::client::http_client_builder()
         .build()
         .unwrap()
         .patch(format!("{}{path}", emulator.base_url()))

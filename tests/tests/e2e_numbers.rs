@@ -31,7 +31,7 @@ fn whole_floats(value: &Value, path: &str, found: &mut Vec<String>) {
 async fn every_answer_writes_whole_numbers_as_integers() {
     let emulator = start().await;
     let (key_id, secret) = emulator.admin_key();
-    let http = api_mgmt::http_client_builder().build().unwrap();
+    let http = api_mgmt::client::http_client_builder().build().unwrap();
     let org = emulator.organization_id();
     let service = emulator.service_id("running").expect("a running service");
     let base = format!(

@@ -7,9 +7,13 @@ use std::time::Duration;
 
 use api_emulator::EmulatorOptions;
 use api_mgmt::{
-    Compression, Destination, KinesisSource, NewPipe, ObjectStorageSource, PipeState,
-    PostgresSource, PostgresTableMapping, ReversePrivateEndpointStatus, Scaling, ServiceState,
-    SourceKind, WaitError,
+    NewPipe,
+    pipes::{
+        Compression, Destination, KinesisSource, ObjectStorageSource, PipeState, PostgresSource,
+        PostgresTableMapping, Scaling, SourceKind,
+    },
+    services::{ReversePrivateEndpointStatus, ServiceState},
+    wait::WaitError,
 };
 use support::emulated::{
     fast_wait, kafka_pipe, mgmt, obs, running_service, short_timing, start, start_with,
@@ -33,7 +37,7 @@ async fn every_management_operation_round_trips() {
                 .scaling(Scaling::new().replicas(3))
                 .validate_samples(true)
                 .source(
-                    api_mgmt::KafkaSource::new("b-1:9098", "orders")
+                    api_mgmt::pipes::KafkaSource::new("b-1:9098", "orders")
                         .credentials("reader", "kafka-password"),
                 )
                 .destination(
@@ -64,7 +68,7 @@ async fn every_management_operation_round_trips() {
         service.id(),
         created.id
     );
-    let body = api_mgmt::http_client_builder()
+    let body = api_mgmt::client::http_client_builder()
         .build()
         .unwrap()
         .get(url)
@@ -133,13 +137,13 @@ async fn both_observability_operations_round_trip() {
         .await
         .unwrap();
     assert_eq!(alert.name, "Checkout p99 latency");
-    assert_eq!(alert.state, Some(api_obs::AlertState::Ok));
+    assert_eq!(alert.state, Some(api_obs::alerts::AlertState::Ok));
     assert!(alert.meta().headers.contains_key("ratelimit-remaining"));
     let dashboards = client.dashboards().list().await.unwrap();
     assert_eq!(dashboards.len(), 2);
     assert_eq!(
         dashboards[0].tiles[1].series[0].data_source,
-        Some(api_obs::SeriesDataSource::Metrics)
+        Some(api_obs::dashboards::SeriesDataSource::Metrics)
     );
 }
 
@@ -277,7 +281,7 @@ async fn a_waiter_fails_fast_when_the_pipe_fails() {
     let created = service.pipes().create(&kinesis).await.unwrap();
     let id = created.id;
 
-    let control = api_mgmt::http_client_builder().build().unwrap();
+    let control = api_mgmt::client::http_client_builder().build().unwrap();
     let forced = control
         .put(format!(
             "{}/_emulator/pipes/{id}/state",

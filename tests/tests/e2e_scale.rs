@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use api_emulator::{EmulatorOptions, Limits};
-use api_mgmt::{PipeState, RateLimit, RetryPolicy};
+use api_mgmt::{client::RetryPolicy, pipes::PipeState, rate_limit::RateLimit};
 use support::emulated::{kafka_pipe, mgmt, running_service, seen, start, start_with};
 
 fn tight_limits() -> Limits {

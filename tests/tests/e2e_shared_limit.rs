@@ -9,7 +9,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use api_emulator::{Emulator, Fault, FaultRule, LogEntry, OperationId};
-use api_mgmt::{Client, Credentials, RateLimit, RateLimitStore};
+use api_mgmt::{
+    Client, Credentials,
+    rate_limit::{RateLimit, RateLimitStore},
+};
 use support::emulated::{running_service, start};
 
 /// A client with a limiter of its own (nothing shared in memory) in `store`.

@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use api_emulator::{Fault, OperationId};
-use api_mgmt::{Error, PipeId, RetryPolicy};
+use api_mgmt::{Error, client::RetryPolicy, pipes::PipeId};
 use support::emulated::{inject, kafka_pipe, mgmt, running_service, start, status};
 
 const CLIENTS: usize = 8;
@@ -178,7 +178,7 @@ async fn concurrent_clients_under_random_faults_keep_the_invariants() {
 
     // Every acknowledged create is readable (or deleted by this run), once the faults are gone.
     let clean = mgmt(&emulator);
-    api_mgmt::http_client_builder()
+    api_mgmt::client::http_client_builder()
         .build()
         .unwrap()
         .delete(format!("{}/_emulator/faults", emulator.base_url()))

@@ -6,7 +6,12 @@ mod support;
 use std::time::Duration;
 
 use api_emulator::{EmulatorOptions, OperationId, Timing};
-use api_mgmt::{Error, Pipe, PipeState, ServiceState, WaitError, WaitFor, WaitOptions};
+use api_mgmt::{
+    Error, Pipe, WaitOptions,
+    pipes::PipeState,
+    services::ServiceState,
+    wait::{WaitError, WaitFor},
+};
 use support::emulated::{kafka_pipe, mgmt, running_service, short_timing, start_with};
 
 fn polling() -> WaitOptions {
@@ -129,7 +134,7 @@ async fn a_missing_pipe_reads_as_none_and_a_forced_failure_ends_a_wait() {
     let created = service.pipes().create(&kafka_pipe("doomed")).await.unwrap();
     let handle = service.pipe(created.id);
     assert!(handle.get_opt().await.unwrap().is_some());
-    let forced = api_mgmt::http_client_builder()
+    let forced = api_mgmt::client::http_client_builder()
         .build()
         .unwrap()
         .put(format!(

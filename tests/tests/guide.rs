@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use api_emulator::{Emulator, EmulatorOptions, Fault, FaultRule, OperationId};
 use api_mgmt::{
-    Client, Credentials, Destination, KafkaSource, NewPipe, PipeId, PipeState, Scaling,
+    Client, Credentials, NewPipe,
+    pipes::{Destination, KafkaSource, PipeId, PipeState, Scaling},
 };
 
 #[path = "../../guide/examples/declared_apply.rs"]

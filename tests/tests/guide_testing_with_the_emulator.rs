@@ -4,7 +4,9 @@
 
 use api_emulator::{Emulator, EmulatorOptions, Fault, FaultRule, OperationId, REDACTED};
 use api_mgmt::{
-    Client, Credentials, Destination, Error, KafkaSource, NewPipe, Pipe, RetryPolicy, ServiceHandle,
+    Client, Credentials, Error, NewPipe, Pipe, ServiceHandle,
+    client::RetryPolicy,
+    pipes::{Destination, KafkaSource},
 };
 
 /// The code under test: creates the orders pipe and reads it back.

@@ -6,7 +6,10 @@
 mod support;
 
 use api_emulator::{Emulator, EmulatorOptions, Fault, FaultRule, OperationId};
-use api_mgmt::{Destination, KafkaSource, NewPipe, ServiceHandle};
+use api_mgmt::{
+    NewPipe, ServiceHandle,
+    pipes::{Destination, KafkaSource},
+};
 use api_test_support::captured_log::CapturedLog;
 use api_test_support::encodings::{SECRET_ALPHABET, echoing, leaked_piece};
 use proptest::prelude::*;
@@ -78,7 +81,7 @@ fn no_piece_of_a_secret_reaches_any_output() {
     let emulator = runtime
         .block_on(Emulator::start(EmulatorOptions::for_tests()))
         .unwrap();
-    let client = mgmt(&emulator).with_retry(api_mgmt::RetryPolicy::disabled());
+    let client = mgmt(&emulator).with_retry(api_mgmt::client::RetryPolicy::disabled());
     let service = running_service(&emulator, &client);
     // What the outputs say with a secret that cannot collide: a piece of a generated secret found
     // here is the outputs' own text, not a leak.

@@ -9,7 +9,7 @@ mod support;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use api_mgmt::{Client, Credentials, RetryPolicy, TransportKind};
+use api_mgmt::{Client, Credentials, client::RetryPolicy, error::TransportKind};
 use support::{KEY_ID, KEY_SECRET, service};
 
 /// A listener that accepts nothing, with its accept queue filled: a new connection to it never
@@ -65,7 +65,7 @@ async fn a_connection_that_never_completes_is_a_connect_failure_whoever_built_th
         started.elapsed()
     );
     // A caller's client from `http_client_builder()` (its connect timeout shortened for the test).
-    let own = api_mgmt::http_client_builder()
+    let own = api_mgmt::client::http_client_builder()
         .connect_timeout(Duration::from_millis(300))
         .build()
         .unwrap();

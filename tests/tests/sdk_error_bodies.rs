@@ -5,7 +5,11 @@
 
 mod support;
 
-use api_mgmt::{Destination, KafkaSource, MAX_ERROR_BODY, MAX_ERROR_MESSAGE, NewPipe};
+use api_mgmt::{
+    NewPipe,
+    error::{MAX_ERROR_BODY, MAX_ERROR_MESSAGE},
+    pipes::{Destination, KafkaSource},
+};
 use support::{KEY_SECRET, Reply, ScriptServer, service};
 
 /// A password with a quote, so that JSON writes it escaped.

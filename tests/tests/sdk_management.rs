@@ -3,8 +3,9 @@
 mod support;
 
 use api_mgmt::{
-    Destination, KafkaSource, NewPipe, ObjectStorageSource, PipeState,
-    ReversePrivateEndpointStatus, Scaling, ServiceState,
+    NewPipe,
+    pipes::{Destination, KafkaSource, ObjectStorageSource, PipeState, Scaling},
+    services::{ReversePrivateEndpointStatus, ServiceState},
 };
 use support::{KEY_ID, KEY_SECRET, ORG, PIPE, Reply, SERVICE, ScriptServer, service};
 

@@ -86,7 +86,7 @@ async fn every_call_and_attempt_is_counted_with_the_semantic_conventions_attribu
     let client = api_mgmt::Client::builder(&server.url)
         .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
         .retry(fast_retries())
-        .rate_limit(api_mgmt::RateLimit::new(100, Duration::from_secs(1)).unwrap())
+        .rate_limit(api_mgmt::rate_limit::RateLimit::new(100, Duration::from_secs(1)).unwrap())
         .meter(provider.meter("sdk-test"))
         .build()
         .unwrap();
@@ -177,7 +177,7 @@ async fn error_type_tells_a_refused_connection_from_a_timeout() {
     for url in [&refused_url, &silent_url] {
         let client = api_mgmt::Client::builder(url.as_str())
             .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET))
-            .retry(api_mgmt::RetryPolicy::disabled())
+            .retry(api_mgmt::client::RetryPolicy::disabled())
             .attempt_timeout(Duration::from_millis(300))
             .meter(provider.meter("sdk-test"))
             .build()

@@ -2,7 +2,10 @@
 
 mod support;
 
-use api_obs::{AlertInterval, AlertState, SeriesAggFn};
+use api_obs::{
+    alerts::{AlertInterval, AlertState},
+    dashboards::SeriesAggFn,
+};
 use support::{Reply, ScriptServer, TOKEN};
 
 const ALERT: &str = "66a1f0c2d4e5f60718293a4b";
@@ -81,14 +84,19 @@ async fn plain_text_401_and_json_404_become_api_errors() {
         "getAlert: HTTP 404 NOT_FOUND: Alert not found",
         "the observability body has no code: the status gives it"
     );
-    assert_eq!(missing.code(), Some(&api_obs::ErrorCode::NotFound));
-    assert_eq!(unauthorized.code(), Some(&api_obs::ErrorCode::Unauthorized));
+    assert_eq!(missing.code(), Some(&api_obs::error::ErrorCode::NotFound));
+    assert_eq!(
+        unauthorized.code(),
+        Some(&api_obs::error::ErrorCode::Unauthorized)
+    );
     assert_eq!(server.requests().len(), 2, "4xx answers are not retried");
 }
 
 #[test]
 fn a_malformed_alert_id_does_not_parse() {
-    let err = "not-an-alert".parse::<api_obs::AlertId>().unwrap_err();
+    let err = "not-an-alert"
+        .parse::<api_obs::alerts::AlertId>()
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "invalid alert id \"not-an-alert\": expected 24 hexadecimal digits such as 66a1f0c2d4e5f60718293a4b"

@@ -11,7 +11,7 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use api_mgmt::{PipeState, RateLimit};
+use api_mgmt::{pipes::PipeState, rate_limit::RateLimit};
 use opentelemetry::trace::{SpanId, SpanKind, Status, TraceId, TracerProvider as _};
 use opentelemetry::{KeyValue, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
@@ -458,7 +458,7 @@ async fn an_attempt_cut_short_by_the_operations_time_ends_as_a_timeout() {
     .await;
     let client = api_mgmt::Client::builder(&server.url)
         .credentials(api_mgmt::Credentials::basic(KEY_ID, support::KEY_SECRET))
-        .retry(api_mgmt::RetryPolicy::disabled())
+        .retry(api_mgmt::client::RetryPolicy::disabled())
         .attempt_timeout(Duration::from_secs(30))
         .operation_timeout(Duration::from_millis(300))
         .build()
@@ -564,11 +564,11 @@ proptest! {
                 .unwrap();
             let pipe = api_mgmt::NewPipe::builder("leak-check")
                 .source(
-                    api_mgmt::KafkaSource::new("b-1.kafka.example:9098", "orders")
+                    api_mgmt::pipes::KafkaSource::new("b-1.kafka.example:9098", "orders")
                         .credentials("reader", secret.as_str()),
                 )
                 .destination(
-                    api_mgmt::Destination::new("default")
+                    api_mgmt::pipes::Destination::new("default")
                         .table("leak_check")
                         .managed_table(true)
                         .column("id", "UInt64"),

@@ -4,7 +4,13 @@ mod support;
 
 use std::time::{Duration, Instant};
 
-use api_mgmt::{Destination, Error, KafkaSource, NewPipe, RateLimit, RetryPolicy, TransportKind};
+use api_mgmt::{
+    Error, NewPipe,
+    client::RetryPolicy,
+    error::TransportKind,
+    pipes::{Destination, KafkaSource},
+    rate_limit::RateLimit,
+};
 use support::{KEY_ID, KEY_SECRET, PIPE, Reply, ScriptServer, Transport, fast_retries, service};
 
 fn new_pipe() -> NewPipe {

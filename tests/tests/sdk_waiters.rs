@@ -4,7 +4,7 @@ mod support;
 
 use std::time::Duration;
 
-use api_mgmt::{Error, PipeState, ServiceCommand, WaitError, WaitOptions};
+use api_mgmt::{Error, WaitOptions, pipes::PipeState, services::ServiceCommand, wait::WaitError};
 use support::{PIPE, Reply, SERVICE, ScriptServer, service};
 
 fn pipe_in(state: &str) -> Reply {

@@ -12,7 +12,8 @@ use api_mgmt::declared::{
     StateTarget,
 };
 use api_mgmt::{
-    Client, Credentials, Destination, KafkaSource, NewPipe, Scaling, ServiceHandle, WaitOptions,
+    Client, Credentials, NewPipe, ServiceHandle, WaitOptions,
+    pipes::{Destination, KafkaSource, Scaling},
 };
 
 mod support;

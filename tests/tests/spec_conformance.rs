@@ -678,7 +678,7 @@ fn both_documents_declare_servers_and_security() {
 
 #[test]
 fn the_sdk_operation_table_matches_the_spec() {
-    use api_mgmt::Idempotency;
+    use api_mgmt::client::Idempotency;
     let mut from_spec = BTreeSet::new();
     for name in ["management", "observability"] {
         let spec = load(name);
@@ -695,9 +695,9 @@ fn the_sdk_operation_table_matches_the_spec() {
         }
     }
     let mut from_sdk = BTreeSet::new();
-    for op in api_mgmt::operations::ALL
+    for op in api_mgmt::raw::operations::ALL
         .iter()
-        .chain(api_obs::operations::ALL.iter())
+        .chain(api_obs::raw::operations::ALL.iter())
     {
         from_sdk.insert((
             op.id.to_string(),
@@ -734,7 +734,7 @@ fn bounds(spec: &Value, schema: &str) -> BTreeMap<String, (i64, Option<i64>)> {
 fn the_builder_bounds_are_the_spec_bounds() {
     let spec = load("management");
     let from_spec = bounds(&spec, "PipeSettingsRequest");
-    let from_sdk: BTreeMap<String, (i64, Option<i64>)> = api_mgmt::PipeSettings::BOUNDS
+    let from_sdk: BTreeMap<String, (i64, Option<i64>)> = api_mgmt::pipes::PipeSettings::BOUNDS
         .iter()
         .map(|(name, min, max)| {
             let int = |v: u64| i64::try_from(v).expect("bounds fit i64");

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use api_mgmt::{PipeId, PipeState};
-use api_obs::AlertId;
+use api_mgmt::pipes::{PipeId, PipeState};
+use api_obs::alerts::AlertId;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::duration::{parse_duration, parse_lease_ttl};

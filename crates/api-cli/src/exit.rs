@@ -4,7 +4,12 @@
 use std::time::Duration;
 
 use api_mgmt::declared::StateError;
-use api_mgmt::{Error, PipeId, PipeState, TransportKind, WaitError};
+use api_mgmt::{
+    Error,
+    error::TransportKind,
+    pipes::{PipeId, PipeState},
+    wait::WaitError,
+};
 
 use crate::pipe_file::FileError;
 
@@ -638,7 +643,7 @@ fn rate_limit_hint(retry_after: Option<Duration>, observability: bool) -> String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use api_mgmt::ApiError;
+    use api_mgmt::error::ApiError;
 
     fn api(status: u16) -> Error {
         Error::from(

@@ -278,24 +278,24 @@ fn fell_back_to() -> u8 {
 /// The rate limit's store changed: one that cannot be used (another paces instead) is a warning,
 /// one that answers again a note, each on stderr (in every output mode: stdout stays the data);
 /// waits are said as what they now are.
-pub(crate) fn store_changed(change: &api_mgmt::StoreChange) {
-    let bit = |to: api_mgmt::FallbackTo| match to {
-        api_mgmt::FallbackTo::Host => 1,
+pub(crate) fn store_changed(change: &api_mgmt::rate_limit::StoreChange) {
+    let bit = |to: api_mgmt::rate_limit::FallbackTo| match to {
+        api_mgmt::rate_limit::FallbackTo::Host => 1,
         _ => 2,
     };
-    let redis = |to: api_mgmt::FallbackTo| match to {
-        api_mgmt::FallbackTo::Host => 4,
+    let redis = |to: api_mgmt::rate_limit::FallbackTo| match to {
+        api_mgmt::rate_limit::FallbackTo::Host => 4,
         _ => 0,
     };
     match change {
-        api_mgmt::StoreChange::FellBack(fallback) => {
+        api_mgmt::rate_limit::StoreChange::FellBack(fallback) => {
             OUT.fetch_or(
                 bit(fallback.instead) | redis(fallback.instead),
                 Ordering::Relaxed,
             );
             say(&format!("warning: {change}"));
         }
-        api_mgmt::StoreChange::Recovered { from, .. } => {
+        api_mgmt::rate_limit::StoreChange::Recovered { from, .. } => {
             OUT.fetch_and(!bit(*from), Ordering::Relaxed);
             say(&format!("note: {change}"));
         }

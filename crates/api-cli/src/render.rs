@@ -1,9 +1,11 @@
 //! Human views of the domain values: aligned tables and short lines, `-` where the server said
 //! nothing (never `Some(`/`None`), and never a secret.
 
-use api_mgmt::source::{Kafka, Kinesis, ObjectStorage, Postgres};
+use api_mgmt::pipes::source::{Kafka, Kinesis, ObjectStorage, Postgres};
 use api_mgmt::{
-    Pipe, PipeSettings, PipeSource, PrivateEndpoint, ReversePrivateEndpoint, Scaling, Service,
+    Pipe, PipeSource, Service,
+    pipes::{PipeSettings, Scaling},
+    services::{PrivateEndpoint, ReversePrivateEndpoint},
 };
 use api_obs::{Alert, Dashboard};
 use chrono::{DateTime, Utc};

@@ -7,7 +7,11 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Duration;
 
-use api_mgmt::{OrganizationId, RateLimit, Secret, ServiceId, WaitOptions};
+use api_mgmt::{
+    Secret, WaitOptions,
+    rate_limit::RateLimit,
+    services::{OrganizationId, ServiceId},
+};
 use serde::Deserialize;
 
 use crate::cli::GlobalArgs;
@@ -73,8 +77,8 @@ impl Key {
             Key::ServiceId => "CLOUD_SERVICE_ID",
             Key::ObservabilityUrl => "CLOUD_OBSERVABILITY_URL",
             Key::ObservabilityToken => "CLOUD_OBSERVABILITY_TOKEN",
-            Key::RateLimit => api_mgmt::RATE_LIMIT_VAR,
-            Key::RateLimitStore => api_mgmt::RATE_LIMIT_STORE_VAR,
+            Key::RateLimit => api_mgmt::rate_limit::RATE_LIMIT_VAR,
+            Key::RateLimitStore => api_mgmt::rate_limit::RATE_LIMIT_STORE_VAR,
             Key::PollInterval => "CLOUD_POLL_INTERVAL",
         }
     }
@@ -397,11 +401,11 @@ impl Settings {
             None => documented,
         };
         let store = match &self.get(Key::RateLimitStore).value {
-            Some(text) => api_mgmt::RateLimitStore::parse(text.expose())
+            Some(text) => api_mgmt::rate_limit::RateLimitStore::parse(text.expose())
                 .map_err(|e| self.setting_error(Key::RateLimitStore, &e.0))?,
-            None => api_mgmt::RateLimitStore::host(),
+            None => api_mgmt::rate_limit::RateLimitStore::host(),
         };
-        let shared = !matches!(store, api_mgmt::RateLimitStore::Process);
+        let shared = !matches!(store, api_mgmt::rate_limit::RateLimitStore::Process);
         Ok(Some(
             limit
                 .store(store)

@@ -169,7 +169,7 @@ fn provider(env: &dyn Fn(&str) -> Option<String>, json: bool) -> Option<SdkTrace
     }
     // The exporter's HTTP client is reqwest's, on rustls: the SDK's client builder installs the
     // process's crypto provider (unless one is installed already), as reqwest needs.
-    let _ = api_mgmt::http_client_builder();
+    let _ = api_mgmt::client::http_client_builder();
     let exporter = match opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)

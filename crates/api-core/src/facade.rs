@@ -42,7 +42,7 @@ macro_rules! facade_client {
                 "```no_run\n",
                 "# fn run() -> Result<(), ", env!("CARGO_CRATE_NAME"), "::Error> {\n",
                 "let client = ", env!("CARGO_CRATE_NAME"), "::Client::builder_from_env()?\n",
-                "    .rate_limit(", env!("CARGO_CRATE_NAME"), "::RateLimit::", stringify!($rate_limit), "())\n",
+                "    .rate_limit(", env!("CARGO_CRATE_NAME"), "::rate_limit::RateLimit::", stringify!($rate_limit), "())\n",
                 "    .operation_timeout(std::time::Duration::from_secs(60))\n",
                 "    .build()?;\n",
                 "# Ok(()) }\n",

@@ -1,24 +1,40 @@
 //! The management API of the analytics cloud: services, data pipes and private endpoints.
 //!
 //! Resource handles in the style of `kube::Api`: a [`Client`] gives [`ServiceHandle`]s, which give
-//! [`Pipes`] and [`PipeHandle`]s. Every operation returns a [`Response`] (the value, plus the status,
-//! headers, request id and attempts of the call) or an [`Error`].
+//! [`Pipes`](pipes::Pipes) and [`PipeHandle`](pipes::PipeHandle)s. Every operation returns a
+//! [`Response`] (the value, plus the status, headers, request id and attempts of the call) or an
+//! [`Error`].
 //!
 //! | operation | call |
 //! |---|---|
 //! | start / stop a service | [`ServiceHandle::start`], [`ServiceHandle::stop`], [`ServiceHandle::start_and_wait`], [`ServiceHandle::stop_and_wait`] |
 //! | read a service (the state endpoint without a command) | [`ServiceHandle::get`] |
-//! | create a pipe | [`Pipes::create`], [`Pipes::create_and_wait`] with a [`NewPipe`] |
-//! | read a pipe, its settings | [`PipeHandle::get`], [`PipeHandle::get_opt`], [`PipeHandle::settings`] |
-//! | delete a pipe | [`PipeHandle::delete`], [`PipeHandle::delete_if_exists`], [`PipeHandle::wait_until_gone`] |
-//! | wait for a pipe | [`PipeHandle::wait_until`], [`PipeHandle::wait_until_steady`], [`PipeHandle::wait_for`] with any [`Condition`] |
+//! | create a pipe | [`Pipes::create`](pipes::Pipes::create), [`Pipes::create_and_wait`](pipes::Pipes::create_and_wait) with a [`NewPipe`] |
+//! | read a pipe, its settings | [`PipeHandle::get`](pipes::PipeHandle::get), [`get_opt`](pipes::PipeHandle::get_opt), [`settings`](pipes::PipeHandle::settings) |
+//! | delete a pipe | [`PipeHandle::delete`](pipes::PipeHandle::delete), [`delete_if_exists`](pipes::PipeHandle::delete_if_exists), [`wait_until_gone`](pipes::PipeHandle::wait_until_gone) |
+//! | wait for a pipe | [`PipeHandle::wait_until`](pipes::PipeHandle::wait_until), [`wait_until_steady`](pipes::PipeHandle::wait_until_steady), [`wait_for`](pipes::PipeHandle::wait_for) with any [`Condition`](wait::Condition) |
 //! | list reverse private endpoints | [`ServiceHandle::reverse_private_endpoints`] |
 //! | register a private endpoint | [`ServiceHandle::create_private_endpoint`] |
 //!
 //! What the calls return are domain values read without unwrapping: a [`Pipe`] has its `id`,
-//! `name`, `state`, [`PipeSource`], [`Destination`], [`Scaling`] and [`PipeSettings`]; a [`Service`]
-//! its `id`, `state` and endpoints. Every id, state and quantity prints as a person writes it
-//! (`Running`, `kafka`, `500m`, `2 GB`). The generated client and its values are `Client::raw()`.
+//! `name`, `state`, [`PipeSource`], [`Destination`](pipes::Destination),
+//! [`Scaling`](pipes::Scaling) and [`PipeSettings`](pipes::PipeSettings); a [`Service`] its `id`,
+//! `state` and endpoints. Every id, state and quantity prints as a person writes it (`Running`,
+//! `kafka`, `500m`, `2 GB`). The generated client and its values are `Client::raw()`.
+//!
+//! The root holds what a first program names; the rest is in a module per chapter of the guide,
+//! each name in one place:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`client`] | the config builder, retries, the HTTP client, environment variables, operations |
+//! | [`services`] | a service's ids, state, endpoints and private endpoints |
+//! | [`pipes`] | the pipes' handles, what a pipe is made of, the sources of a new pipe; [`pipes::source`] as read back |
+//! | [`wait`] | wait targets and conditions |
+//! | [`error`] | the parts of an [`Error`] |
+//! | [`rate_limit`] | the key's shared rate limit |
+//! | `declared` | declared pipes: plan and apply (feature `declared`) |
+//! | [`schema`], [`redact`], [`raw`] | the spec's schemas, the redaction rule, the generated client |
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), api_mgmt::Error> {
@@ -53,46 +69,27 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-mod client;
+mod handles;
+
+pub mod client;
 #[cfg(feature = "declared")]
 pub mod declared;
-mod pipes;
-mod service;
+pub mod error;
+pub mod pipes;
+pub mod rate_limit;
+pub mod services;
+pub mod wait;
 
-pub use api_core::management::{
-    And, Compression, Condition, CpuMillicores, Destination, DestinationColumn, FieldMapping,
-    IpAccessListEntry, KafkaSource, KinesisSource, MemoryGb, MskAuthentication, NewPipe,
-    NewPipeBuilder, Not, ObjectStorageSource, Or, Pipe, PipeSettings, PipeSource, PipeState,
-    PostgresSettingsSpec, PostgresSource, PostgresTableMapping, PrivateEndpoint,
-    ReversePrivateEndpoint, ReversePrivateEndpointStatus, ReversePrivateEndpointType, Scaling,
-    SchemaRegistry, Service, ServiceCommand, ServiceEndpoint, ServiceEndpointProtocol,
-    ServiceState, ServiceWait, Source, SourceKind, TableDefinition, TableEngine, WaitError,
-    WaitFor, WaitOptions, operations, raw_types, source, wait_for_pipe, wait_for_pipe_gone,
-    wait_for_service,
-};
+pub use api_core::management::{NewPipe, Pipe, PipeSource, Service, WaitOptions};
+pub use api_core::{Config, Credentials, Error, Response, Secret};
+pub use handles::{Client, ServiceHandle};
+
+/// The generated management client and types (an escape hatch): `raw::types`, and
+/// `raw::operations`, each operation as the spec describes it.
+pub use api_core::raw::management as raw;
 /// The spec's schemas and their one validator (what a request is checked against, what is
 /// request-only, secret or filled in by the server).
 pub use api_core::raw::support::schema;
 /// The one redaction rule: which members hold secrets, and where a secret value stands in a text,
 /// whatever its encoding (for a caller's own output).
 pub use api_core::redact;
-/// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
-pub use api_core::reqwest;
-pub use api_core::{
-    ApiError, Config, ConfigBuilder, Credentials, DecodeError, Error, ErrorCode, IdError,
-    Idempotency, MAX_ERROR_BODY, MAX_ERROR_MESSAGE, Operation, OrganizationId, PipeId, Problem,
-    RateLimit, Response, ResponseMeta, RetryPolicy, ReversePrivateEndpointId, Secret, ServiceId,
-    TransportError, TransportKind, ValidationError, env,
-};
-/// A `reqwest` client builder with the SDK's TLS backend, for [`ConfigBuilder::http_client`].
-pub use api_core::{DEFAULT_CONNECT_TIMEOUT, http_client_builder};
-pub use api_core::{
-    FallbackTo, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimitStore, RateLimiter, RedisUrl,
-    StoreChange, StoreFallback,
-};
-pub use client::Client;
-pub use pipes::{PipeHandle, Pipes};
-pub use service::ServiceHandle;
-
-/// The generated management client and types (an escape hatch).
-pub use api_core::raw::management as raw;

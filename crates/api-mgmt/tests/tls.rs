@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use api_emulator::{Emulator, EmulatorOptions};
-use api_mgmt::{Client, Credentials, Error, RetryPolicy, ServiceHandle};
+use api_mgmt::{Client, Credentials, Error, ServiceHandle, client::RetryPolicy};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -182,12 +182,12 @@ async fn https_through_a_proxy() {
 #[tokio::test]
 async fn a_callers_own_client_gets_credentials_and_user_agent() {
     let emulator = emulator().await;
-    let mut headers = api_mgmt::reqwest::header::HeaderMap::new();
+    let mut headers = api_mgmt::client::reqwest::header::HeaderMap::new();
     headers.insert("x-team", "platform".parse().unwrap());
     // The client's own credentials and user agent give way to the SDK's: the call is authenticated
     // with the builder's key (a wrong one would answer 401).
     headers.insert("authorization", "Basic d3Jvbmc6a2V5".parse().unwrap());
-    let own = api_mgmt::http_client_builder()
+    let own = api_mgmt::client::http_client_builder()
         .default_headers(headers)
         .user_agent("their-tool/1.0")
         .build()
@@ -211,12 +211,13 @@ async fn a_callers_own_client_gets_credentials_and_user_agent() {
 
 #[test]
 fn transport_mistakes_are_configuration_errors() {
-    let build = |builder: api_mgmt::ConfigBuilder<Client>| builder.build().unwrap_err().to_string();
+    let build =
+        |builder: api_mgmt::client::ConfigBuilder<Client>| builder.build().unwrap_err().to_string();
     let base =
         || Client::builder("https://api.example.com").credentials(Credentials::basic("k", "s"));
     assert!(build(base().root_certificate_pem("not a certificate")).contains("root certificate 0"));
     let with_client = base()
-        .http_client(api_mgmt::http_client_builder().build().unwrap())
+        .http_client(api_mgmt::client::http_client_builder().build().unwrap())
         .proxy("http://proxy.example:3128");
     assert!(build(with_client).contains("proxy cannot apply to a reqwest::Client"));
     let secret_proxy = build(base().proxy("ftp://user:hunter2@proxy.example"));

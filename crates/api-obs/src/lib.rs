@@ -2,12 +2,18 @@
 //!
 //! | operation | call |
 //! |---|---|
-//! | read an alert | [`Client::alert`] then [`AlertHandle::get`] |
-//! | list dashboards | [`Client::dashboards`] then [`Dashboards::list`] |
+//! | read an alert | [`Client::alert`] then [`AlertHandle::get`](alerts::AlertHandle::get) |
+//! | list dashboards | [`Client::dashboards`] then [`Dashboards::list`](dashboards::Dashboards::list) |
 //!
 //! What the calls return are domain values read without unwrapping: an [`Alert`] has its `id`,
-//! `name`, `state` and [`AlertChannel`]; a [`Dashboard`] its `id`, `name`, [`Tile`]s and their
-//! [`Series`]. The generated client and its values are `Client::raw()`.
+//! `name`, `state` and [`AlertChannel`](alerts::AlertChannel); a [`Dashboard`] its `id`, `name`,
+//! [`Tile`](dashboards::Tile)s and their [`Series`](dashboards::Series). The generated client and
+//! its values are `Client::raw()`.
+//!
+//! The root holds what a first program names; the rest is in modules, each name in one place:
+//! [`alerts`], [`dashboards`], [`client`] (the config builder, retries, the HTTP client,
+//! environment variables, operations), [`error`] (the parts of an [`Error`]), [`rate_limit`] (the
+//! key's shared rate limit), [`redact`] and [`raw`] (the generated client).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), api_obs::Error> {
@@ -31,30 +37,21 @@
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
-mod client;
+mod handles;
 
-pub use api_core::observability::{
-    Alert, AlertChannel, AlertChannelType, AlertInterval, AlertSource, AlertState,
-    AlertThresholdType, Dashboard, MetricDataType, Series, SeriesAggFn, SeriesDataSource,
-    SeriesType, Tile, WhereLanguage, operations, raw_types,
-};
+pub mod alerts;
+pub mod client;
+pub mod dashboards;
+pub mod error;
+pub mod rate_limit;
+
+pub use api_core::observability::{Alert, Dashboard};
+pub use api_core::{Config, Credentials, Error, Response, Secret};
+pub use handles::Client;
+
+/// The generated observability client and types (an escape hatch): `raw::types`, and
+/// `raw::operations`, each operation as the spec describes it.
+pub use api_core::raw::observability as raw;
 /// The one redaction rule: which members hold secrets, and where a secret value stands in a text,
 /// whatever its encoding (for a caller's own output).
 pub use api_core::redact;
-/// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
-pub use api_core::reqwest;
-pub use api_core::{
-    AlertId, ApiError, Config, ConfigBuilder, Credentials, DashboardId, DecodeError, Error,
-    ErrorCode, IdError, Idempotency, Operation, RateLimit, Response, ResponseMeta, RetryPolicy,
-    Secret, TransportError, TransportKind, env,
-};
-/// A `reqwest` client builder with the SDK's TLS backend, for [`ConfigBuilder::http_client`].
-pub use api_core::{DEFAULT_CONNECT_TIMEOUT, http_client_builder};
-pub use api_core::{
-    FallbackTo, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimitStore, RateLimiter, RedisUrl,
-    StoreChange, StoreFallback,
-};
-pub use client::{AlertHandle, Client, Dashboards};
-
-/// The generated observability client and types (an escape hatch).
-pub use api_core::raw::observability as raw;

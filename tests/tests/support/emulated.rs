@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use api_emulator::{Emulator, EmulatorOptions, Fault, FaultRule, Method, Timing};
 use api_mgmt::{
-    Credentials, Destination, KafkaSource, NewPipe, RetryPolicy, ServiceHandle, WaitOptions,
+    Credentials, NewPipe, ServiceHandle, WaitOptions,
+    client::RetryPolicy,
+    pipes::{Destination, KafkaSource},
 };
 
 /// The control endpoints over HTTP.
@@ -14,7 +16,7 @@ pub async fn control(
     path: &str,
     body: Option<serde_json::Value>,
 ) -> (u16, serde_json::Value) {
-    let mut request = api_mgmt::http_client_builder()
+    let mut request = api_mgmt::client::http_client_builder()
         .build()
         .unwrap()
         .request(method, format!("{}{path}", emulator.base_url()))

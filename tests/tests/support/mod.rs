@@ -178,13 +178,13 @@ pub enum Transport {
 impl Transport {
     /// A management client builder for `url` with the test credentials, sending through this kind
     /// of client.
-    pub fn mgmt_builder(self, url: &str) -> api_mgmt::ConfigBuilder<api_mgmt::Client> {
+    pub fn mgmt_builder(self, url: &str) -> api_mgmt::client::ConfigBuilder<api_mgmt::Client> {
         let builder = api_mgmt::Client::builder(url)
             .credentials(api_mgmt::Credentials::basic(KEY_ID, KEY_SECRET));
         match self {
             Transport::Built => builder,
             Transport::Caller => builder.http_client(
-                api_mgmt::http_client_builder()
+                api_mgmt::client::http_client_builder()
                     .timeout(Duration::from_secs(600))
                     .build()
                     .expect("a caller's client"),
@@ -213,8 +213,8 @@ macro_rules! for_both_transports {
 }
 
 /// Retries with millisecond backoff, so tests do not sleep.
-pub fn fast_retries() -> api_mgmt::RetryPolicy {
-    api_mgmt::RetryPolicy::default()
+pub fn fast_retries() -> api_mgmt::client::RetryPolicy {
+    api_mgmt::client::RetryPolicy::default()
         .initial_backoff(Duration::from_millis(5))
         .max_backoff(Duration::from_millis(20))
 }

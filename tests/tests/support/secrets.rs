@@ -1,8 +1,11 @@
 //! Secrets used by the leak tests, and requests that carry every kind of them.
 
 use api_mgmt::{
-    Destination, KafkaSource, KinesisSource, NewPipe, ObjectStorageSource, PostgresSource,
-    PostgresTableMapping,
+    NewPipe,
+    pipes::{
+        Destination, KafkaSource, KinesisSource, ObjectStorageSource, PostgresSource,
+        PostgresTableMapping,
+    },
 };
 
 use super::{KEY_SECRET, TOKEN};
@@ -47,7 +50,7 @@ pub fn pipes_with_every_secret() -> Vec<NewPipe> {
                 KafkaSource::new("b:9092", "t")
                     .credentials("u", SECRETS[2])
                     .schema_registry(
-                        api_mgmt::SchemaRegistry::new("https://r.example")
+                        api_mgmt::pipes::SchemaRegistry::new("https://r.example")
                             .credentials("r", SECRETS[3]),
                     ),
             )

@@ -1,7 +1,9 @@
 //! `cloudctl pipe create|get|settings|delete|wait|export`.
 
 use api_mgmt::{
-    Error, Pipe, PipeHandle, PipeId, Response, WaitFor, wait_for_pipe, wait_for_pipe_gone,
+    Error, Pipe, Response,
+    pipes::{PipeHandle, PipeId},
+    wait::{WaitFor, wait_for_pipe, wait_for_pipe_gone},
 };
 use serde::Serialize;
 

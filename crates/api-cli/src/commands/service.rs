@@ -1,8 +1,9 @@
 //! `cloudctl service start|stop [--wait]`.
 
 use api_mgmt::{
-    Error, Response, Service, ServiceCommand, ServiceHandle, ServiceWait, WaitFor, WaitOptions,
-    wait_for_service,
+    Error, Response, Service, ServiceHandle, WaitOptions,
+    services::ServiceCommand,
+    wait::{ServiceWait, WaitFor, wait_for_service},
 };
 
 use super::Session;

@@ -177,7 +177,7 @@ fn a_create_whose_outcome_is_unknown_exits_7() {
         "{json}"
     );
     // How to find out is the spec's `x-reconcile` of the operation.
-    let reconcile = api_mgmt::operations::CREATE_PIPE.reconcile.unwrap();
+    let reconcile = api_mgmt::raw::operations::CREATE_PIPE.reconcile.unwrap();
     assert!(
         json["hint"]
             .as_str()

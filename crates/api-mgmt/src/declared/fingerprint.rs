@@ -150,7 +150,7 @@ fn project(value: &Value, shape: Option<Shape<'_>>) -> Option<Value> {
 /// under `fingerprint`'s parameters and salt, whole numbers as integers.
 ///
 /// A secret is anything under a member that
-/// [`is_secret`](api_core::raw::support::schema::is_secret) names (a scalar, or an array or object
+/// [`is_secret`](crate::schema::is_secret) names (a scalar, or an array or object
 /// fingerprinted whole), and any other string in which the SDK's one redaction rule finds one (a
 /// password in a URI's userinfo, a signature in a query, a `password=` in a setting's text): such a
 /// string is fingerprinted whole, so that no piece of it is kept and a change of it is still seen.

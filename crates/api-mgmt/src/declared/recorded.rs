@@ -203,7 +203,7 @@ impl RecordedState {
 
     /// Records the existing pipe `id` as declared by `pipe` (an import: the pipe is adopted), with
     /// `server`, the pipe as the server answers it (its JSON, as
-    /// [`PipeHandle::get_wire`](crate::PipeHandle::get_wire) gives it), as its observed form: the
+    /// [`PipeHandle::get_wire`](crate::pipes::PipeHandle::get_wire) gives it), as its observed form: the
     /// next plan compares the file with this declaration and the server with this answer.
     ///
     /// Answers where the file says something the answer does not: a value the file wants that the

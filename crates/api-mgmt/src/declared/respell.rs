@@ -11,7 +11,7 @@ use api_core::raw::support::schema::Comparison;
 use serde_json::Value;
 
 /// Whether `is` is `was` written again (and not the same text): see the [module](self) docs.
-/// `comparison` is the schema's ([`Shape::comparison`](api_core::raw::support::schema::Shape::comparison)).
+/// `comparison` is the schema's ([`Shape::comparison`](crate::schema::Shape::comparison)).
 pub(crate) fn respelled(was: &Value, is: &Value, comparison: Comparison<'_>) -> bool {
     match (was, is) {
         (Value::String(was), Value::String(is)) => {

@@ -6,7 +6,8 @@ use api_mgmt::declared::{
     StateLock, StateStore,
 };
 use api_mgmt::{
-    Client, Credentials, Destination, KafkaSource, NewPipe, Scaling, ServiceHandle, WaitOptions,
+    Client, Credentials, NewPipe, ServiceHandle, WaitOptions,
+    pipes::{Destination, KafkaSource, Scaling},
 };
 
 /// A Kafka pipe `name` with one mapped column and `replicas` replicas.

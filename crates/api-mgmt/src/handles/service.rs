@@ -7,8 +7,8 @@ use api_core::management::{
 };
 use api_core::{Error, OrganizationId, PipeId, Problems, Response, ServiceId};
 
-use crate::client::Client;
-use crate::pipes::{PipeHandle, Pipes};
+use super::Client;
+use super::{PipeHandle, Pipes};
 
 /// One service of an organization: start and stop it, and reach its pipes and private endpoints.
 /// Making a handle sends nothing.
@@ -104,7 +104,7 @@ impl ServiceHandle {
     ///
     /// ```no_run
     /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
-    /// match service.read_for(api_mgmt::ServiceCommand::Start).await? {
+    /// match service.read_for(api_mgmt::services::ServiceCommand::Start).await? {
     ///     Some(now) => println!("{}", now.state_name()),
     ///     None => println!("still on its way"),
     /// }
@@ -136,12 +136,12 @@ impl ServiceHandle {
     /// than `running` and the dead ends keeps the wait going without a command (`starting`, `stopping`,
     /// `degraded`, `idle`, a state this SDK does not know, ...). Fails fast when the service is failed
     /// or (being) deleted; times out with the last seen service. See
-    /// [`wait_for_service`](api_core::management::wait_for_service).
+    /// [`wait_for_service`](crate::wait::wait_for_service).
     ///
     /// ```no_run
     /// # async fn run(service: api_mgmt::ServiceHandle) -> Result<(), api_mgmt::Error> {
     /// let running = service.start_and_wait(&api_mgmt::WaitOptions::default()).await?;
-    /// assert_eq!(running.state, Some(api_mgmt::ServiceState::Running));
+    /// assert_eq!(running.state, Some(api_mgmt::services::ServiceState::Running));
     /// # Ok(()) }
     /// ```
     pub async fn start_and_wait(&self, options: &WaitOptions) -> Result<Service, Error> {
