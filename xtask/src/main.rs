@@ -14,9 +14,10 @@ tasks:
   surface           print the public surface of the generated clients
   public-api        check the public API of each library crate against its snapshot in
                     xtask/snapshots/ (outside CI a change writes a .snap.new to review; with
-                    INSTA_UPDATE=always it is accepted)
+                    INSTA_UPDATE=always it is accepted), and that api-mgmt and api-obs name
+                    each thing once, from a root of at most 25 names
   semver REV        cargo-semver-checks on each library crate against the release at the git
-                    revision REV (v0.1.0), from rustdoc JSON built once per side
+                    revision REV (v0.2.0), from rustdoc JSON built once per side
   compile-time [--dry-run] [--only CRATE]... [--rounds N] [--dir DIR] [--keep]
                     cold debug builds of throwaway downstream crates (one operation each) in fresh
                     target dirs, dependencies fetched first, timed against the peer crate
@@ -90,16 +91,25 @@ fn run_links() -> anyhow::Result<ExitCode> {
 }
 
 fn run_public_api() -> anyhow::Result<ExitCode> {
-    let changed = public_api::snapshot_all(&workspace_root())?;
-    if changed.is_empty() {
-        println!("the public API of every library crate matches its snapshot");
+    let checked = public_api::snapshot_all(&workspace_root())?;
+    for problem in &checked.names {
+        eprintln!("{problem}");
+    }
+    if checked.changed.is_empty() && checked.names.is_empty() {
+        println!(
+            "the public API of every library crate matches its snapshot; each facade names each \
+             thing once, from a root of at most {} names",
+            xtask::public_names::MAX_ROOT_NAMES
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!(
-        "the public API of {} changed: review the diff above; a breaking change needs a major \
-         version (see the guide's chapter on versions and support)",
-        changed.join(", ")
-    );
+    if !checked.changed.is_empty() {
+        eprintln!(
+            "the public API of {} changed: review the diff above; a breaking change needs a major \
+             version (see the guide's chapter on versions and support)",
+            checked.changed.join(", ")
+        );
+    }
     Ok(ExitCode::FAILURE)
 }
 

@@ -15,6 +15,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail};
 
+use crate::public_names;
+
 /// The library crates users depend on, with every feature that adds public items (docs.rs builds
 /// with all of them; the TLS backends add none, and `rustls-aws-lc` would cost a C build here).
 pub const CRATES: [(&str, &[&str]); 5] = [
@@ -51,9 +53,14 @@ pub fn public_api(root: &Path, krate: &str, features: &[&str]) -> Result<String>
         krate,
         features,
     )?;
+    text_of(&json)
+}
+
+/// The public API in the rustdoc JSON at `json`, one item per line, sorted.
+fn text_of(json: &Path) -> Result<String> {
     // Blanket impls (`impl<T> Instrument for T`) say nothing of ours; auto traits (`Send`, `Sync`)
     // do, and stay.
-    let api = public_api::Builder::from_rustdoc_json(&json)
+    let api = public_api::Builder::from_rustdoc_json(json)
         .omit_blanket_impls(true)
         .build()
         .with_context(|| {
@@ -66,11 +73,35 @@ pub fn public_api(root: &Path, krate: &str, features: &[&str]) -> Result<String>
     Ok(api.to_string())
 }
 
-/// Checks (or, outside CI, records) the snapshot of every crate; the crates whose API changed.
-pub fn snapshot_all(root: &Path) -> Result<Vec<String>> {
-    let mut changed = Vec::new();
+/// What [`snapshot_all`] found.
+#[derive(Debug, Default)]
+pub struct Checked {
+    /// The crates whose public API differs from its snapshot.
+    pub changed: Vec<String>,
+    /// Where a facade breaks the rule of its names ([`crate::public_names`]).
+    pub names: Vec<String>,
+}
+
+/// Checks (or, outside CI, records) the snapshot of every crate, and the facades' names.
+pub fn snapshot_all(root: &Path) -> Result<Checked> {
+    let mut checked = Checked::default();
     for (krate, features) in CRATES {
-        let text = public_api(root, krate, features)?;
+        let json = rustdoc_json(
+            root,
+            &root.join("target").join("public-api"),
+            krate,
+            features,
+        )?;
+        let text = text_of(&json)?;
+        if public_names::FACADES.contains(&krate) {
+            let read =
+                std::fs::read(&json).with_context(|| format!("cannot read {}", json.display()))?;
+            let value: serde_json::Value = serde_json::from_slice(&read)
+                .with_context(|| format!("{} is not JSON", json.display()))?;
+            checked
+                .names
+                .extend(public_names::PublicNames::from_rustdoc(&value)?.problems(krate));
+        }
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path(root.join("xtask").join("snapshots"));
         settings.set_prepend_module_to_snapshot(false);
@@ -82,10 +113,10 @@ pub fn snapshot_all(root: &Path) -> Result<Vec<String>> {
             settings.bind(|| insta::assert_snapshot!(format!("public_api__{krate}"), text));
         }));
         if matched.is_err() {
-            changed.push(krate.to_string());
+            checked.changed.push(krate.to_string());
         }
     }
-    Ok(changed)
+    Ok(checked)
 }
 
 /// The toolchain that builds the rustdoc JSON of the public-API and semver steps (`.ci/run`
