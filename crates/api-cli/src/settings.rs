@@ -176,12 +176,14 @@ pub(crate) struct Setting {
 }
 
 impl Setting {
-    /// The value for display: `[REDACTED]` for a secret (a Redis URL's password goes through the
-    /// one redaction rule when it is written).
+    /// The value for display: `[REDACTED]` for a secret, a store's URL without its user part
+    /// (however its password is written).
     pub fn shown(&self) -> Option<String> {
         let value = self.value.as_ref()?;
         Some(if self.key.is_secret() {
             api_mgmt::redact::REDACTED.to_string()
+        } else if self.key == Key::RateLimitStore {
+            api_mgmt::redact::describe_url(value.expose())
         } else {
             value.expose().to_string()
         })
@@ -302,13 +304,22 @@ impl Settings {
             .unwrap_or(&self.values[0])
     }
 
-    /// The secret values in use (the key secret, the token), to keep them out of every message.
+    /// The secret values in use (the key secret, the token, the password of the rate limit's
+    /// store as written and decoded), to keep them out of every message.
     pub fn secrets(&self) -> Vec<String> {
-        self.values
+        let mut secrets: Vec<String> = self
+            .values
             .iter()
             .filter(|s| s.key.is_secret())
             .filter_map(|s| s.value.as_ref().map(|v| v.expose().to_string()))
-            .collect()
+            .collect();
+        if let Some(store) = &self.get(Key::RateLimitStore).value
+            && let Some(password) = api_mgmt::redact::url_password(store.expose())
+        {
+            secrets.push(password.to_string());
+            secrets.push(api_mgmt::redact::percent_decoded(password));
+        }
+        secrets
     }
 
     /// The values of `keys`, or one error naming every missing one and where it may be given.

@@ -335,8 +335,9 @@ fn open_store(
 
 /// The password of a store's URL, kept out of everything cloudctl writes.
 fn keep_store_secret(url: &str) {
-    if let Some(password) = declared::store_url_password(url) {
+    if let Some(password) = api_mgmt::redact::url_password(url) {
         keep_secret(password);
+        keep_secret(&api_mgmt::redact::percent_decoded(password));
     }
 }
 

@@ -176,7 +176,9 @@ fn a_rate_limit_store_that_cannot_be_used_is_said_once_or_refused_at_start() {
     // Nothing listens on port 9: the calls pace through the host store, and cloudctl says so once
     // on stderr, whatever the output mode (stdout stays the data).
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let away = format!("redis://app:pw-redis-9@{}", closed.local_addr().unwrap());
+    // Its password holds what ends a URI in running text (an ElastiCache token may hold `<` and
+    // `>`): no output shows any of it.
+    let away = format!("redis://app:pw <redis> '9@{}", closed.local_addr().unwrap());
     drop(closed);
     for mode in ["json", "human"] {
         let run = cloud
@@ -189,15 +191,32 @@ fn a_rate_limit_store_that_cannot_be_used_is_said_once_or_refused_at_start() {
             .expect(0);
         let said = run
             .stderr
-            .matches("warning: the rate limit store redis://app:[REDACTED]@")
+            .matches("warning: the rate limit store redis://[REDACTED]@")
             .count();
         assert_eq!(said, 1, "{mode}: {}", run.stderr);
         assert!(
             run.stderr
                 .contains("pacing through the host store (this host's processes only)")
-                && !run.stderr.contains("pw-redis-9"),
+                && !run.stderr.contains("redis>")
+                && !run.stderr.contains("app:"),
             "{}",
             run.stderr
+        );
+        let shown = cloud
+            .run(
+                cloud
+                    .command()
+                    .args(["config", "show", "-o", mode])
+                    .env("CLOUD_RATE_LIMIT_STORE", &away),
+            )
+            .expect(0);
+        let all = format!("{}{}", shown.stdout, shown.stderr);
+        assert!(
+            all.contains("redis://[REDACTED]@127.0.0.1:")
+                && !all.contains("redis>")
+                && !all.contains("pw ")
+                && !all.contains("app:"),
+            "{mode}: {all}"
         );
     }
     // A URL that cannot be used is refused before any call.

@@ -70,10 +70,7 @@ pub use recorded::{
     docsrs,
     doc(cfg(any(feature = "state-redis", feature = "state-postgres")))
 )]
-pub use shared::{
-    DEFAULT_LEASE_TTL, MAX_LEASE_TTL, MIN_LEASE_TTL, SharedStateStore, is_store_url,
-    store_url_password,
-};
+pub use shared::{DEFAULT_LEASE_TTL, MAX_LEASE_TTL, MIN_LEASE_TTL, SharedStateStore, is_store_url};
 pub use stop::StopSignal;
 pub use store::{FileStateStore, LeaseHolder, StateError, StateLock, StateStore};
 

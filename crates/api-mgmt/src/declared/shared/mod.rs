@@ -402,74 +402,15 @@ impl SharedStateStore {
 }
 
 /// The store's URL for messages: its user part (user name and password, however written) never
-/// shown, and any other secret of the SDK's rule redacted.
+/// shown, and any other secret of the SDK's rule redacted (the rule's
+/// [`describe_url`](api_core::redact::describe_url)).
 pub(crate) fn describe(url: &str) -> String {
-    let shown = match (url.find("://"), userinfo(url)) {
-        (Some(scheme), Some(info)) => {
-            let rest = &url[scheme + 3 + info.len() + 1..];
-            format!("{}[REDACTED]@{rest}", &url[..scheme + 3])
-        }
-        _ => url.to_string(),
-    };
-    Redactor::new().text(&shown).into_owned()
-}
-
-/// The user part of a URL (before its last `@` ahead of the path), however its password is
-/// written (escaped or not).
-pub(crate) fn userinfo(url: &str) -> Option<&str> {
-    let after = &url[url.find("://")? + 3..];
-    // The host and port hold no `@`; the user part may (unescaped), and may hold a `/` too.
-    let at = after.rfind('@')?;
-    Some(&after[..at])
-}
-
-/// The password in a store URL's user part, as written (escaped or not), when there is one: for a
-/// caller that keeps its own list of secrets to redact.
-pub fn store_url_password(url: &str) -> Option<&str> {
-    password(url)
-}
-
-/// The password in a URL's user part, as written, when there is one.
-pub(crate) fn password(url: &str) -> Option<&str> {
-    let info = userinfo(url)?;
-    let (_, password) = info.split_once(':')?;
-    (!password.is_empty()).then_some(password)
+    api_core::redact::describe_url(url)
 }
 
 /// `text` with the URL, its password (as written and unescaped) and any other secret redacted.
 pub(crate) fn redacted(url: &Secret, text: &str) -> String {
-    let mut redactor = Redactor::new().secret(url.expose());
-    if let Some(password) = password(url.expose()) {
-        redactor = redactor.secret(password);
-        let unescaped = percent_decoded(password);
-        if unescaped != password {
-            redactor = redactor.secret(&unescaped);
-        }
-    }
-    redactor.text(text).into_owned()
-}
-
-/// `text` with its `%XX` escapes decoded (an invalid one kept as written).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(high), Some(low)) = (
-                bytes.get(i + 1).copied().and_then(hex),
-                bytes.get(i + 2).copied().and_then(hex),
-            )
-        {
-            out.push(u8::try_from(high * 16 + low).unwrap_or(b'%'));
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    Redactor::new().url(url.expose()).text(text).into_owned()
 }
 
 /// `url` without the query parameter `name`, and its value (percent-decoded) when it had one.
@@ -488,7 +429,7 @@ pub(crate) fn take_query_parameter(url: &str, name: &str) -> (String, Option<Str
         .filter(|pair| {
             let (key, found) = pair.split_once('=').unwrap_or((pair, ""));
             if key == name {
-                value = Some(percent_decoded(found));
+                value = Some(api_core::redact::percent_decoded(found));
                 false
             } else {
                 !pair.is_empty()

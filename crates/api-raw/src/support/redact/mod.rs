@@ -35,6 +35,9 @@
 //!   query, a form or a connection string (`?token=`, `;SharedAccessKey=`, `,password=`, `=`
 //!   written `%3D`; after `?` or `&`, `key` and `code` too, in any letter case), and a YAML member
 //!   (`password: x` on its line or in a flow mapping).
+//! - **A connection URL given whole** (a store's, from a flag or a variable) is shown without its
+//!   user part, however its password is written ([`describe_url`]), and [`Redactor::url`] knows its
+//!   password as written and decoded: a password may hold what ends a URI in running text.
 //! - **A PEM private key** (`-----BEGIN ... PRIVATE KEY-----`) loses its body, whatever member holds
 //!   it.
 //!
@@ -57,6 +60,7 @@ mod members;
 mod pem;
 mod remainders;
 mod uri;
+mod url;
 
 use std::borrow::Cow;
 
@@ -64,6 +68,7 @@ use serde_json::Value;
 
 pub use credentials::{authorization_forms, basic_forms};
 pub use members::{SECRET_WORDS, is_secret_member};
+pub use url::{describe_url, percent_decoded, url_password};
 
 /// What replaces a secret.
 pub const REDACTED: &str = "[REDACTED]";

@@ -10,11 +10,16 @@ fn may_escape(byte: u8) -> bool {
     matches!(byte, b'\\' | b'&' | b'%')
 }
 
-/// What ends an authority besides a separator: `/`, `?`, `#`, quotes, markup, a backslash, white
-/// space (written as they are, or escaped).
-const ENDS_AUTHORITY: [char; 12] = [
-    '/', '?', '#', '"', '\'', '<', '>', '\\', ' ', '\t', '\n', '\r',
-];
+/// What ends an authority besides a separator: `/`, `?`, `#`, a double quote, markup, a
+/// backslash, white space (written as they are, or escaped). Not a `'`: RFC 3986 allows one in a
+/// password, unescaped.
+const ENDS_AUTHORITY: [char; 11] = ['/', '?', '#', '"', '<', '>', '\\', ' ', '\t', '\n', '\r'];
+
+/// What ends an authority only where it cannot be a password's: in a URI whose separators are
+/// escaped, an escaped `/`, `?` or `#` after the password began and before its `@` may be the
+/// password's own (a JSON string escapes every `/`): the password runs on to the `@`, if one
+/// comes before the authority ends otherwise.
+const ENDS_PATH: [char; 3] = ['/', '?', '#'];
 
 /// `text` with the password of every URI's user information replaced by
 /// [`REDACTED`](super::REDACTED); `None` when there is none.
@@ -110,8 +115,9 @@ fn has_scheme(bytes: &[u8], colon: usize) -> bool {
 }
 
 /// The password's start and the `@` that ends the user information of an authority at `from`:
-/// `user:password@`, the last `@` before the authority ends (at one of [`ENDS_AUTHORITY`]), after
-/// the first `:` (a password with an unencoded `@` is still covered whole).
+/// `user:password@`, the last `@` before the authority ends (at one of [`ENDS_AUTHORITY`], or of
+/// [`ENDS_PATH`] once the `@` came), after the first `:` (a password with an unencoded `@` is
+/// still covered whole).
 fn user_information(
     written: &Written<'_>,
     bytes: &[u8],
@@ -122,6 +128,31 @@ fn user_information(
     let mut at_sign = None;
     let mut pos = from;
     while pos < bytes.len() {
+        // An HTML numeric reference that ends in `;` is read whole, as a browser reads it
+        // (`&#101;` is `e`, never `&#10` and a `1`): the character it writes stands for itself.
+        // Without the `;` its digits may run into the text's (`&#x40db`), and each reading of
+        // them is tried below.
+        if let Some((c, end)) =
+            numeric_reference(bytes, pos).filter(|(_, end)| bytes[end - 1] == b';')
+        {
+            match c {
+                '@' if level == Level::Escaped => at_sign = Some(pos),
+                ':' if level == Level::Escaped => {
+                    password_start.get_or_insert(end);
+                }
+                c if level == Level::Escaped
+                    && ENDS_AUTHORITY.contains(&c)
+                    && !(ENDS_PATH.contains(&c)
+                        && password_start.is_some()
+                        && at_sign.is_none()) =>
+                {
+                    break;
+                }
+                _ => {}
+            }
+            pos = end;
+            continue;
+        }
         if let Some(end) = separator_at(written, bytes, pos, '@', level) {
             at_sign = Some(pos);
             pos = end;
@@ -130,6 +161,12 @@ fn user_information(
             pos = end;
         } else if ENDS_AUTHORITY
             .iter()
+            .filter(|c| {
+                !(level == Level::Escaped
+                    && password_start.is_some()
+                    && at_sign.is_none()
+                    && ENDS_PATH.contains(c))
+            })
             .any(|c| ends_authority(written, bytes, pos, *c, level))
         {
             break;
@@ -141,6 +178,34 @@ fn user_information(
     }
     let (password_start, at_sign) = (password_start?, at_sign?);
     (password_start <= at_sign).then_some((password_start, at_sign))
+}
+
+/// The character an HTML numeric reference (`&#39;`, `&#x27;`, the `;` optional) that begins at
+/// `pos` writes, its digits read to their end, and where it ends; `None` when none begins there.
+fn numeric_reference(bytes: &[u8], pos: usize) -> Option<(char, usize)> {
+    if bytes.get(pos..pos + 2) != Some(b"&#".as_slice()) {
+        return None;
+    }
+    let mut end = pos + 2;
+    let radix = if matches!(bytes.get(end), Some(b'x' | b'X')) {
+        end += 1;
+        16
+    } else {
+        10
+    };
+    let digits = bytes[end..]
+        .iter()
+        .take_while(|b| (**b as char).is_digit(radix))
+        .count();
+    let text = std::str::from_utf8(&bytes[end..end + digits]).ok()?;
+    let c = u32::from_str_radix(text, radix)
+        .ok()
+        .and_then(char::from_u32)?;
+    end += digits;
+    if bytes.get(end) == Some(&b';') {
+        end += 1;
+    }
+    Some((c, end))
 }
 
 /// Whether `c` of [`ENDS_AUTHORITY`] stands at `pos`. A backslash counts only escaped (`\\`):
