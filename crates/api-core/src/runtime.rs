@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use api_raw::support::redact::Redactor;
-use api_raw::support::{Attempt, RequestDefaults, with_attempt};
+use api_raw::support::{Attempt, RequestDefaults, UrlHook, with_attempt};
 use progenitor_client::{Error as RawError, ResponseValue};
 use reqwest::header::{HeaderMap, HeaderValue};
 use tracing::Instrument;
@@ -23,7 +23,7 @@ use crate::error_body::{REQUEST_ID, api_error, header, server_wait};
 use crate::metrics::{Metrics, final_status};
 use crate::operation::{Operation, ResponseBody};
 use crate::outcome::Ending;
-use crate::rate_limit::Limiter;
+use crate::rate_limit::{Booked, Limiter};
 use crate::response::{Response, ResponseMeta};
 use crate::retry::RetryPolicy;
 use crate::spans::{self, millis};
@@ -54,6 +54,8 @@ pub struct Runtime {
     first_attempt_bounded: bool,
     /// What the client learned about its server, shared by its clones.
     learned: Arc<crate::Learned>,
+    /// The host and port of the API's URL, for the attempt spans.
+    server: Option<(Arc<str>, u16)>,
 }
 
 impl fmt::Debug for Runtime {
@@ -144,6 +146,9 @@ impl Runtime {
         );
         #[cfg(not(feature = "metrics"))]
         let metrics = Metrics;
+        let server = reqwest::Url::parse(&config.base_url)
+            .ok()
+            .and_then(|url| Some((Arc::from(url.host_str()?), url.port_or_known_default()?)));
         Ok(Self {
             config: Arc::new(config),
             http,
@@ -153,6 +158,7 @@ impl Runtime {
             metrics,
             first_attempt_bounded,
             learned: Arc::default(),
+            server,
         })
     }
 
@@ -216,14 +222,17 @@ impl Runtime {
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {
         let span = spans::call(op);
+        // Ends as `cancelled` when the caller drops the call before it ends.
+        let mut call_end = spans::SpanEnd::new(span.clone(), None);
+        let call = Call::default();
         // The first permit of the client-side limiter is taken before the operation's clock starts:
         // queueing behind other calls is not this call being slow, and a long batch must not time out.
         if let Some(limiter) = &self.limiter {
-            let waited = span.in_scope(|| self.limit_wait(limiter)).await;
+            let (waited, slot) = span.in_scope(|| self.limit_wait(limiter)).await;
+            call.sent_on(slot);
             self.metrics.limiter_wait(op, waited);
         }
         let started = Instant::now();
-        let call = Call::default();
         // A limit too long to be a point in time (`Duration::MAX`) means no limit.
         let deadline = tokio::time::Instant::now().checked_add(self.config.operation_timeout);
         let run = self
@@ -240,7 +249,7 @@ impl Runtime {
         };
         let elapsed = started.elapsed();
         let status = final_status(&result, |response| response.meta().status);
-        spans::record_end(&span, status, result.as_ref().err());
+        call_end.finish(status, spans::call_error(result.as_ref().err()));
         self.metrics.call(
             op,
             status,
@@ -253,13 +262,17 @@ impl Runtime {
 
     /// Waits for a slot of the client-side rate limit, in a span of its own (a child of the current
     /// span) that says the store that answered and whether a block held the slot back.
-    fn limit_wait<'a>(&'a self, limiter: &'a Limiter) -> impl Future<Output = Duration> + 'a {
+    /// Returns the wait and the slot the request goes on.
+    fn limit_wait<'a>(
+        &'a self,
+        limiter: &'a Limiter,
+    ) -> impl Future<Output = (Duration, Booked)> + 'a {
         let span = spans::rate_limit();
         let recorded = span.clone();
         let wait = async move {
-            let waited = Box::pin(limiter.acquire_traced(&recorded)).await;
+            let (waited, slot) = Box::pin(limiter.acquire_traced(&recorded)).await;
             recorded.record("cloud_api.rate_limit.wait_ms", millis(waited));
-            waited
+            (waited, slot)
         };
         wait.instrument(span)
     }
@@ -319,8 +332,9 @@ impl Runtime {
                         op,
                         Box::pin(send()),
                         attempt,
-                        &call.in_flight,
+                        call,
                         Some(deadline),
+                        (span, secrets),
                     );
                     match tokio::time::timeout_at(deadline, Box::pin(retry)).await {
                         Ok(exchange) => exchange,
@@ -328,14 +342,17 @@ impl Runtime {
                     }
                 }
                 None => {
-                    self.attempt(op, Box::pin(send()), attempt, &call.in_flight, deadline)
-                        .await
+                    self.attempt(
+                        op,
+                        Box::pin(send()),
+                        attempt,
+                        call,
+                        deadline,
+                        (span, secrets),
+                    )
+                    .await
                 }
             };
-            if let Some(url) = &exchanged.url {
-                let redactor = self.redactor_for(secrets);
-                spans::record_url(attempt_span.span(), span, op, url, &redactor);
-            }
             // A success returns at once. The exchange is taken apart in a plain function: a decoded
             // value moved out of its box here would get room in this state machine, which every
             // future above holds and copies whole (profiled).
@@ -383,7 +400,7 @@ impl Runtime {
             if failure.ending == Ending::Status(429)
                 && let Some(limiter) = &self.limiter
             {
-                Box::pin(limiter.throttled(failure.wait))
+                Box::pin(limiter.throttled(failure.wait, call.slot()))
                     .instrument(spans::throttled())
                     .await;
             }
@@ -425,12 +442,13 @@ impl Runtime {
         op: &'static Operation,
         send: Pin<Box<Fut>>,
         number: u32,
-        in_flight: &AtomicBool,
+        call: &Call,
         deadline: Option<tokio::time::Instant>,
+        (call_span, secrets): (&tracing::Span, &[&str]),
     ) -> (
         Box<Attempt<std::result::Result<ResponseValue<T>, RawError<()>>>>,
         Instant,
-        spans::AttemptSpan,
+        spans::SpanEnd,
     )
     where
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
@@ -438,22 +456,32 @@ impl Runtime {
         if number > 1
             && let Some(limiter) = &self.limiter
         {
-            let waited = Box::pin(self.limit_wait(limiter)).await;
+            let (waited, slot) = Box::pin(self.limit_wait(limiter)).await;
+            call.sent_on(slot);
             self.metrics.limiter_wait(op, waited);
         }
-        let span = spans::attempt(op, number);
+        let server = self.server.as_ref().map(|(host, port)| (&**host, *port));
+        let span = spans::attempt(op, number, server);
         let headers = if self.config.trace_propagation {
             spans::trace_context(&span)
         } else {
             HeaderMap::new()
         };
-        in_flight.store(true, Ordering::Relaxed);
+        call.in_flight.store(true, Ordering::Relaxed);
         let sent = Instant::now();
-        let keep_url = !span.is_disabled();
+        // The URL, recorded when the request is built (before it is sent: an attempt cut short has
+        // it too), with the path's ids on the call's span.
+        let on_url: Option<UrlHook> = (!span.is_disabled()).then(|| {
+            let (attempt_span, call_span) = (span.clone(), call_span.clone());
+            let redactor = self.redactor_for(secrets).into_owned();
+            Box::new(move |url: &reqwest::Url| {
+                spans::record_url(&attempt_span, &call_span, op, url, &redactor);
+            }) as UrlHook
+        });
         // Made before the exchange: an exchange cut short (the operation's deadline, or the caller
         // dropping the call) drops it, which records how.
-        let attempt = spans::AttemptSpan::new(span.clone(), deadline);
-        let exchanged = with_attempt(send, headers, keep_url).instrument(span).await;
+        let attempt = spans::SpanEnd::new(span.clone(), deadline);
+        let exchanged = with_attempt(send, headers, on_url).instrument(span).await;
         (exchanged, sent, attempt)
     }
 
@@ -599,6 +627,23 @@ struct Call {
     in_flight: AtomicBool,
     /// The error of the last attempt that failed and was to be retried.
     last_error: Mutex<Option<Error>>,
+    /// The rate limit's slot the last attempt went on: a 429 to it cuts the rate only when no
+    /// other 429 cut it since that slot was booked.
+    slot: Mutex<Option<Booked>>,
+}
+
+impl Call {
+    /// The last attempt goes on `slot`.
+    fn sent_on(&self, slot: Booked) {
+        if let Ok(mut held) = self.slot.lock() {
+            *held = Some(slot);
+        }
+    }
+
+    /// The slot the last attempt went on, when the limit gave one.
+    fn slot(&self) -> Option<Booked> {
+        self.slot.lock().ok().and_then(|held| *held)
+    }
 }
 
 /// Reads at most `limit` bytes of a body; the rest is never read. A body that breaks off gives what

@@ -59,13 +59,12 @@ pub struct RedisUrl {
 }
 
 impl RedisUrl {
-    /// The URL with its password redacted.
+    /// The URL without its user part (user name and password, however written: the rule's
+    /// [`describe_url`](api_raw::support::redact::describe_url)).
     pub fn describe(&self) -> String {
         #[cfg(feature = "redis")]
         {
-            api_raw::support::redact::Redactor::new()
-                .text(self.url.expose())
-                .into_owned()
+            api_raw::support::redact::describe_url(self.url.expose())
         }
         #[cfg(not(feature = "redis"))]
         match self.never {}
@@ -105,10 +104,10 @@ impl RateLimitStore {
         {
             use ::redis::IntoConnectionInfo;
             if let Err(e) = url.as_str().into_connection_info() {
-                let redactor = api_raw::support::redact::Redactor::new().secret(&url);
+                let redactor = api_raw::support::redact::Redactor::new().url(&url);
                 return Err(ConfigError(format!(
                     "{} is not a Redis URL that can be used: {}",
-                    redactor.text(&url),
+                    api_raw::support::redact::describe_url(&url),
                     redactor.text(&e.to_string())
                 )));
             }
@@ -130,7 +129,7 @@ impl RateLimitStore {
             url if url.starts_with("redis://") || url.starts_with("rediss://") => Self::redis(url),
             other => Err(ConfigError(format!(
                 "a rate limit store is process, host or a redis:// URL, not {:?}",
-                api_raw::support::redact::Redactor::new().text(other)
+                api_raw::support::redact::describe_url(other)
             ))),
         }
     }
@@ -454,11 +453,56 @@ mod tests {
         #[cfg(feature = "redis")]
         {
             let redis = RateLimitStore::parse("redis://u:pw-1@h:6379").unwrap();
-            assert_eq!(format!("{redis:?}"), "redis://u:[REDACTED]@h:6379");
+            assert_eq!(format!("{redis:?}"), "redis://[REDACTED]@h:6379");
             let RateLimitStore::Redis(url) = &redis else {
                 panic!("a Redis store")
             };
-            assert_eq!(format!("{url:?}"), "redis://u:[REDACTED]@h:6379");
+            assert_eq!(format!("{url:?}"), "redis://[REDACTED]@h:6379");
+            // A password that holds what ends a URI in running text (an ElastiCache token may
+            // hold `<` and `>`): shown nowhere, in part or whole.
+            for (password, usable) in [
+                ("pw<1> 2", true),
+                ("it's\"pw-1\"", true),
+                // A `#` begins a fragment the Redis client refuses: said without the password.
+                ("p@ss/wd?1#x", false),
+            ] {
+                let text = format!("rediss://default:{password}@cache.example:6379/0");
+                match RateLimitStore::parse(&text) {
+                    Ok(store) => {
+                        assert!(usable, "{password}");
+                        let RateLimitStore::Redis(url) = &store else {
+                            panic!("a Redis store")
+                        };
+                        for shown in [format!("{store:?}"), store.describe(), format!("{url:?}")] {
+                            assert_eq!(shown, "rediss://[REDACTED]@cache.example:6379/0");
+                        }
+                    }
+                    Err(refused) => {
+                        let refused = refused.to_string();
+                        assert!(!usable, "{password}: {refused}");
+                        assert!(
+                            refused.contains("rediss://[REDACTED]@cache.example:6379/0 is not")
+                                && !refused.contains("pw")
+                                && !refused.contains("ss/"),
+                            "{refused}"
+                        );
+                    }
+                }
+                let refused = RateLimitStore::parse(&format!("memcached://u:{password}@h"))
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    !refused.contains("pw") && !refused.contains("ss/"),
+                    "{refused}"
+                );
+                let refused = RateLimitStore::parse(&format!("redis://u:{password}@h:notaport"))
+                    .unwrap_err()
+                    .to_string();
+                assert!(
+                    !refused.contains("pw") && !refused.contains("ss/"),
+                    "{refused}"
+                );
+            }
             // A URL that cannot be used is an error when it is given, not a fallback later.
             for bad in [
                 "redis://u:pw-1@h:notaport",

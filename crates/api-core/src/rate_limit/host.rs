@@ -5,8 +5,10 @@
 //! truncated first: a process killed while writing leaves the old record or the new one.
 //!
 //! The host clock's readings mean something only on the boot of the host that took them, so each
-//! record names its boot (Linux's `boot_id`): a record of another boot, or of another host sharing
-//! the directory (a home on NFS), reads as foreign, never shifted by the difference of two uptimes.
+//! boot of each host keeps a file of its own, named with its boot (Linux's `boot_id`): hosts that
+//! share the directory (a home on NFS) never read or reset each other's records, and a record that
+//! names another boot still reads as foreign, never shifted by the difference of two uptimes. The
+//! files of boots gone for a week are removed when a new one is made.
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -28,10 +30,18 @@ const RECORD: usize = 256;
 /// How long a process waits for another's file lock before pacing without the file.
 pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(2);
 
-/// The state file of one limit.
+/// How long a file of another boot is kept untouched before a new file of the same limit removes
+/// it (a host that shares the directory and still paces touches its own at every call).
+const STALE: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The state file of one limit, on this boot of this host.
 #[derive(Debug, Clone)]
 pub(crate) struct HostFile {
     path: PathBuf,
+    /// The limit's name, which every boot's file of it begins with.
+    name: String,
+    /// This boot of this host ([`boot`]).
+    boot: String,
     /// Whether the directory is the default one, which the SDK keeps private (0700); a caller's
     /// directory is left as it is.
     default_dir: bool,
@@ -40,12 +50,25 @@ pub(crate) struct HostFile {
 impl HostFile {
     /// The file for `name` (already safe as a file name) in `dir`, or in the default directory.
     pub(crate) fn new(dir: Option<&Path>, name: &str) -> Self {
+        Self::of_boot(dir, name, boot())
+    }
+
+    /// The file of `name` for the boot `boot`: `NAME.BOOT.state` (`NAME.state` where no boot id is
+    /// known).
+    fn of_boot(dir: Option<&Path>, name: &str, boot: &str) -> Self {
         let (dir, default_dir) = match dir {
             Some(dir) => (dir.to_path_buf(), false),
             None => (default_dir(), true),
         };
+        let file = if boot == "-" {
+            format!("{name}.state")
+        } else {
+            format!("{name}.{boot}.state")
+        };
         Self {
-            path: dir.join(format!("{name}.state")),
+            path: dir.join(file),
+            name: name.to_string(),
+            boot: boot.to_string(),
             default_dir,
         }
     }
@@ -69,12 +92,16 @@ impl HostFile {
                 create_dir(dir)?;
             }
         }
+        let new = std::fs::symlink_metadata(&self.path).is_err();
         let mut file = open(&self.path)?;
+        if new {
+            self.sweep();
+        }
         lock(&file)?;
         let mut text = String::new();
         // A file that is not UTF-8 text is foreign: read as nothing, then replaced. More than two
         // records' worth is not read.
-        let boot = boot();
+        let boot = self.boot.as_str();
         let state = match (&file).take(2 * RECORD as u64).read_to_string(&mut text) {
             Ok(_) => decode(&text, boot).unwrap_or_default(),
             Err(_) => PaceState::default(),
@@ -89,6 +116,35 @@ impl HostFile {
         }
         file.unlock()?;
         Ok(result)
+    }
+
+    /// Removes the files of this limit of other boots (and the one name of the records before
+    /// boots named their files) that nothing touched for [`STALE`]. Best effort: a file another
+    /// host removes first, or one that cannot be removed, is left to the next sweep.
+    fn sweep(&self) {
+        let Some(dir) = self.path.parent() else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let prefix = format!("{}.", self.name);
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Some(file) = path.file_name().and_then(|f| f.to_str()) else {
+                continue;
+            };
+            let ours = file.starts_with(&prefix) && file.ends_with(".state");
+            let stale = entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .ok()
+                .and_then(|modified| modified.elapsed().ok())
+                .is_some_and(|age| age >= STALE);
+            if ours && stale && path != self.path {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
     }
 }
 
@@ -400,6 +456,62 @@ mod tests {
         );
     }
 
+    const OTHER_HOST: &str = "7a1b2c3d-0000-4000-8000-000000000000";
+    const THIS_HOST: &str = "0b3c9d2e-5f6a-4b7c-8d9e-0f1a2b3c4d5e";
+
+    #[test]
+    fn hosts_sharing_a_directory_never_reset_each_others_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = HostFile::of_boot(Some(dir.path()), "k", THIS_HOST);
+        let theirs = HostFile::of_boot(Some(dir.path()), "k", OTHER_HOST);
+        assert_ne!(ours.path(), theirs.path());
+        let set = |file: &HostFile, next_slot: u64| {
+            file.update(|state, _| (PaceState { next_slot, ..state }, ()))
+                .unwrap()
+        };
+        set(&ours, 9);
+        set(&theirs, 4);
+        set(&theirs, 5);
+        let read = |file: &HostFile| file.update(|state, _| (state, state.next_slot)).unwrap();
+        assert_eq!(read(&ours), 9, "another host's writes left ours alone");
+        assert_eq!(read(&theirs), 5);
+    }
+
+    #[test]
+    fn a_new_file_removes_the_files_of_boots_gone_for_a_week() {
+        let dir = tempfile::tempdir().unwrap();
+        let aged = |name: &str, age: Duration| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "old").unwrap();
+            let when = std::time::SystemTime::now() - age;
+            File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+            path
+        };
+        let week = STALE + Duration::from_secs(60);
+        let gone_boot = aged(&format!("k.{OTHER_HOST}.state"), week);
+        let before_boots = aged("k.state", week);
+        let live_host = aged(
+            "k.11111111-2222-4333-8444-555555555555.state",
+            Duration::ZERO,
+        );
+        let other_limit = aged(&format!("kk.{OTHER_HOST}.stat"), week);
+        let ours = HostFile::of_boot(Some(dir.path()), "k", THIS_HOST);
+        ours.update(|state, _| (state, ())).unwrap();
+        assert!(!gone_boot.exists() && !before_boots.exists());
+        assert!(live_host.exists(), "a file touched this week stays");
+        assert!(other_limit.exists(), "another name is not this limit's");
+        assert!(ours.path().exists());
+        // An existing file does not sweep again.
+        let gone_again = aged(&format!("k.{OTHER_HOST}.state"), week);
+        ours.update(|state, _| (state, ())).unwrap();
+        assert!(gone_again.exists());
+    }
+
     #[test]
     fn a_corrupt_or_foreign_file_is_replaced_and_the_file_is_private() {
         let dir = tempfile::tempdir().unwrap();
@@ -526,8 +638,8 @@ mod tests {
         std::fs::create_dir(&default).unwrap();
         std::fs::set_permissions(&default, std::fs::Permissions::from_mode(0o755)).unwrap();
         let file = HostFile {
-            path: default.join("k.state"),
             default_dir: true,
+            ..HostFile::new(Some(&default), "k")
         };
         file.update(|s, _| (s, ())).unwrap();
         assert_eq!(mode(&default), 0o700);

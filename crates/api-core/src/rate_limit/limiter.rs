@@ -53,7 +53,7 @@ impl RateLimiter {
     /// one interval): everyone sharing the state waits it out and the pace slows, as for the SDK's
     /// own 429s.
     pub async fn throttled(&self, wait: Option<Duration>) {
-        self.limiter.throttled(wait).await;
+        self.limiter.throttled(wait, None).await;
     }
 }
 
@@ -173,12 +173,12 @@ impl Limiter {
     /// (the others wait their turn here), and a caller dropped before its slot leaves it to the
     /// next. Returns how long it waited.
     pub(crate) async fn acquire(&self) -> Duration {
-        self.acquire_traced(&tracing::Span::none()).await
+        self.acquire_traced(&tracing::Span::none()).await.0
     }
 
     /// [`acquire`](Self::acquire), telling `span` (a rate-limit wait span) whether a block held the
-    /// slot back.
-    pub(crate) async fn acquire_traced(&self, span: &tracing::Span) -> Duration {
+    /// slot back; with the slot the request goes on (for [`throttled`](Self::throttled)).
+    pub(crate) async fn acquire_traced(&self, span: &tracing::Span) -> (Duration, Booked) {
         let (mut turn, mut waited) = self
             .bookings
             .turn(|ahead| {
@@ -222,7 +222,7 @@ impl Limiter {
             span.record("cloud_api.rate_limit.blocked", blocked);
             span.record("cloud_api.rate_limit.store", self.answering());
         }
-        waited
+        (waited, booked)
     }
 
     /// The store that answers now, as a wait span names it: `process`, `host` or `redis` (the
@@ -236,11 +236,13 @@ impl Limiter {
         }
     }
 
-    /// A 429 answered: everyone sharing the state waits `wait` (the server's, else one interval;
-    /// at most a few windows), the reservations made before it are stale, and the rate drops.
-    pub(crate) async fn throttled(&self, wait: Option<Duration>) {
+    /// A 429 answered to a request sent on the slot `sent` (when known): everyone sharing the
+    /// state waits `wait` (the server's, else one interval; at most a few windows), the
+    /// reservations made before it are stale, and the rate drops, unless another 429 cut it since
+    /// the request's slot was booked.
+    pub(crate) async fn throttled(&self, wait: Option<Duration>, sent: Option<Booked>) {
         let wait = wait.map_or(self.pace.interval, ns);
-        self.update(Op::Throttled(wait)).await;
+        self.update(Op::Throttled { wait, sent }).await;
     }
 }
 
@@ -248,7 +250,40 @@ impl Limiter {
 mod tests {
     use std::time::Duration;
 
+    use super::{Backend, Limiter};
     use crate::RateLimit;
+    use crate::rate_limit::pacing::DECREASE;
+
+    /// Ten calls sent on slots of one generation, each answered 429 without a wait, the answers
+    /// spread past each one's block: the rate is cut once; ten 429s of unknown slots (a caller's
+    /// own) cut it each time, as the rule did for all of them before.
+    #[tokio::test(flavor = "current_thread")]
+    async fn ten_429s_of_calls_in_flight_together_cut_the_rate_once() {
+        let share_after = |known: bool| {
+            // A state of its own each time.
+            let limiter =
+                Limiter::in_process(&RateLimit::new(1000, Duration::from_secs(1)).unwrap());
+            async move {
+                let mut slots = Vec::new();
+                for _ in 0..10 {
+                    slots.push(limiter.acquire_traced(&tracing::Span::none()).await.1);
+                }
+                for slot in slots {
+                    // Past the block of the 429 before (one interval, 1 ms).
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                    limiter.throttled(None, known.then_some(slot)).await;
+                }
+                let Backend::Process(state) = &limiter.backend else {
+                    panic!("a process store")
+                };
+                state.with(|state, now| (state, limiter.pace.share(&state, now)))
+            }
+        };
+        let known = share_after(true).await;
+        assert!((known - DECREASE).abs() < 0.01, "one cut: {known}");
+        let unknown = share_after(false).await;
+        assert!(unknown < DECREASE.powi(9), "a cut each: {unknown}");
+    }
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_429_of_ones_own_holds_the_next_slot_back() {
@@ -275,7 +310,9 @@ mod limiter_tests {
 
     /// A 429 with a 300 ms wait seen through `throttled` holds the next request of `waiting` back.
     async fn a_429_holds_back(throttled: &Limiter, waiting: &Limiter) {
-        throttled.throttled(Some(Duration::from_millis(300))).await;
+        throttled
+            .throttled(Some(Duration::from_millis(300)), None)
+            .await;
         let held = std::time::Instant::now();
         waiting.acquire().await;
         assert!(
@@ -389,7 +426,9 @@ mod limiter_tests {
             })
             .collect();
         tokio::time::sleep(Duration::from_millis(20)).await;
-        throttled.throttled(Some(Duration::from_secs(1))).await;
+        throttled
+            .throttled(Some(Duration::from_secs(1)), None)
+            .await;
         let mut went = Vec::new();
         for call in calls {
             went.push(call.await.unwrap());
@@ -590,16 +629,38 @@ mod limiter_tests {
             interval: 1_000,
             window: 1_000_000,
         };
-        let early = chain.update(pace, Op::Throttled(0));
+        let early = chain.update(
+            pace,
+            Op::Throttled {
+                wait: 0,
+                sent: None,
+            },
+        );
         let failing = async {
             tokio::time::sleep(Duration::from_millis(10)).await;
-            chain.update(pace, Op::Throttled(0)).await
+            chain
+                .update(
+                    pace,
+                    Op::Throttled {
+                        wait: 0,
+                        sent: None,
+                    },
+                )
+                .await
         };
         let _ = tokio::join!(early, failing);
         assert_eq!(told.lock().unwrap().len(), 1, "{:?}", told.lock().unwrap());
         assert!(chain.is_out(), "still out after the late answer");
         tokio::time::sleep(Duration::from_millis(250)).await;
-        let _ = chain.update(pace, Op::Throttled(0)).await;
+        let _ = chain
+            .update(
+                pace,
+                Op::Throttled {
+                    wait: 0,
+                    sent: None,
+                },
+            )
+            .await;
         let told = told.lock().unwrap();
         assert!(
             matches!(

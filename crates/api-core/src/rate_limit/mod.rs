@@ -28,6 +28,7 @@ mod store;
 #[cfg(test)]
 mod layers;
 
+pub(crate) use booking::Booked;
 pub use booking::MAX_BOOKED;
 pub use config::{RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RateLimit, RateLimitStore, RedisUrl};
 pub(crate) use limiter::Limiter;

@@ -148,14 +148,17 @@ impl Pace {
         }
     }
 
-    /// The state after a 429 at `now` whose answer asked to wait `wait` nanoseconds: nobody sends
-    /// before the wait is over (at most [`BLOCK_WINDOWS`] windows), every reservation made before
-    /// it is stale, and, unless the 429 answers a request sent into a block already known, the
-    /// rate drops to [`DECREASE`] times the rate it came at.
-    pub fn throttled(&self, state: PaceState, now: u64, wait: u64) -> PaceState {
+    /// The state after a 429 at `now` whose answer asked to wait `wait` nanoseconds, to a request
+    /// sent on a slot of the generation `sent` (`None`: not known): nobody sends before the wait is
+    /// over (at most [`BLOCK_WINDOWS`] windows), every reservation made before it is stale, and the
+    /// rate drops to [`DECREASE`] times the rate it came at, unless the 429 answers a request sent
+    /// into a block already known, or sent before another 429 cut the rate (its generation is
+    /// older: ten 429s of requests in flight together cut the rate once, not ten times).
+    pub fn throttled(&self, state: PaceState, now: u64, wait: u64, sent: Option<u64>) -> PaceState {
         let state = self.sane(state, now);
         let wait = wait.min(self.longest_block());
-        let (rate, throttled_at) = if now >= state.blocked_until {
+        let since_the_last_cut = sent.is_none_or(|generation| generation == state.generation);
+        let (rate, throttled_at) = if now >= state.blocked_until && since_the_last_cut {
             let rate = (self.share(&state, now) * DECREASE).max(1.0 / MAX_SLOWDOWN);
             (rate, now)
         } else {
@@ -257,7 +260,7 @@ mod tests {
             })
             .collect();
         // The first went at once and drew a 429 asking for 2 s.
-        state = pace.throttled(state, now + 10 * MS, 2_000 * MS);
+        state = pace.throttled(state, now + 10 * MS, 2_000 * MS, None);
         // The second wakes at its slot: its reservation is stale, it books again after the block.
         let (next, again) = pace.confirm(state, now + 100 * MS, booked[1]);
         state = next;
@@ -289,7 +292,7 @@ mod tests {
             window: 2_000 * MS,
         };
         let now = 1_000_000 * MS;
-        let state = slow.throttled(PaceState::default(), now, 40_000 * MS);
+        let state = slow.throttled(PaceState::default(), now, 40_000 * MS, None);
         assert_eq!(
             state.blocked_until,
             now + 40_000 * MS,
@@ -324,14 +327,47 @@ mod tests {
     }
 
     #[test]
+    fn ten_429s_of_requests_in_flight_together_cut_the_rate_once() {
+        let pace = pace();
+        let now = 10_000 * MS;
+        // Ten requests sent on slots of generation 0; no answer says how long to wait (the block is
+        // one interval), and the answers come spread over a second.
+        let mut state = PaceState::default();
+        for answer in 0..10u64 {
+            state = pace.throttled(state, now + answer * 150 * MS, pace.interval, Some(0));
+        }
+        let at = now + 9 * 150 * MS;
+        let once = pace.throttled(PaceState::default(), now, pace.interval, Some(0));
+        assert!(
+            (pace.share(&state, at) - pace.share(&once, at)).abs() < 1e-9,
+            "one cut: {} where one 429 leaves {}",
+            pace.share(&state, at),
+            pace.share(&once, at)
+        );
+        assert_eq!(
+            state.generation, 10,
+            "each made the bookings before it stale"
+        );
+        // Unknown generations (a caller's own 429s) cut each time, as before.
+        let mut unknown = PaceState::default();
+        for answer in 0..3u64 {
+            unknown = pace.throttled(unknown, now + answer * 150 * MS, pace.interval, None);
+        }
+        assert!(pace.share(&unknown, now + 300 * MS) < DECREASE * DECREASE);
+        // A request sent after the cut, on the new generation, cuts again when it draws a 429.
+        let after = pace.throttled(state, at + 150 * MS, pace.interval, Some(state.generation));
+        assert!(pace.share(&after, at + 150 * MS) < DECREASE * 0.81);
+    }
+
+    #[test]
     fn the_rate_decreases_per_block_and_climbs_back_linearly() {
         let pace = pace();
         let now = 10_000 * MS;
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
-        let state = pace.throttled(PaceState::default(), now, 500 * MS);
+        let state = pace.throttled(PaceState::default(), now, 500 * MS, None);
         assert_eq!(pace.share(&state, now), DECREASE);
         // A 429 answering a request sent before the block (it ends 500 ms on) lowers nothing more.
-        let inflight = pace.throttled(state, now + 20 * MS, 500 * MS);
+        let inflight = pace.throttled(state, now + 20 * MS, 500 * MS, None);
         assert_eq!(
             pace.share(&inflight, now + 20 * MS),
             pace.share(&state, now + 20 * MS)
@@ -346,7 +382,7 @@ mod tests {
         assert!(close(pace.share(&state, now + recovery * 5), 1.0));
         // A 429 after the block lowers the rate it came at again.
         let later = now + recovery / 2;
-        let again = pace.throttled(state, later, 0);
+        let again = pace.throttled(state, later, 0, None);
         assert!(close(pace.share(&again, later), halfway * DECREASE));
         // From there, the climb goes at its pace, a quarter of the way in a quarter of the time;
         // and the line has it back at the configured rate when the recovery is over.
@@ -374,7 +410,7 @@ mod tests {
         // Never slower than MAX_SLOWDOWN times the interval.
         let mut slowest = PaceState::default();
         for step in 0..60 {
-            slowest = pace.throttled(slowest, now + step * 10 * MS, 0);
+            slowest = pace.throttled(slowest, now + step * 10 * MS, 0, None);
         }
         let at = now + 59 * 10 * MS;
         assert_eq!(pace.share(&slowest, at), 1.0 / MAX_SLOWDOWN);
@@ -392,7 +428,7 @@ mod tests {
         let mut now = 10_000 * MS;
         for _ in 0..300 {
             now += 10 * MS;
-            state = pace.throttled(state, now, 0);
+            state = pace.throttled(state, now, 0, None);
         }
         assert_eq!(pace.share(&state, now), 1.0 / MAX_SLOWDOWN);
         let back = now + window * u64::from(RECOVERY_WINDOWS);
@@ -416,7 +452,7 @@ mod tests {
             let mut now = 10_000 * MS;
             for _ in 0..cuts {
                 now += gap * MS;
-                state = pace.throttled(state, now, 0);
+                state = pace.throttled(state, now, 0, None);
             }
             let back = now + pace.window * u64::from(RECOVERY_WINDOWS);
             prop_assert_eq!(pace.share(&state, back), 1.0);
@@ -428,7 +464,7 @@ mod tests {
         let pace = pace();
         let now = 10_000 * MS;
         let hour = 3_600_000 * MS;
-        let state = pace.throttled(PaceState::default(), now, hour);
+        let state = pace.throttled(PaceState::default(), now, hour, None);
         assert_eq!(
             state.blocked_until - now,
             1_000 * MS * u64::from(BLOCK_WINDOWS)
@@ -455,7 +491,7 @@ mod tests {
         // A bulk client with 600 calls booked, at the slowest pace: an hour and more of queue.
         let mut state = PaceState::default();
         for step in 0..60 {
-            state = pace.throttled(state, now + step, 0);
+            state = pace.throttled(state, now + step, 0, None);
             state.blocked_until = 0;
         }
         let at = now + 60;
@@ -594,7 +630,7 @@ mod tests {
                         next
                     }
                     Step::Confirm(_) => state,
-                    Step::Throttled(wait_ms) => pace.throttled(state, now, wait_ms * MS),
+                    Step::Throttled(wait_ms) => pace.throttled(state, now, wait_ms * MS, None),
                 };
                 let back = state.seen.saturating_sub(now);
                 let moved = PaceState {

@@ -32,8 +32,9 @@ pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(30);
 /// The pacing rule of `pacing.rs`, on the Redis server's clock (microseconds: Lua numbers are
 /// doubles, exact to 2^53). `ARGV`: `reserve`, `confirm` or `throttle`; the interval; the window;
 /// the wait of a 429 (`throttle`) or the ticket's generation (`confirm`); the time (0 for the
-/// server's clock); then the rule's constants. Returns the wait in microseconds (-1: `confirm`
-/// says go) and the generation.
+/// server's clock); then the rule's constants; last, for `throttle`, the generation the request
+/// was sent under (-1: not known). Returns the wait in microseconds (-1: `confirm` says go) and
+/// the generation.
 const SCRIPT: &str = r"
 local op = ARGV[1]
 local interval, window, arg = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -45,6 +46,7 @@ end
 local most, windows = tonumber(ARGV[6]), tonumber(ARGV[7])
 local decrease, block_windows, max_queue = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local max_shared_block = tonumber(ARGV[11])
+local sent = tonumber(ARGV[12]) or -1
 local s = redis.call('HMGET', KEYS[1], 'next', 'blocked', 'rate', 'throttled', 'generation', 'seen')
 local nxt, blocked = tonumber(s[1]) or 0, tonumber(s[2]) or 0
 local rate, at = tonumber(s[3]) or 1, tonumber(s[4]) or 0
@@ -78,7 +80,7 @@ if op == 'reserve' then
 elseif op == 'confirm' then
   if gen == arg then wait = -1 else reserve() end
 else
-  if now >= blocked then
+  if now >= blocked and (sent < 0 or sent == gen) then
     rate = math.max(share() * decrease, 1 / most)
     at = now
   end
@@ -123,15 +125,17 @@ impl RedisStore {
         }
     }
 
-    /// Runs the script for `operation` at `now` microseconds (0: the server's clock): the wait in
-    /// microseconds, the generation and whether a block held the slot back (1, else 0); why not,
-    /// its password redacted, when Redis could not answer in time.
+    /// Runs the script for `operation` at `now` microseconds (0: the server's clock), a 429's
+    /// request `sent` under a generation (when known): the wait in microseconds, the generation
+    /// and whether a block held the slot back (1, else 0); why not, its password redacted, when
+    /// Redis could not answer in time.
     pub(crate) async fn run(
         &self,
         operation: &str,
         pace: Pace,
         arg: u64,
         now: u64,
+        sent: Option<u64>,
     ) -> Result<(i64, u64, i64), String> {
         let connection = match tokio::time::timeout(CONNECT_TIMEOUT, self.connection()).await {
             Ok(Ok(connection)) => connection,
@@ -140,7 +144,7 @@ impl RedisStore {
         };
         let result = tokio::time::timeout(
             TIMEOUT,
-            self.exchange(connection, operation, pace, arg, now),
+            self.exchange(connection, operation, pace, arg, now, sent),
         )
         .await;
         match result {
@@ -178,6 +182,7 @@ impl RedisStore {
         pace: Pace,
         arg: u64,
         now: u64,
+        sent: Option<u64>,
     ) -> redis::RedisResult<(i64, u64, i64)> {
         self.script
             .key(&self.key)
@@ -192,6 +197,7 @@ impl RedisStore {
             .arg(BLOCK_WINDOWS)
             .arg(MAX_QUEUE)
             .arg(MAX_SHARED_BLOCK_NS / 1000)
+            .arg(sent.and_then(|g| i64::try_from(g).ok()).unwrap_or(-1))
             .invoke_async(&mut connection)
             .await
     }
@@ -200,7 +206,7 @@ impl RedisStore {
     async fn failed(&self, why: &str) -> String {
         *self.connection.lock().await = None;
         api_raw::support::redact::Redactor::new()
-            .secret(self.url.expose())
+            .url(self.url.expose())
             .text(why)
             .into_owned()
     }
@@ -210,12 +216,14 @@ impl Store for RedisStore {
     type Error = String;
 
     async fn update(&self, pace: Pace, op: Op) -> Result<Answer, String> {
-        let (operation, arg) = match op.in_store(StoreKind::Redis) {
-            Op::Reserve => ("reserve", 0),
-            Op::Confirm(booked) => ("confirm", booked.ticket.generation),
-            Op::Throttled(wait) => ("throttle", wait / 1000),
+        let (operation, arg, sent) = match op.in_store(StoreKind::Redis) {
+            Op::Reserve => ("reserve", 0, None),
+            Op::Confirm(booked) => ("confirm", booked.ticket.generation, None),
+            Op::Throttled { wait, sent } => {
+                ("throttle", wait / 1000, sent.map(|b| b.ticket.generation))
+            }
         };
-        let (wait, generation, blocked) = self.run(operation, pace, arg, 0).await?;
+        let (wait, generation, blocked) = self.run(operation, pace, arg, 0, sent).await?;
         Ok(match (operation, wait) {
             ("throttle", _) => Answer::Recorded,
             ("confirm", -1) => Answer::Go,
@@ -318,7 +326,7 @@ mod tests {
         }
 
         async fn throttled(&self, pace: Pace, wait: u64) {
-            let Ok(answer) = self.update(pace, Op::Throttled(wait)).await;
+            let Ok(answer) = self.update(pace, Op::Throttled { wait, sent: None }).await;
             assert_eq!(answer, Answer::Recorded);
         }
     }
@@ -331,9 +339,10 @@ mod tests {
         pace: Pace,
         arg: u64,
         now_us: u64,
+        sent: Option<u64>,
     ) -> (i64, u64, i64) {
         runtime
-            .block_on(redis.primary().run(operation, pace, arg, now_us))
+            .block_on(redis.primary().run(operation, pace, arg, now_us, sent))
             .expect("Redis answers")
     }
 
@@ -354,7 +363,8 @@ mod tests {
     enum Step {
         Reserve,
         Confirm(usize),
-        Throttle(u64),
+        /// A 429's wait, and which ticket its request went on (`None`: not known).
+        Throttle(u64, Option<usize>),
     }
 
     /// A block a `10/10s` sharer wrote (40 s, its 4 windows) holds for a `20/2s` one in the script
@@ -373,8 +383,16 @@ mod tests {
         let fast = TWENTY_PER_2S;
         let redis = store(&server.url, "test:two-configurations");
         let now_us = 1_700_000_000_000_000u64;
-        ask(&runtime, &redis, "throttle", slow, 40_000_000, now_us);
-        let (wait, _, blocked) = ask(&runtime, &redis, "reserve", fast, 0, now_us + 1_000_000);
+        ask(&runtime, &redis, "throttle", slow, 40_000_000, now_us, None);
+        let (wait, _, blocked) = ask(
+            &runtime,
+            &redis,
+            "reserve",
+            fast,
+            0,
+            now_us + 1_000_000,
+            None,
+        );
         assert_eq!((wait, blocked), (39_000_000, 1));
     }
 
@@ -392,12 +410,12 @@ mod tests {
         let mut now_us = 1_700_000_000_000_000u64;
         for _ in 0..300 {
             now_us += 10_000;
-            ask(&runtime, &redis, "throttle", pace, 0, now_us);
+            ask(&runtime, &redis, "throttle", pace, 0, now_us, None);
         }
         // Two reservations in a row: the second waits the interval of the rate at that time.
         let gap = |at_us: u64| {
-            ask(&runtime, &redis, "reserve", pace, 0, at_us);
-            let (wait, _, _) = ask(&runtime, &redis, "reserve", pace, 0, at_us);
+            ask(&runtime, &redis, "reserve", pace, 0, at_us, None);
+            let (wait, _, _) = ask(&runtime, &redis, "reserve", pace, 0, at_us, None);
             wait
         };
         let window_us = pace.window / 1000;
@@ -427,7 +445,8 @@ mod tests {
         let step = prop_oneof![
             4 => Just(Step::Reserve),
             2 => any::<usize>().prop_map(Step::Confirm),
-            1 => (0u64..12_000).prop_map(Step::Throttle),
+            1 => (0u64..12_000, proptest::option::of(any::<usize>()))
+                .prop_map(|(wait, sent)| Step::Throttle(wait, sent)),
         ];
         let case = std::sync::atomic::AtomicU32::new(0);
         proptest!(config, |(steps in proptest::collection::vec((step, -1_500i64..3_000), 1..24))| {
@@ -447,7 +466,7 @@ mod tests {
                     Step::Reserve => {
                         let (next, rust) = pace.reserve(state, now_ns);
                         state = next;
-                        let lua = ask(&runtime, &redis, "reserve", pace, 0, now_ms * 1000);
+                        let lua = ask(&runtime, &redis, "reserve", pace, 0, now_ms * 1000, None);
                         prop_assert!(close(rust, lua), "step {i}: rust {rust:?}, lua {lua:?}");
                         tickets.push(rust);
                     }
@@ -456,7 +475,7 @@ mod tests {
                         let booked = tickets[n % tickets.len()];
                         let (next, rust) = pace.confirm(state, now_ns, booked);
                         state = next;
-                        let lua = ask(&runtime, &redis, "confirm", pace, booked.generation, now_ms * 1000);
+                        let lua = ask(&runtime, &redis, "confirm", pace, booked.generation, now_ms * 1000, None);
                         match rust {
                             None => prop_assert_eq!(lua.0, -1, "step {}: go", i),
                             Some(rust) => {
@@ -465,9 +484,14 @@ mod tests {
                             }
                         }
                     }
-                    Step::Throttle(wait_ms) => {
-                        state = pace.throttled(state, now_ns, wait_ms * MS);
-                        let lua = ask(&runtime, &redis, "throttle", pace, wait_ms * 1000, now_ms * 1000);
+                    Step::Throttle(wait_ms, sent) => {
+                        // A 429 to a request sent on one of the tickets booked so far, or of an
+                        // unknown one.
+                        let sent = sent
+                            .filter(|_| !tickets.is_empty())
+                            .map(|n| tickets[n % tickets.len()].generation);
+                        state = pace.throttled(state, now_ns, wait_ms * MS, sent);
+                        let lua = ask(&runtime, &redis, "throttle", pace, wait_ms * 1000, now_ms * 1000, sent);
                         prop_assert_eq!(lua.1, state.generation);
                     }
                 }
@@ -603,7 +627,9 @@ mod tests {
             let calls: Vec<_> = (0..50)
                 .map(|_| {
                     let redis = Arc::clone(&redis);
-                    tokio::spawn(async move { redis.primary().run("reserve", pace, 0, 0).await })
+                    tokio::spawn(
+                        async move { redis.primary().run("reserve", pace, 0, 0, None).await },
+                    )
                 })
                 .collect();
             let mut answers = Vec::new();
@@ -630,7 +656,7 @@ mod tests {
         let away = {
             let told = Arc::clone(&told);
             chain(
-                "redis://user:pw-secret-9@127.0.0.1:9",
+                "redis://user:pw <secret> '9@127.0.0.1:9",
                 "away",
                 dir.path(),
                 Some(Arc::new(move |change: &StoreChange| {
@@ -659,7 +685,7 @@ mod tests {
         assert_eq!(fallback.instead, FallbackTo::Host);
         let said = told[0].to_string();
         assert!(
-            said.contains("redis://user:[REDACTED]@127.0.0.1:9") && !said.contains("pw-secret-9"),
+            said.contains("redis://[REDACTED]@127.0.0.1:9") && !said.contains("secret"),
             "{said}"
         );
 

@@ -15,8 +15,14 @@ pub(crate) enum Op {
     /// At the slot's time: go, unless a 429 came since it was booked (then book again). A slot
     /// booked in another store (before a fallback or a recovery) is booked again here.
     Confirm(Booked),
-    /// A 429 that asked to wait this many nanoseconds.
-    Throttled(u64),
+    /// A 429 that asked to wait this many nanoseconds, to a request sent on the slot `sent` (when
+    /// known).
+    Throttled {
+        /// Nanoseconds to wait.
+        wait: u64,
+        /// The slot the request went on.
+        sent: Option<Booked>,
+    },
 }
 
 /// What a store answers an [`Op`].
@@ -32,10 +38,15 @@ pub(crate) enum Answer {
 
 impl Op {
     /// The op as a store of `kind` runs it: a confirmation of a slot another store booked is a
-    /// new reservation (this store's generation says nothing of it).
+    /// new reservation, and a 429 to a request sent on one is of an unknown generation (this
+    /// store's generation says nothing of it).
     pub(crate) fn in_store(self, kind: StoreKind) -> Self {
         match self {
             Self::Confirm(booked) if booked.store != kind => Self::Reserve,
+            Self::Throttled {
+                wait,
+                sent: Some(booked),
+            } if booked.store != kind => Self::Throttled { wait, sent: None },
             op => op,
         }
     }
@@ -66,7 +77,10 @@ impl Pace {
                 (state, None) => (state, Answer::Go),
                 (state, Some(ticket)) => (state, booked(ticket)),
             },
-            Op::Throttled(wait) => (self.throttled(state, now, wait), Answer::Recorded),
+            Op::Throttled { wait, sent } => (
+                self.throttled(state, now, wait, sent.map(|b| b.ticket.generation)),
+                Answer::Recorded,
+            ),
         }
     }
 }
