@@ -472,6 +472,19 @@ async fn an_attempt_cut_short_by_the_operations_time_ends_as_a_timeout() {
     assert_eq!(attempt.parent_span_id, call.span_context.span_id());
     assert_eq!(attribute(attempt, "error.type").as_deref(), Some("timeout"));
     assert_eq!(attempt.status, Status::error(""));
+    // Where it went, though no answer came: from the span's start, and the URL as it was built.
+    let port = server.url.rsplit(':').next().unwrap().to_string();
+    assert_eq!(
+        attribute(attempt, "server.address").as_deref(),
+        Some("127.0.0.1")
+    );
+    assert_eq!(attribute(attempt, "server.port"), Some(port));
+    assert!(
+        attribute(attempt, "url.full").is_some_and(|url| url.ends_with(&format!("/pipes/{PIPE}"))),
+        "{:?}",
+        attribute(attempt, "url.full")
+    );
+    assert_eq!(attribute(call, "cloud_api.pipe_id").as_deref(), Some(PIPE));
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -495,6 +508,40 @@ async fn an_attempt_the_caller_drops_ends_as_cancelled() {
         Some("cancelled")
     );
     assert_eq!(attempt[0].status, Status::error(""));
+    // The call it belonged to did not succeed either.
+    let call = named(&spans, "getPipe");
+    assert_eq!(call.len(), 1, "{spans:#?}");
+    assert_eq!(
+        attribute(call[0], "error.type").as_deref(),
+        Some("cancelled")
+    );
+    assert_eq!(call[0].status, Status::error(""));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_404_the_caller_expects_is_no_error_of_its_call() {
+    let traced = traced();
+    let gone = || Reply::mgmt_error(404, "NOT_FOUND", "no such pipe");
+    let server = ScriptServer::start(vec![gone(), gone()]).await;
+    let client = server.mgmt();
+    let pipe = service(&client).pipe(PIPE.parse().unwrap());
+    assert!(pipe.get_opt().await.unwrap().is_none());
+    assert!(pipe.get().await.unwrap_err().is_not_found());
+    let spans = traced.spans();
+    let calls = named(&spans, "getPipe");
+    assert_eq!(calls.len(), 2, "{spans:#?}");
+    // get_opt: a 404 is its answer "none", not a failure; the attempt still says its status.
+    assert_eq!(
+        attribute(calls[0], "http.response.status_code").as_deref(),
+        Some("404")
+    );
+    assert_eq!(attribute(calls[0], "error.type"), None);
+    assert_eq!(calls[0].status, Status::Unset);
+    let attempts = named(&spans, &format!("GET {PIPE_PATH}"));
+    assert_eq!(attribute(attempts[0], "error.type").as_deref(), Some("404"));
+    // get: the same answer is the call's error.
+    assert_eq!(attribute(calls[1], "error.type").as_deref(), Some("404"));
+    assert_eq!(calls[1].status, Status::error(""));
 }
 
 /// The guide's setup (`guide/examples/traces.rs`), in this binary: every test of it installs a

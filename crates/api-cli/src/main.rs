@@ -76,7 +76,19 @@ fn main() -> ExitCode {
         Some(_) => telemetry::command_span(&command_words(&matches)),
         None => tracing::Span::none(),
     };
-    let ran = runtime.block_on(commands::run(cli.command, &mut session).instrument(span.clone()));
+    let exporting = telemetry.is_some();
+    let ran = runtime.block_on(async {
+        let command = commands::run(cli.command, &mut session).instrument(span.clone());
+        if !exporting {
+            return command.await;
+        }
+        // A signal ends the command where it is: its spans end (dropped: what was under way as
+        // `cancelled`) and are exported before the exit, rather than lost with the process.
+        tokio::select! {
+            ran = command => ran,
+            exit = interrupt::outside_apply() => Err(interrupt::stopped(exit)),
+        }
+    });
     let code = match ran {
         Ok(exit) => exit.code(),
         Err(failure) => {

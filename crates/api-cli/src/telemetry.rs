@@ -11,7 +11,11 @@
 //! the default, or `none`; another exporter is said and nothing is exported) and
 //! `OTEL_PROPAGATORS` (the requests carry `traceparent` when the list is unset or names
 //! `tracecontext`). A failure to export is said on stderr in human output (JSON output keeps
-//! stderr for the error object), and never changes the exit code.
+//! stderr for the error object), and never changes the exit code. The export at the exit waits
+//! for the collector at most `OTEL_EXPORTER_OTLP_TRACES_TIMEOUT` or `OTEL_EXPORTER_OTLP_TIMEOUT`
+//! (milliseconds; 10 s by default), whatever the batch processor's own delays.
+
+use std::time::Duration;
 
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;
@@ -108,6 +112,22 @@ pub struct Telemetry {
     provider: SdkTracerProvider,
     /// Whether warnings may go to stderr (not in JSON output).
     say: bool,
+    /// How long the exit waits for the last export.
+    timeout: Duration,
+}
+
+/// The export's time limit when no variable sets one (OTLP's default).
+const DEFAULT_EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The export's time limit the environment sets, in milliseconds (the traces' own variable first).
+fn export_timeout(env: &dyn Fn(&str) -> Option<String>) -> Duration {
+    [
+        "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+    ]
+    .into_iter()
+    .find_map(|name| env(name)?.trim().parse::<u64>().ok())
+    .map_or(DEFAULT_EXPORT_TIMEOUT, Duration::from_millis)
 }
 
 /// Installs the run's subscriber: the declared state's warnings on stderr
@@ -135,6 +155,7 @@ pub fn install(env: &dyn Fn(&str) -> Option<String>, json: bool) -> Option<Telem
     provider.map(|provider| Telemetry {
         provider,
         say: !json,
+        timeout: export_timeout(env),
     })
 }
 
@@ -199,17 +220,41 @@ fn provider(env: &dyn Fn(&str) -> Option<String>, json: bool) -> Option<SdkTrace
 }
 
 impl Telemetry {
-    /// Exports what is left, then stops the exporter. A failed export is said on stderr in human
-    /// output (redacted: the headers' values are secrets of the run).
+    /// Exports what is left, then stops the exporter, waiting for it as long as the export's time
+    /// limit allows and no longer (the SDK's own flush gives up after 5 s, its shutdown after 5 s
+    /// more: a collector given 30 s would lose the run's spans at 10). A failed or unfinished
+    /// export is said on stderr in human output (redacted: the headers' values are secrets of the
+    /// run).
     pub fn finish(self) {
-        // `force_flush` answers with the export's result; `shutdown` would drop it.
-        let flushed = self.provider.force_flush();
-        let stopped = self.provider.shutdown();
-        if let Err(e) = flushed.and(stopped)
-            && self.say
-        {
+        let (done, finished) = std::sync::mpsc::channel();
+        let (provider, timeout) = (self.provider, self.timeout);
+        // On a thread of its own: one that outlives the limit ends with the process.
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            // `force_flush` answers with the export's result (`shutdown` does not), but waits 5 s
+            // at most; the shutdown then waits out the rest of the limit for an export under way.
+            let flushed = provider.force_flush();
+            let left = timeout.saturating_sub(started.elapsed());
+            let stopped = provider.shutdown_with_timeout(left.max(Duration::from_millis(1)));
+            // Only the flush's own 5 s ran out (the provider reports a processor's timeout
+            // inside its own error, `errs: [Err(Timeout(5s))]`): the shutdown says whether the
+            // export under way ended in time.
+            let result = match flushed {
+                Err(e) if e.to_string().contains("Timeout(") => stopped,
+                flushed => flushed.and(stopped),
+            };
+            let _ = done.send(result.map_err(|e| e.to_string()));
+        });
+        let problem = match finished.recv_timeout(timeout + Duration::from_millis(200)) {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => e,
+            Err(_) => format!(
+                "the collector did not take them within {timeout:?} (OTEL_EXPORTER_OTLP_TIMEOUT)"
+            ),
+        };
+        if self.say {
             write_stderr(&format!(
-                "warning: the traces could not all be exported: {e}"
+                "warning: the traces could not all be exported: {problem}"
             ));
         }
     }
@@ -338,6 +383,33 @@ mod tests {
             Plan::Export {
                 service_name: Some("cloudctl")
             }
+        );
+    }
+
+    #[test]
+    fn the_exits_wait_for_the_export_is_the_otlp_timeout() {
+        let of = |vars: &'static [(&'static str, &'static str)]| {
+            export_timeout(&move |name: &str| {
+                vars.iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| v.to_string())
+            })
+        };
+        assert_eq!(of(&[]), DEFAULT_EXPORT_TIMEOUT);
+        assert_eq!(
+            of(&[("OTEL_EXPORTER_OTLP_TIMEOUT", "500")]),
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            of(&[
+                ("OTEL_EXPORTER_OTLP_TIMEOUT", "500"),
+                ("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "250")
+            ]),
+            Duration::from_millis(250)
+        );
+        assert_eq!(
+            of(&[("OTEL_EXPORTER_OTLP_TIMEOUT", "soon")]),
+            DEFAULT_EXPORT_TIMEOUT
         );
     }
 

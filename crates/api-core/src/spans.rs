@@ -18,9 +18,12 @@
 //!   `cloud_api.organization_id`, `cloud_api.service_id`, `cloud_api.pipe_id` and
 //!   `cloud_api.resource_id` (the path's ids, where it has them), `cloud_api.attempts`,
 //!   `http.response.status_code` and `cloud_api.request_id` (the last answer's), and on a failure
-//!   `error.type` and the `error` status.
-//! - **attempt**: `http.request.method`, `server.address`, `server.port`, `url.full` (the URL as
-//!   sent, user information as `REDACTED:REDACTED`, the values of secret-named query members and
+//!   `error.type` and the `error` status: `cancelled` for a call the caller dropped; none for a 404
+//!   the caller expects ([`expecting_not_found`]: `get_opt`, `delete_if_exists`, a wait's
+//!   tolerated 404 and the one that ends a wait for a deletion).
+//! - **attempt**: `http.request.method`, `server.address` and `server.port` (from the span's
+//!   start), `url.full` (recorded when the request is built, before it is sent: an attempt cut
+//!   short has it; the URL as sent, user information as `REDACTED:REDACTED`, the values of secret-named query members and
 //!   the client's and the request's secrets replaced by the SDK's one redaction rule),
 //!   `url.template`, `http.response.status_code`, `http.request.resend_count` on a resend only (1 on
 //!   the first retry), and on a failure (a 4xx, a 5xx, no answer, or the operation's time running
@@ -72,8 +75,11 @@ pub(crate) fn call(op: &'static Operation) -> Span {
     )
 }
 
-/// The span of one attempt (an HTTP request), a child of the current span (the call's).
-pub(crate) fn attempt(op: &'static Operation, attempt: u32) -> Span {
+/// The span of one attempt (an HTTP request), a child of the current span (the call's), with the
+/// server it goes to (`server.address`, `server.port`) from its start: before any sampler or
+/// exporter reads it, and on an attempt cut short too. `url.full` is recorded when the request is
+/// built, before it is sent ([`record_url`]).
+pub(crate) fn attempt(op: &'static Operation, attempt: u32, server: Option<(&str, u16)>) -> Span {
     let span = tracing::info_span!(
         "api.attempt",
         otel.name = Empty,
@@ -90,6 +96,10 @@ pub(crate) fn attempt(op: &'static Operation, attempt: u32) -> Span {
     );
     if !span.is_disabled() {
         span.record("otel.name", format!("{} {}", op.method, op.path));
+        if let Some((host, port)) = server {
+            span.record("server.address", host);
+            span.record("server.port", port);
+        }
         // Absent on the first attempt, as the conventions say.
         if attempt > 1 {
             span.record("http.request.resend_count", attempt - 1);
@@ -157,6 +167,28 @@ fn path_ids<'a>(template: &'a str, path: &'a str) -> Vec<(&'a str, &'a str)> {
         .collect()
 }
 
+tokio::task_local! {
+    static NOT_FOUND_EXPECTED: ();
+}
+
+/// Runs `future` with a 404 to its calls expected (`get_opt`, the delete of a pipe that may be
+/// gone, a wait for a deletion): their call spans record the status but no error. An attempt's
+/// span still marks the 404 an error, as the HTTP conventions ask of a client span.
+///
+/// ```no_run
+/// # async fn run(pipe_gone: impl std::future::Future<Output = ()>) {
+/// api_core::spans::expecting_not_found(pipe_gone).await;
+/// # }
+/// ```
+pub async fn expecting_not_found<F: std::future::Future>(future: F) -> F::Output {
+    NOT_FOUND_EXPECTED.scope((), future).await
+}
+
+/// The error a call's span records for `error`: none for a 404 the caller expects.
+pub(crate) fn call_error(error: Option<&Error>) -> Option<&Error> {
+    error.filter(|error| !(error.is_not_found() && NOT_FOUND_EXPECTED.try_with(|()| ()).is_ok()))
+}
+
 /// Records how a call or an attempt ended: the answer's status, and for a failure its `error.type`
 /// and the `error` status. A success leaves the status unset.
 pub(crate) fn record_end(span: &Span, status: Option<u16>, error: Option<&Error>) {
@@ -172,16 +204,16 @@ pub(crate) fn record_end(span: &Span, status: Option<u16>, error: Option<&Error>
     }
 }
 
-/// An attempt's span that says how the attempt ended even when it is dropped before
+/// A call's or an attempt's span that says how its work ended even when it is dropped before
 /// [`finish`](Self::finish): `timeout` when the operation's deadline passed, else `cancelled` (the
 /// caller dropped the call: a `select!`, a timeout of its own).
-pub(crate) struct AttemptSpan {
+pub(crate) struct SpanEnd {
     span: Span,
     ended: bool,
     deadline: Option<tokio::time::Instant>,
 }
 
-impl AttemptSpan {
+impl SpanEnd {
     pub(crate) fn new(span: Span, deadline: Option<tokio::time::Instant>) -> Self {
         Self {
             span,
@@ -194,14 +226,14 @@ impl AttemptSpan {
         &self.span
     }
 
-    /// Records how the attempt ended (see [`record_end`]).
+    /// Records how the work ended (see [`record_end`]).
     pub(crate) fn finish(&mut self, status: Option<u16>, error: Option<&Error>) {
         record_end(&self.span, status, error);
         self.ended = true;
     }
 }
 
-impl Drop for AttemptSpan {
+impl Drop for SpanEnd {
     fn drop(&mut self) {
         if !self.ended && !self.span.is_disabled() {
             let timed_out = self

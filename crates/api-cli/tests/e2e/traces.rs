@@ -4,8 +4,9 @@
 //! in what is exported, and nothing exported or sent without the endpoint.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use api_emulator::{EmulatorOptions, Timing};
+use api_emulator::{EmulatorOptions, OperationId, Timing};
 use axum::body::Bytes;
 use axum::http::HeaderMap;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
@@ -26,6 +27,12 @@ fn receiver(cloud: &Cloud) -> (String, Received) {
 
 /// Starts an OTLP/HTTP receiver on `address` that answers `status`.
 fn receiver_at(cloud: &Cloud, address: &str, status: u16) -> (String, Received) {
+    slow_receiver(cloud, address, status, Duration::ZERO)
+}
+
+/// Starts an OTLP/HTTP receiver on `address` that answers `status` `after` each export came (and
+/// keeps it then).
+fn slow_receiver(cloud: &Cloud, address: &str, status: u16, after: Duration) -> (String, Received) {
     let received = Received::default();
     let kept = Arc::clone(&received);
     let status = axum::http::StatusCode::from_u16(status).expect("a status");
@@ -34,6 +41,7 @@ fn receiver_at(cloud: &Cloud, address: &str, status: u16) -> (String, Received) 
         axum::routing::post(move |headers: HeaderMap, body: Bytes| {
             let kept = Arc::clone(&kept);
             async move {
+                tokio::time::sleep(after).await;
                 kept.lock().unwrap().push((headers, body.to_vec()));
                 (
                     status,
@@ -303,4 +311,134 @@ fn an_unsupported_protocol_is_said_and_the_command_still_runs() {
         run.stderr
     );
     assert!(received.lock().unwrap().is_empty());
+}
+
+/// Waits for `child` to end (at most `within`): its exit code and how long it took.
+fn ended(child: &mut std::process::Child, within: Duration) -> (i32, Duration) {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return (status.code().unwrap_or(-1), started.elapsed());
+        }
+        assert!(started.elapsed() < within, "still running after {within:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn ctrl_c_during_a_wait_exports_the_command_and_its_wait_before_the_exit() {
+    // The pipe provisions for a minute: the wait is polling when the signal comes.
+    let mut timing = Timing::INSTANT;
+    timing.pipe_provisioning_ms = 60_000;
+    let cloud = Cloud::with(EmulatorOptions::for_tests().timing(timing));
+    let (endpoint, received) = receiver(&cloud);
+    let file = cloud.file("pipe.yaml", KAFKA_PIPE);
+    let mut running = cloud
+        .process()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+        .args(["pipe", "create", "-f", &file, "--wait", "-o", "json"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("cloudctl starts");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while cloud
+        .requests()
+        .iter()
+        .all(|entry| entry.operation_id != Some(OperationId::GetPipe))
+    {
+        assert!(Instant::now() < deadline, "the wait never polled");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = std::process::Command::new("kill")
+        .args(["-INT", &running.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let (code, took) = ended(&mut running, Duration::from_secs(20));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut running.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(code, 130, "{stderr}");
+    assert!(
+        took < Duration::from_secs(10),
+        "the wait was cut short: {took:?}"
+    );
+    assert!(stderr.contains("\"INTERRUPTED\""), "{stderr}");
+
+    // Exported before the exit: the command's span with its code, the wait and its polls.
+    let spans: Vec<Span> = spans(&received).into_iter().map(|(_, span)| span).collect();
+    let root = spans
+        .iter()
+        .find(|s| s.name == "cloudctl pipe create")
+        .unwrap_or_else(|| panic!("no command span: {spans:#?}"));
+    assert_eq!(attribute(root, "process.exit.code").as_deref(), Some("130"));
+    let wait = spans
+        .iter()
+        .find(|s| s.name == "wait pipe")
+        .unwrap_or_else(|| panic!("no wait span: {spans:#?}"));
+    assert_eq!(wait.parent_span_id, root.span_id);
+    assert!(
+        spans
+            .iter()
+            .any(|s| s.name == "getPipe" && s.parent_span_id == wait.span_id),
+        "{spans:#?}"
+    );
+}
+
+/// `cloudctl service start` exporting to `endpoint` within `timeout_ms`: its run (exit 0) and how
+/// long it took.
+fn service_start_exporting(
+    cloud: &Cloud,
+    endpoint: &str,
+    timeout_ms: &str,
+) -> (crate::support::Run, Duration) {
+    let started = Instant::now();
+    let run = cloud
+        .run(
+            cloud
+                .command()
+                .env("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)
+                .env("OTEL_EXPORTER_OTLP_TIMEOUT", timeout_ms)
+                .args(["service", "start", "-o", "human"]),
+        )
+        .expect(0);
+    (run, started.elapsed())
+}
+
+#[test]
+fn a_collector_that_never_answers_delays_the_exit_by_the_otlp_timeout_at_most() {
+    let cloud = Cloud::start();
+    // Takes the export and answers an hour later.
+    let (endpoint, _) = slow_receiver(&cloud, "127.0.0.1:0", 200, Duration::from_secs(3600));
+    let (run, took) = service_start_exporting(&cloud, &endpoint, "500");
+    assert!(
+        took < Duration::from_secs(4),
+        "the exit waited {took:?} for a collector given 500 ms"
+    );
+    assert!(
+        run.stderr
+            .contains("warning: the traces could not all be exported"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_slow_collector_gets_the_export_within_the_otlp_timeout() {
+    let cloud = Cloud::start();
+    // Answers each export after 6 s: past the SDK's own 5 s flush, within the 9 s given.
+    let (endpoint, received) = slow_receiver(&cloud, "127.0.0.1:0", 200, Duration::from_secs(6));
+    let (run, took) = service_start_exporting(&cloud, &endpoint, "9000");
+    assert!(
+        !run.stderr.contains("could not all be exported"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        spans(&received)
+            .iter()
+            .any(|(_, span)| span.name == "cloudctl service start"),
+        "the export arrived before the exit"
+    );
+    assert!(took < Duration::from_secs(9), "{took:?}");
 }

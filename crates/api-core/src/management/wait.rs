@@ -138,7 +138,13 @@ where
         last_seen,
     };
     loop {
-        let Some(polled) = pacer.read(get()).await else {
+        // A 404 the wait tolerates (a pipe not visible yet) is no error of its call.
+        let polled = if !seen_by_poll && not_found < options.tolerated_not_found {
+            pacer.read(crate::spans::expecting_not_found(get())).await
+        } else {
+            pacer.read(get()).await
+        };
+        let Some(polled) = polled else {
             return Err(timed_out(&pacer, last_seen).into());
         };
         match polled {
@@ -213,7 +219,8 @@ where
     let mut pacer = Pacer::new(options);
     let mut last_seen = None;
     loop {
-        let answered = match pacer.read(get()).await {
+        // The 404 is what this wait waits for.
+        let answered = match pacer.read(crate::spans::expecting_not_found(get())).await {
             Some(Ok(response)) => {
                 last_seen = Some(Box::new(response.into_inner()));
                 true

@@ -150,7 +150,8 @@ impl PipeHandle {
     /// # Ok(()) }
     /// ```
     pub async fn get_opt(&self) -> Result<Option<Response<Pipe>>, Error> {
-        match self.get().await {
+        // The 404 is an answer here ("none"), not a failed call: so its span says.
+        match api_core::spans::expecting_not_found(self.get()).await {
             Ok(pipe) => Ok(Some(pipe)),
             Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(e),
@@ -215,7 +216,7 @@ impl PipeHandle {
     /// # Ok(()) }
     /// ```
     pub async fn delete_if_exists(&self) -> Result<bool, Error> {
-        match self.delete().await {
+        match api_core::spans::expecting_not_found(self.delete()).await {
             Ok(_) => Ok(true),
             Err(e) if e.is_not_found() => {
                 Ok(e.as_api().is_some_and(|api| api.follows_unknown_outcome))

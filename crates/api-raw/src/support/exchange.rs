@@ -90,19 +90,23 @@ impl fmt::Debug for RequestDefaults {
 /// The generated clients' pre hook: adds the defaults' headers that the request does not carry yet
 /// and, unless the request has a timeout of its own, the attempt timeout.
 pub fn prepare_request(defaults: &RequestDefaults, request: &mut reqwest::Request) {
-    // Inside a `with_attempt` scope: the attempt's own headers (a `traceparent`), and its URL kept
-    // when asked for.
-    let _ = EXCHANGE.try_with(|slot| {
-        let mut slot = slot.borrow_mut();
-        for (name, value) in std::mem::take(&mut slot.headers) {
-            if let Some(name) = name {
-                request.headers_mut().insert(name, value);
+    // Inside a `with_attempt` scope: the attempt's own headers (a `traceparent`), and its URL told
+    // to the attempt's hook, before the request is sent.
+    let hook = EXCHANGE
+        .try_with(|slot| {
+            let mut slot = slot.borrow_mut();
+            for (name, value) in std::mem::take(&mut slot.headers) {
+                if let Some(name) = name {
+                    request.headers_mut().insert(name, value);
+                }
             }
-        }
-        if slot.keep_url {
-            slot.url = Some(request.url().clone());
-        }
-    });
+            slot.on_url.take()
+        })
+        .ok()
+        .flatten();
+    if let Some(hook) = hook {
+        hook(request.url());
+    }
     for (name, value) in defaults.headers.iter() {
         if !request.headers().contains_key(name) {
             request.headers_mut().insert(name.clone(), value.clone());
@@ -122,10 +126,13 @@ struct Exchange {
     answer: Option<(u16, HeaderMap)>,
     /// Headers for this attempt's request only, taken by the pre hook.
     headers: HeaderMap,
-    /// Whether the pre hook keeps the request's URL.
-    keep_url: bool,
-    url: Option<reqwest::Url>,
+    /// Told the request's URL by the pre hook.
+    on_url: Option<UrlHook>,
 }
+
+/// What [`with_attempt`] tells the URL of its request to, once the request is built and before it
+/// is sent (an attempt cut short while in flight has told it already).
+pub type UrlHook = Box<dyn FnOnce(&reqwest::Url) + Send>;
 
 tokio::task_local! {
     static EXCHANGE: RefCell<Exchange>;
@@ -235,7 +242,7 @@ pub type Exchanged<T> = Box<(T, Option<(u16, HeaderMap)>)>;
 pub fn with_answer_headers<F: Future + ?Sized>(
     operation: Pin<Box<F>>,
 ) -> impl Future<Output = Exchanged<F::Output>> {
-    let attempt = with_attempt(operation, HeaderMap::new(), false);
+    let attempt = with_attempt(operation, HeaderMap::new(), None);
     async move {
         let attempt = attempt.await;
         let Attempt { output, answer, .. } = *attempt;
@@ -243,9 +250,8 @@ pub fn with_answer_headers<F: Future + ?Sized>(
     }
 }
 
-/// What one attempt gave ([`with_attempt`]): the generated operation's result, the status and
-/// headers of the answer it received (`None` when no answer came), and the URL it was sent to when
-/// asked for (`None` otherwise, or when no request was built).
+/// What one attempt gave ([`with_attempt`]): the generated operation's result, and the status and
+/// headers of the answer it received (`None` when no answer came).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Attempt<T> {
@@ -253,36 +259,27 @@ pub struct Attempt<T> {
     pub output: T,
     /// The answer's status and headers.
     pub answer: Option<(u16, HeaderMap)>,
-    /// The request's URL.
-    pub url: Option<reqwest::Url>,
 }
 
 /// Runs one generated operation like [`with_answer_headers`], with `headers` added to its request
-/// (replacing any of the same name: a `traceparent` for this attempt), and, with `keep_url`, the
-/// URL it was sent to. Boxed for the same reason.
+/// (replacing any of the same name: a `traceparent` for this attempt), and its URL told to
+/// `on_url` before the request is sent. Boxed for the same reason.
 pub fn with_attempt<F: Future + ?Sized>(
     operation: Pin<Box<F>>,
     headers: HeaderMap,
-    keep_url: bool,
+    on_url: Option<UrlHook>,
 ) -> impl Future<Output = Box<Attempt<F::Output>>> {
     let slot = Exchange {
         headers,
-        keep_url,
+        on_url,
         ..Exchange::default()
     };
     EXCHANGE.scope(RefCell::new(slot), async move {
         let output = operation.await;
-        let (answer, url) = EXCHANGE.with(|slot| {
-            let mut slot = slot.borrow_mut();
-            (slot.answer.take(), slot.url.take())
-        });
+        let answer = EXCHANGE.with(|slot| slot.borrow_mut().answer.take());
         // Boxed too: the result is large (a decoded resource), and it leaves through the futures
         // above as a pointer, not as a copy at each level.
-        Box::new(Attempt {
-            output,
-            answer,
-            url,
-        })
+        Box::new(Attempt { output, answer })
     })
 }
 
@@ -394,10 +391,15 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_attempt_adds_its_own_headers_and_keeps_its_url_when_asked() {
+    async fn an_attempt_adds_its_own_headers_and_tells_its_url_before_sending() {
         let defaults = RequestDefaults::new().header("traceparent", "00-default");
         let mut own = HeaderMap::new();
         own.insert("traceparent", HeaderValue::from_static("00-attempt"));
+        let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let hook: UrlHook = {
+            let told = std::sync::Arc::clone(&told);
+            Box::new(move |url| told.lock().unwrap().push(url.to_string()))
+        };
         let seen = with_attempt(
             Box::pin(async {
                 let mut sent = request(&[]);
@@ -408,17 +410,33 @@ mod tests {
                 (sent, again)
             }),
             own,
-            true,
+            Some(hook),
         )
         .await;
         let (sent, again) = &seen.output;
         assert_eq!(sent.headers()["traceparent"], "00-attempt");
         assert_eq!(again.headers()["traceparent"], "00-default");
-        assert_eq!(
-            seen.url.as_ref().map(reqwest::Url::as_str),
-            Some("http://127.0.0.1:1/x")
-        );
+        assert_eq!(*told.lock().unwrap(), ["http://127.0.0.1:1/x"], "told once");
         assert!(seen.answer.is_none());
+
+        // Told before the request goes: an attempt that never finishes has told it.
+        let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+        let hook: UrlHook = {
+            let told = std::sync::Arc::clone(&told);
+            Box::new(move |url| told.lock().unwrap().push(url.to_string()))
+        };
+        let hanging = with_attempt(
+            Box::pin(async {
+                let mut sent = request(&[]);
+                prepare_request(&RequestDefaults::new(), &mut sent);
+                std::future::pending::<()>().await;
+            }),
+            HeaderMap::new(),
+            Some(hook),
+        );
+        let cut = tokio::time::timeout(std::time::Duration::from_millis(20), hanging).await;
+        assert!(cut.is_err());
+        assert_eq!(*told.lock().unwrap(), ["http://127.0.0.1:1/x"]);
 
         let unasked = with_attempt(
             Box::pin(async {
@@ -427,10 +445,10 @@ mod tests {
                 sent
             }),
             HeaderMap::new(),
-            false,
+            None,
         )
         .await;
-        assert!(unasked.url.is_none() && unasked.output.headers().is_empty());
+        assert!(unasked.output.headers().is_empty());
     }
 
     #[test]

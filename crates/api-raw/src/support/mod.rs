@@ -29,8 +29,8 @@ mod quantity;
 )]
 pub use exchange::capture_answer;
 pub use exchange::{
-    Attempt, Exchanged, RequestDefaults, from_response, prepare_request, with_answer_headers,
-    with_attempt,
+    Attempt, Exchanged, RequestDefaults, UrlHook, from_response, prepare_request,
+    with_answer_headers, with_attempt,
 };
 #[cfg(feature = "management")]
 pub use management_enums::{
