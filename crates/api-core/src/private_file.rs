@@ -4,6 +4,7 @@
 //!
 //! - [`open`]: a file created `0600` on Unix, and an existing one open to its group or others made
 //!   `0600`.
+//! - [`sync_created`]: a file just created made durable in its directory.
 //! - [`replace`]: new contents that a crash cannot tear: a private temporary file beside the old
 //!   one, written and synced, renamed over it, then the directory synced (on Unix), so that the
 //!   rename itself survives a power loss; a crash leaves the old file or the new one, never a mix
@@ -49,6 +50,14 @@ pub fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         return Err(step("rename a file over", path, e));
     }
     sync_directory(&directory_of(path)).map_err(|e| step("sync", &directory_of(path), e))
+}
+
+/// Makes the entry of `path`, a file just created, durable in its directory (syncs the
+/// directory, on Unix): a power loss after this cannot lose the file's name.
+pub fn sync_created(path: &Path) -> std::io::Result<()> {
+    let dir = directory_of(path);
+    sync_directory(&dir)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot sync {}: {e}", dir.display())))
 }
 
 /// A private file made new beside `path` (`create_new`: a file or a link already at the name is
@@ -121,6 +130,22 @@ mod tests {
             .map(|entry| entry.unwrap().file_name())
             .collect();
         assert_eq!(names, ["state.json"]);
+    }
+
+    #[test]
+    fn a_created_file_is_synced_in_its_directory_and_a_missing_one_is_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("cassette.jsonl");
+        std::fs::write(&file, "x").unwrap();
+        sync_created(&file).unwrap();
+        let gone = dir.path().join("gone").join("cassette.jsonl");
+        let error = sync_created(&gone).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains(&dir.path().join("gone").display().to_string()),
+            "{error}"
+        );
     }
 
     #[test]

@@ -122,12 +122,19 @@ impl Recorder {
             .with_state(shared.clone());
         let closing = shared.clone();
         let serving = Serving::start(router, options.listen, async move {
-            let written = closing
-                .cassette
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            if let Err(error) = written.file.sync_all() {
-                tracing::error!(%error, "the cassette could not be synced");
+            // Off the async threads, as every write of the cassette: the lock and the fsync.
+            let synced = tokio::task::spawn_blocking(move || {
+                let written = closing
+                    .cassette
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                written.file.sync_all()
+            })
+            .await;
+            match synced {
+                Ok(Ok(())) => {}
+                Ok(Err(error)) => tracing::error!(%error, "the cassette could not be synced"),
+                Err(error) => tracing::error!(%error, "the cassette's last sync stopped"),
             }
         })
         .await?;
@@ -167,6 +174,8 @@ fn open(path: &Path) -> std::io::Result<File> {
         line.push('\n');
         file.write_all(line.as_bytes())?;
         file.sync_data()?;
+        // A new cassette's name too, or a power loss could take the file and its exchanges.
+        api_core::private_file::sync_created(path)?;
     } else {
         let header: Header = serde_json::from_str(&first).map_err(|e| {
             std::io::Error::new(
