@@ -136,3 +136,29 @@ async fn a_malformed_success_body_is_a_decode_error_and_a_delay_hits_the_attempt
         "the slow attempt timed out and the retry succeeded"
     );
 }
+
+#[tokio::test]
+async fn a_delay_applied_first_stores_the_create_before_its_slow_answer() {
+    let emulator = start().await;
+    let client = mgmt(&emulator);
+    let service = running_service(&emulator, &client);
+    let slow = Fault::delay(std::time::Duration::from_millis(800)).applied();
+    inject(&emulator, "POST", PIPES, vec![slow]);
+    let pipes = service.pipes();
+    let new_pipe = kafka_pipe("slow-answer");
+    let create = tokio::spawn(async move { pipes.create(&new_pipe).await });
+    // The pipe is stored at once; its answer is still on its way.
+    let started = std::time::Instant::now();
+    while !emulator.pipes().iter().any(|p| p.name == "slow-answer") {
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(600),
+            "not stored at once"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(!create.is_finished(), "answered before its delay");
+    let created = create.await.unwrap().unwrap();
+    assert!(started.elapsed() >= std::time::Duration::from_millis(500));
+    assert_eq!(created.name, "slow-answer", "the request's own answer");
+    assert_eq!(emulator.pipes().len(), 1);
+}

@@ -303,9 +303,18 @@ pub async fn front(State(app): State<Shared>, request: Request, next: Next) -> R
             delay,
             truncate,
             headers,
+            apply,
         }) => {
-            tokio::time::sleep(delay).await;
-            let response = faults::with_headers(next.run(request).await, &headers);
+            let response = if apply {
+                // Takes effect at once; the answer is slow to come.
+                let response = next.run(request).await;
+                tokio::time::sleep(delay).await;
+                response
+            } else {
+                tokio::time::sleep(delay).await;
+                next.run(request).await
+            };
+            let response = faults::with_headers(response, &headers);
             if truncate {
                 (faults::truncate(response).await, Cut::AfterHeaders)
             } else {

@@ -306,7 +306,9 @@ impl Fault {
         self
     }
 
-    /// Let the request take effect (a create is stored) before the fault answers it.
+    /// Let the request take effect (a create is stored) before the fault answers it: with a status
+    /// or a body, that answer replaces the request's own; with [`delay`](Self::delay) alone, the
+    /// request's own answer comes after the delay (a slow answer to a create that happened).
     pub fn applied(mut self) -> Self {
         self.then = Then::Apply;
         self
@@ -353,11 +355,13 @@ pub(crate) enum Cut {
 
 /// What the front layer does with a request after looking at the faults.
 pub(crate) enum Decision {
-    /// Serve it normally, after `delay`.
+    /// Serve it normally, after `delay`; when `apply`, serve it at once and answer after `delay`
+    /// (a slow answer to a request that took effect).
     Serve {
         delay: Duration,
         truncate: bool,
         headers: BTreeMap<String, String>,
+        apply: bool,
     },
     /// Answer with this, after `delay`; serve the request first (and throw its answer away) when
     /// `apply`.
@@ -462,6 +466,7 @@ impl Fault {
                 delay,
                 truncate: self.truncate,
                 headers: self.headers,
+                apply,
             },
         }
     }
