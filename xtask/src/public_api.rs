@@ -47,13 +47,17 @@ pub const CRATES: [(&str, &[&str]); 5] = [
 
 /// The public API of `krate` with `features`, one item per line, sorted.
 pub fn public_api(root: &Path, krate: &str, features: &[&str]) -> Result<String> {
-    let json = rustdoc_json(
+    text_of(&json_of(root, krate, features)?)
+}
+
+/// The rustdoc JSON of `krate` with `features`, built in the public-API target directory.
+fn json_of(root: &Path, krate: &str, features: &[&str]) -> Result<PathBuf> {
+    rustdoc_json(
         root,
         &root.join("target").join("public-api"),
         krate,
         features,
-    )?;
-    text_of(&json)
+    )
 }
 
 /// The public API in the rustdoc JSON at `json`, one item per line, sorted.
@@ -86,12 +90,7 @@ pub struct Checked {
 pub fn snapshot_all(root: &Path) -> Result<Checked> {
     let mut checked = Checked::default();
     for (krate, features) in CRATES {
-        let json = rustdoc_json(
-            root,
-            &root.join("target").join("public-api"),
-            krate,
-            features,
-        )?;
+        let json = json_of(root, krate, features)?;
         let text = text_of(&json)?;
         if public_names::FACADES.contains(&krate) {
             let read =
