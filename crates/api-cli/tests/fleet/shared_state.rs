@@ -598,8 +598,10 @@ fn eight_runners(server: &impl Server, rounds: usize) {
         _ => panic!("an apply exited {code}: {stderr}"),
     };
     for round in 0..rounds {
-        // The directory changes: a file added, one removed, or a pipe's replicas changed.
-        match rng.usize(0..3) {
+        // The directory changes: a file added, one removed, or a pipe's replicas changed; in a
+        // round that stops the holder, a file added, so that it has a create to be caught in.
+        let change = if round % 2 == 1 { 0 } else { rng.usize(0..3) };
+        match change {
             0 => {
                 files.push((format!("p{next_name:02}"), 1));
                 next_name += 1;
@@ -642,7 +644,8 @@ fn eight_runners(server: &impl Server, rounds: usize) {
             if ready {
                 break holder;
             }
-            if looking.elapsed() > Duration::from_secs(3) {
+            // Up to 10 s: on a loaded machine the holder may take seconds to reach its create.
+            if looking.elapsed() > Duration::from_secs(10) {
                 break None;
             }
             std::thread::sleep(Duration::from_millis(5));
