@@ -473,7 +473,11 @@ impl Runtime {
         // it too), with the path's ids on the call's span.
         let on_url: Option<UrlHook> = (!span.is_disabled()).then(|| {
             let (attempt_span, call_span) = (span.clone(), call_span.clone());
-            let redactor = self.redactor_for(secrets).into_owned();
+            // The client's own redactor shared, unless the request brings secrets of its own.
+            let redactor = match self.redactor_for(secrets) {
+                Cow::Borrowed(_) => Arc::clone(&self.redactor),
+                Cow::Owned(with_request) => Arc::new(with_request),
+            };
             Box::new(move |url: &reqwest::Url| {
                 spans::record_url(&attempt_span, &call_span, op, url, &redactor);
             }) as UrlHook
