@@ -132,6 +132,7 @@ fn user_information(
         // (`&#101;` is `e`, never `&#10` and a `1`): the character it writes stands for itself.
         // Without the `;` its digits may run into the text's (`&#x40db`), and each reading of
         // them is tried below.
+        let in_password = password_start.is_some() && at_sign.is_none();
         if let Some((c, end)) =
             numeric_reference(bytes, pos).filter(|(_, end)| bytes[end - 1] == b';')
         {
@@ -140,14 +141,7 @@ fn user_information(
                 ':' if level == Level::Escaped => {
                     password_start.get_or_insert(end);
                 }
-                c if level == Level::Escaped
-                    && ENDS_AUTHORITY.contains(&c)
-                    && !(ENDS_PATH.contains(&c)
-                        && password_start.is_some()
-                        && at_sign.is_none()) =>
-                {
-                    break;
-                }
+                c if level == Level::Escaped && ends_here(c, level, in_password) => break,
                 _ => {}
             }
             pos = end;
@@ -161,12 +155,7 @@ fn user_information(
             pos = end;
         } else if ENDS_AUTHORITY
             .iter()
-            .filter(|c| {
-                !(level == Level::Escaped
-                    && password_start.is_some()
-                    && at_sign.is_none()
-                    && ENDS_PATH.contains(c))
-            })
+            .filter(|c| ends_here(**c, level, in_password))
             .any(|c| ends_authority(written, bytes, pos, *c, level))
         {
             break;
@@ -178,6 +167,14 @@ fn user_information(
     }
     let (password_start, at_sign) = (password_start?, at_sign?);
     (password_start <= at_sign).then_some((password_start, at_sign))
+}
+
+/// Whether `c` ends the authority where it stands: one of [`ENDS_AUTHORITY`], but not one of
+/// [`ENDS_PATH`] inside the password (`in_password`: after its `:`, before its `@`) of a URI whose
+/// separators are escaped.
+fn ends_here(c: char, level: Level, in_password: bool) -> bool {
+    ENDS_AUTHORITY.contains(&c)
+        && !(level == Level::Escaped && in_password && ENDS_PATH.contains(&c))
 }
 
 /// The character an HTML numeric reference (`&#39;`, `&#x27;`, the `;` optional) that begins at
