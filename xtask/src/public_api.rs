@@ -93,13 +93,9 @@ pub fn snapshot_all(root: &Path) -> Result<Checked> {
         let json = json_of(root, krate, features)?;
         let text = text_of(&json)?;
         if public_names::FACADES.contains(&krate) {
-            let read =
-                std::fs::read(&json).with_context(|| format!("cannot read {}", json.display()))?;
-            let value: serde_json::Value = serde_json::from_slice(&read)
-                .with_context(|| format!("{} is not JSON", json.display()))?;
             checked
                 .names
-                .extend(public_names::PublicNames::from_rustdoc(&value)?.problems(krate));
+                .extend(public_names::PublicNames::from_file(&json)?.problems(krate));
         }
         let mut settings = insta::Settings::clone_current();
         settings.set_snapshot_path(root.join("xtask").join("snapshots"));

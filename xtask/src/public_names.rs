@@ -42,6 +42,15 @@ impl PublicNames {
         Ok(names)
     }
 
+    /// Reads the names from the rustdoc JSON file at `path`.
+    pub fn from_file(path: &std::path::Path) -> Result<Self> {
+        let read =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        let json: Value = serde_json::from_slice(&read)
+            .with_context(|| format!("{} is not JSON", path.display()))?;
+        Self::from_rustdoc(&json)
+    }
+
     /// What breaks the rule, one line each (empty when it holds).
     pub fn problems(&self, krate: &str) -> Vec<String> {
         let mut problems = Vec::new();

@@ -34,14 +34,14 @@ pub fn check_all(root: &Path, baseline: &str) -> Result<Vec<String>> {
 
     let mut broken = Vec::new();
     for (krate, features) in CRATES {
-        let Some(before) = declared.iter().find(|(name, ..)| name == krate) else {
+        let Some(before) = declared.iter().find(|package| package.name == krate) else {
             println!("{krate}: not in {baseline}, nothing to compare");
             continue;
         };
         let baseline_features: Vec<&str> = features
             .iter()
             .copied()
-            .filter(|f| before.1.iter().any(|known| known == f))
+            .filter(|f| before.features.iter().any(|known| known == f))
             .collect();
         println!("== {krate} against {baseline}");
         let current = keep(
@@ -54,17 +54,20 @@ pub fn check_all(root: &Path, baseline: &str) -> Result<Vec<String>> {
         )?;
         let current_version = current_versions
             .iter()
-            .find(|(name, ..)| name == krate)
-            .map(|(_, _, version)| version.as_str())
+            .find(|package| package.name == krate)
+            .map(|package| package.version.as_str())
             .unwrap_or_default();
-        let moved = public_names::moved(&names_in(&old)?, &names_in(&current)?);
+        let moved = public_names::moved(
+            &PublicNames::from_file(&old)?,
+            &PublicNames::from_file(&current)?,
+        );
         for moved in &moved {
             match moved.to.as_slice() {
                 [] => println!("{krate}: removed {}", moved.from),
                 to => println!("{krate}: moved {} to {}", moved.from, to.join(", ")),
             }
         }
-        let may_break = breaking_allowed(&before.2, current_version);
+        let may_break = breaking_allowed(&before.version, current_version);
         if !moved.is_empty() && !may_break {
             // What cargo-semver-checks cannot see: a re-export of another crate's item moved.
             broken.push(krate.to_string());
@@ -76,7 +79,7 @@ pub fn check_all(root: &Path, baseline: &str) -> Result<Vec<String>> {
             // version allows and the CHANGELOG must name.
             println!(
                 "{krate} {} -> {current_version} may break: what breaks, for the CHANGELOG",
-                before.2
+                before.version
             );
             let reported = semver_checks(root, &old, &current, Some("minor"))?;
             println!(
@@ -132,14 +135,6 @@ pub fn breaking_allowed(baseline: &str, current: &str) -> bool {
     major > old_major || (major == 0 && old_major == 0 && minor > old_minor)
 }
 
-/// The public names in the rustdoc JSON at `json`.
-fn names_in(json: &Path) -> Result<PublicNames> {
-    let read = fs::read(json).with_context(|| format!("cannot read {}", json.display()))?;
-    let value: serde_json::Value =
-        serde_json::from_slice(&read).with_context(|| format!("{} is not JSON", json.display()))?;
-    PublicNames::from_rustdoc(&value)
-}
-
 /// Copies a freshly built JSON (which the next build of that crate overwrites) into `dir`.
 fn keep(json: &Path, dir: &Path) -> Result<PathBuf> {
     fs::create_dir_all(dir)?;
@@ -181,8 +176,15 @@ fn extract(root: &Path, revision: &str, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// A package of a workspace, as its manifest declares it.
+struct Package {
+    name: String,
+    features: Vec<String>,
+    version: String,
+}
+
 /// Each package of the workspace at `root` with the features its manifest declares and its version.
-fn declared_features(root: &Path) -> Result<Vec<(String, Vec<String>, String)>> {
+fn declared_features(root: &Path) -> Result<Vec<Package>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
         .current_dir(root)
@@ -209,7 +211,11 @@ fn declared_features(root: &Path) -> Result<Vec<(String, Vec<String>, String)>> 
                 .map(|features| features.keys().cloned().collect())
                 .unwrap_or_default();
             let version = package["version"].as_str()?.to_string();
-            Some((name, features, version))
+            Some(Package {
+                name,
+                features,
+                version,
+            })
         })
         .collect())
 }
