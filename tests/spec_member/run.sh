@@ -119,14 +119,14 @@ echo "== a plan names it when it differs"
 sed -i 's/owner: data-platform/owner: analytics/' "$copy/pipes/orders.yaml"
 code=0; "$cloudctl" plan -f "$copy/pipes" -o json >"$copy/plan-file.json" || code=$?
 [ "$code" = 8 ] || fail "a changed member in the file: plan exit $code"
-python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["changes"][0]; assert c["paths"] == ["owner"] and c["members"][0]["cause"] == "declaration", c' "$copy/plan-file.json" \
+python3 -c 'import json,sys; c = json.load(open(sys.argv[1]))["actions"][0]; assert [m["path"] for m in c["changes"]] == ["owner"] and c["changes"][0]["cause"] == "declaration", c' "$copy/plan-file.json" \
   || fail "the plan does not name the member: $(cat "$copy/plan-file.json")"
 sed -i 's/owner: analytics/owner: data-platform/' "$copy/pipes/orders.yaml"
 curl -sf -X PATCH "$CLOUD_API_URL/_emulator/pipes/$id" -H "$control" -d '{"owner": "someone-else"}' >/dev/null \
   || fail "the control endpoint refused a change of the member"
 code=0; "$cloudctl" plan -f "$copy/pipes" -o json >"$copy/plan-server.json" || code=$?
 [ "$code" = 8 ] || fail "a changed member on the server: plan exit $code"
-python3 -c 'import json,sys; m = json.load(open(sys.argv[1]))["changes"][0]["members"][0]; assert (m["path"], m["old"], m["new"], m["cause"]) == ("owner", "someone-else", "data-platform", "server"), m' "$copy/plan-server.json" \
+python3 -c 'import json,sys; m = json.load(open(sys.argv[1]))["actions"][0]["changes"][0]; assert (m["path"], m["old"], m["new"], m["cause"]) == ("owner", "someone-else", "data-platform", "server"), m' "$copy/plan-server.json" \
   || fail "the plan does not name the drift: $(cat "$copy/plan-server.json")"
 
 echo "== pipe export writes it"

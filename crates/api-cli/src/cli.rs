@@ -297,9 +297,17 @@ the same time, from this directory, another or another host, is refused, not run
 that holds no state of the service is refused (exit 10), never read as empty: the first apply there
 follows `cloudctl state init` (or `state push`). An apply whose lease may have lapsed (no renewal
 confirmed within its TTL) sends nothing more (exit 11).
+A pipe file may hold cloudctl's own `lifecycle: {protect: true, retainOnDelete: true}`, never sent:
+protect refuses every apply that would delete the pipe (file removed, replace, recreate); retain
+forgets the pipe from the state when its file is removed, without deleting it. `plan --out FILE`
+writes the plan as a document (the same as `plan -o json`), bound to the state's generation, each
+recorded pipe's answer and each file; `apply --plan FILE` applies exactly it or, when anything moved,
+nothing (exit 14).
 Exit 8: changes to make; 9: a pipe's answer is unreadable; 10: no state in the shared store;
-11: the lease lost; 130 or 143: stopped by SIGINT or SIGTERM (what was done is recorded). Where
-several meet: 130/143, then 11, then 7, then the first error's own code, then 9.";
+11: the lease lost; 12: a protected pipe would be deleted; 13: more destructive actions than
+--max-destructive; 14: a saved plan is stale; 130 or 143: stopped by SIGINT or SIGTERM (what was
+done is recorded). Where several meet: 130/143, then 11, then 7, then the first error's own code,
+then 9.";
 
 /// The directory of declared pipes, and its state file.
 #[derive(Debug, Args)]
@@ -330,6 +338,10 @@ pub(crate) struct PlanArgs {
     /// Plan only this pipe (repeatable); the service's declared state is still planned
     #[arg(long = "target", value_name = "NAME")]
     pub targets: Vec<String>,
+    /// Also write the plan as a document to FILE (`apply --plan FILE` applies exactly it; `-o json`
+    /// prints the same document)
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
 }
 
 /// `cloudctl apply`
@@ -339,8 +351,15 @@ pub(crate) struct ApplyArgs {
     #[command(flatten)]
     pub dir: DirArgs,
     /// Apply only this pipe (repeatable); the service's declared state is still applied
-    #[arg(long = "target", value_name = "NAME")]
+    #[arg(long = "target", value_name = "NAME", conflicts_with = "plan")]
     pub targets: Vec<String>,
+    /// Apply the plan saved by `plan --out FILE`, exactly: refused (exit 14), before any change,
+    /// when the state, a pipe on the server, a file or the service moved since
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
+    /// Refuse, before any call, an apply whose deletes, replaces and recreates together exceed N (exit 13)
+    #[arg(long, value_name = "N")]
+    pub max_destructive: Option<usize>,
     /// Apply without asking (required when standard input is not a terminal)
     #[arg(long, short = 'y')]
     pub yes: bool,

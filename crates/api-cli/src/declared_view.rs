@@ -2,65 +2,12 @@
 //! member, an apply's report as one line per action, in words and in JSON.
 
 use api_mgmt::declared::{
-    self, ActionKind, ApplyReport, Cause, Change, Effect, Outcome, Plan, PlanAction, RecordedState,
+    self, ActionKind, ApplyReport, Cause, Change, Effect, Impact, Outcome, Plan, PlanAction,
+    RecordedState,
 };
 use serde_json::{Value, json};
 
 use crate::render;
-
-/// The plan as JSON: `{"changes": [{"action", "name", "id", "paths", "members", "note"}],
-/// "unchanged": N, "drift": [{"name", "id", "members"}], "respelled": [{"name", "id", "members"}],
-/// "service": {"from", "to"}, "reads": N, "refreshed": BOOL}`.
-pub(crate) fn plan_json(plan: &Plan) -> Value {
-    let changes: Vec<Value> = plan
-        .actions
-        .iter()
-        .map(|action| {
-            let paths: Vec<&str> = action.changes.iter().map(|c| c.path.as_str()).collect();
-            let mut change = json!({
-                "action": action.kind.to_string(),
-                "name": action.name,
-                "id": action.id,
-                "paths": paths,
-                "members": action.changes,
-            });
-            if let Some(note) = &action.note {
-                change["note"] = json!(note);
-            }
-            change
-        })
-        .collect();
-    let drift: Vec<Value> = plan
-        .drift
-        .iter()
-        .map(|d| json!({"name": d.name, "id": d.id, "members": d.changes}))
-        .collect();
-    let mut shown = json!({
-        "changes": changes,
-        "unchanged": plan.unchanged.len(),
-        "reads": plan.reads,
-        "refreshed": plan.is_refreshed(),
-    });
-    if !drift.is_empty() {
-        shown["drift"] = json!(drift);
-    }
-    let respelled: Vec<Value> = plan
-        .respelled
-        .iter()
-        .map(|d| json!({"name": d.name, "id": d.id, "members": d.changes}))
-        .collect();
-    if !respelled.is_empty() {
-        shown["respelled"] = json!(respelled);
-    }
-    if let Some(service) = &plan.service {
-        shown["service"] = json!({
-            "from": service.from.as_str(),
-            "to": service.to.to_string(),
-            "known": service.known,
-        });
-    }
-    shown
-}
 
 /// The plan in words: a summary line, then one line per action and one per changed member.
 pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
@@ -110,9 +57,22 @@ pub(crate) fn plan_text(plan: &Plan, dir: &str) -> String {
         for change in &action.changes {
             lines.push(change_line(change));
         }
+        for impact in &action.impact {
+            lines.push(impact_line(impact));
+        }
     }
     lines.extend(drift_lines(plan));
     lines.extend(unrefreshed);
+    let protected: Vec<&str> = plan.protected().map(|a| a.name.as_str()).collect();
+    if !protected.is_empty() {
+        lines.push(format!(
+            "Refused: {} {} protected (lifecycle protect: true), so no apply of this plan runs; to \
+             delete {}, apply `protect: false` first.",
+            protected.join(", "),
+            if protected.len() == 1 { "is" } else { "are" },
+            if protected.len() == 1 { "it" } else { "them" }
+        ));
+    }
     lines.join("\n")
 }
 
@@ -146,6 +106,7 @@ fn summary(plan: &Plan) -> String {
         (ActionKind::Replace, "to replace"),
         (ActionKind::Record, "to record"),
         (ActionKind::Delete, "to delete"),
+        (ActionKind::Forget, "to forget"),
         (ActionKind::Pending, "pending"),
         (ActionKind::Unreadable, "unreadable"),
     ]
@@ -174,7 +135,7 @@ fn action_line(action: &PlanAction) -> String {
     let sign = match action.kind {
         ActionKind::Create | ActionKind::Recreate => '+',
         ActionKind::Replace => '~',
-        ActionKind::Record => '=',
+        ActionKind::Record | ActionKind::Forget => '=',
         ActionKind::Delete => '-',
         _ => '!',
     };
@@ -182,10 +143,26 @@ fn action_line(action: &PlanAction) -> String {
     if let Some(id) = action.id {
         line.push_str(&format!("  {id}"));
     }
+    if action.protected {
+        line.push_str("  PROTECTED: refused");
+    }
     if let Some(note) = &action.note {
         line.push_str(&format!("  ({note})"));
     }
     line
+}
+
+/// What an action does to the data: `      data: rows-read-again (source.kafka, "2026-…"): …`.
+fn impact_line(impact: &Impact) -> String {
+    let value = impact
+        .value
+        .as_ref()
+        .map(|v| format!(" = {v}"))
+        .unwrap_or_default();
+    format!(
+        "      data: {} ({}{value}): {}",
+        impact.class, impact.member, impact.says
+    )
 }
 
 fn change_line(change: &Change) -> String {
@@ -272,6 +249,7 @@ pub(crate) fn report_text(report: &ApplyReport) -> String {
                     ActionKind::Replace => "replaced",
                     ActionKind::Recreate => "recreated",
                     ActionKind::Record => "recorded",
+                    ActionKind::Forget => "forgotten",
                     _ => "created",
                 };
                 let state = state.as_ref().map(|s| format!(", {s}")).unwrap_or_default();
@@ -322,7 +300,10 @@ pub(crate) fn state_json(state: &RecordedState) -> Value {
     let pipes: Vec<Value> = state
         .pipes
         .iter()
-        .map(|(name, pipe)| json!({"name": name, "id": pipe.id, "recordedAt": pipe.recorded_at}))
+        .map(|(name, pipe)| {
+            json!({"name": name, "id": pipe.id, "recordedAt": pipe.recorded_at,
+                   "lifecycle": pipe.lifecycle})
+        })
         .collect();
     let pending: Vec<Value> = state
         .pending
@@ -350,10 +331,10 @@ pub(crate) fn state_text(state: &RecordedState) -> String {
             vec![
                 name.clone(),
                 pipe.id.to_string(),
-                if pipe.replacing.is_some() {
-                    "being replaced".into()
-                } else {
-                    "recorded".into()
+                match (pipe.replacing.is_some(), pipe.lifecycle.is_default()) {
+                    (true, _) => "being replaced".into(),
+                    (false, true) => "recorded".into(),
+                    (false, false) => format!("recorded, {}", pipe.lifecycle),
                 },
                 time(&pipe.recorded_at),
             ]

@@ -43,6 +43,14 @@ pub(crate) enum Exit {
     /// 11: `apply`: the lease of the service may have lapsed; nothing that changes the server was
     /// sent after that.
     LeaseLost = 11,
+    /// 12: `plan`, `apply`: the plan would delete a protected pipe; `apply` sent nothing.
+    Protected = 12,
+    /// 13: `apply --max-destructive`: the plan deletes, replaces or recreates more pipes than
+    /// allowed; nothing was sent.
+    TooDestructive = 13,
+    /// 14: `apply --plan`: what the saved plan was made against moved (the state, a pipe on the
+    /// server, a file, the service); nothing was sent.
+    PlanStale = 14,
     /// 130: `apply` stopped by Ctrl-C (SIGINT); what was done is recorded.
     Interrupted = 130,
     /// 143: `apply` stopped by SIGTERM; what was done is recorded.
@@ -294,6 +302,20 @@ impl Failure {
                 "INVALID_STATE",
                 Some(
                     "check --api-url, --organization and --service, or give this service its own --state; nothing was sent",
+                ),
+            ),
+            StateError::Protected { .. } => (
+                Exit::Protected,
+                "PROTECTED",
+                Some(
+                    "a pipe with `lifecycle: {protect: true}` is never deleted by an apply; to delete it, apply `protect: false` first, then the change",
+                ),
+            ),
+            StateError::TooDestructive { .. } => (
+                Exit::TooDestructive,
+                "TOO_DESTRUCTIVE",
+                Some(
+                    "`cloudctl plan` shows each delete, replace and recreate; raise --max-destructive if they are meant, or apply fewer at a time with --target",
                 ),
             ),
             _ => (Exit::Usage, "STATE_REFUSED", None),

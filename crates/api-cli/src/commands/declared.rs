@@ -5,15 +5,14 @@ use std::io::{BufRead as _, IsTerminal as _};
 use api_mgmt::ServiceHandle;
 use api_mgmt::declared::{
     self, ActionKind, ApplyOptions, DeclaredError, FileStateStore, Outcome, Plan, PlanOptions,
-    RecordedState, SharedStateStore, StateError, StateLock, StateStore, StopSignal,
+    Producer, RecordedState, SavedPlan, SharedStateStore, StateError, StateLock, StateStore,
+    StopSignal,
 };
 use serde_json::json;
 
 use super::Session;
 use crate::cli::{ApplyArgs, DirArgs, ImportArgs, PlanArgs, ResolveArgs, StateCommand};
-use crate::declared_view::{
-    plan_json, plan_text, report_json, report_text, state_json, state_text,
-};
+use crate::declared_view::{plan_text, report_json, report_text, state_json, state_text};
 use crate::exit::{Api, Context, Exit, Failure};
 use crate::interrupt::Interrupts;
 use crate::output::{keep_secret, write_stderr};
@@ -31,11 +30,18 @@ pub(crate) async fn plan(args: PlanArgs, session: &mut Session<'_>) -> Result<Ex
     let recorded = load(&*store, &service)?;
     let options = plan_options(&args.targets).refresh(args.refresh);
     let plan = make_plan(&service, &declared, &recorded, &options).await?;
+    let document = plan.save(&declared.declaration, producer());
+    if let Some(out) = &args.out {
+        write_document(out, &document)?;
+    }
     let args = args.dir;
     let dir = args.dir.display().to_string();
     session
         .out
-        .show(&plan_json(&plan), |_| plan_text(&plan, &dir))?;
+        .show(&document.to_value(), |_| plan_text(&plan, &dir))?;
+    if plan.protected().next().is_some() {
+        return Err(protected_failure(&plan));
+    }
     // A pending create blocks its name only where a file declares it (else it is a change to make:
     // resolving it).
     if plan
@@ -63,6 +69,8 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
         )
         .with_hint("add --yes to apply without asking; `cloudctl plan` shows what would change"));
     }
+    // A saved plan is read (and its digest checked) before anything else.
+    let saved = args.plan.as_deref().map(read_document).transpose()?;
     let declared = read(&args.dir, session)?;
     let settings = session.settings()?;
     let service = settings.service()?;
@@ -70,17 +78,35 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     let store = open_store(&args.dir, session, &service)?;
     let lock = lock(&*store, &service)?;
     let recorded = load(&*store, &service)?;
-    let plan = make_plan(&service, &declared, &recorded, &plan_options(&args.targets)).await?;
+    let plan = match &saved {
+        Some(saved) => saved
+            .recheck(&service, &declared.declaration, &recorded, &producer())
+            .await
+            .map_err(|e| declared_failure(e, &args.dir))?,
+        None => make_plan(&service, &declared, &recorded, &plan_options(&args.targets)).await?,
+    };
+    let document = plan.save(&declared.declaration, producer());
     let dir = args.dir.dir.display().to_string();
     let human = !session.out.is_json();
     if human {
         crate::output::write_stdout(&plan_text(&plan, &dir))?;
     }
+    // What the apply would refuse is refused before the question, as it is before any call.
+    if plan.protected().next().is_some() {
+        return Err(protected_failure(&plan));
+    }
+    let destructive = plan.destructive();
+    if let Some(max) = args.max_destructive.filter(|&max| destructive > max) {
+        return Err(Failure::state(&StateError::TooDestructive {
+            planned: destructive,
+            max,
+        }));
+    }
     if !plan.has_work() {
         if !human {
             session
                 .out
-                .show(&json!({"plan": plan_json(&plan), "results": []}), |_| {
+                .show(&json!({"plan": document.to_value(), "results": []}), |_| {
                     String::new()
                 })?;
         }
@@ -104,11 +130,14 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
     // Watched from here on (not while it asks: a Ctrl-C at the question ends it as before).
     let stop = StopSignal::new();
     let interrupts = Interrupts::watch(stop.clone());
-    let options = ApplyOptions::default()
+    let mut options = ApplyOptions::default()
         .parallelism(usize::from(args.parallelism))
         .max_unavailable(usize::from(args.max_unavailable))
         .wait(waits)
         .stop_signal(stop);
+    if let Some(max) = args.max_destructive {
+        options = options.max_destructive(max);
+    }
     let names: Vec<&str> = plan.actions.iter().map(|a| a.name.as_str()).collect();
     let board = Board::start(plan.service.is_some(), &names);
     let applied = plan
@@ -120,7 +149,7 @@ pub(crate) async fn apply(args: ApplyArgs, session: &mut Session<'_>) -> Result<
         crate::output::write_stdout(&report_text(&report))?;
     } else {
         session.out.show(
-            &json!({"plan": plan_json(&plan), "results": report_json(&report)}),
+            &json!({"plan": document.to_value(), "results": report_json(&report)}),
             |_| String::new(),
         )?;
     }
@@ -172,6 +201,10 @@ pub(crate) async fn import(args: ImportArgs, session: &mut Session<'_>) -> Resul
     let differences = recorded
         .import(args.id, pipe, &answer)
         .map_err(|e| Failure::state(&e))?;
+    // The file's lifecycle holds from the import on (a protected pipe is protected at once).
+    if let Some(record) = recorded.pipes.get_mut(&args.name) {
+        record.lifecycle = declared.declaration.lifecycle_of(&args.name);
+    }
     recorded
         .save_to(&*store, &lock)
         .map_err(|e| Failure::state(&e))?;
@@ -530,6 +563,69 @@ async fn make_plan(
             DeclaredError::State(error) => Failure::state(&error),
             other => Failure::usage(other.to_string()).with_code("INVALID_DECLARATION"),
         })
+}
+
+/// What makes cloudctl's plan documents: a document is applied only by the version that made it.
+fn producer() -> Producer {
+    Producer::new("cloudctl", env!("CARGO_PKG_VERSION"))
+}
+
+/// Writes a plan document to `path` (whole, through a file beside it renamed over it).
+fn write_document(path: &std::path::Path, document: &SavedPlan) -> Result<(), Failure> {
+    let failed = |e: std::io::Error| {
+        Failure::other(
+            "PLAN_WRITE_ERROR",
+            format!("{}: the plan cannot be written: {e}", path.display()),
+        )
+    };
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = std::path::PathBuf::from(partial);
+    std::fs::write(&partial, document.to_json()).map_err(failed)?;
+    std::fs::rename(&partial, path).map_err(failed)
+}
+
+/// Reads the plan document at `path` (exit 2 when it cannot be used).
+fn read_document(path: &std::path::Path) -> Result<SavedPlan, Failure> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::usage(format!("{}: the plan cannot be read: {e}", path.display()))
+            .with_code("INVALID_PLAN")
+    })?;
+    SavedPlan::from_json(&text).map_err(|e| {
+        Failure::usage(format!("{}: {e}", path.display()))
+            .with_code("INVALID_PLAN")
+            .with_hint("make a new plan with `cloudctl plan --out FILE`")
+    })
+}
+
+/// The failure of a saved plan's check (exit 14 when something moved).
+fn declared_failure(error: DeclaredError, args: &DirArgs) -> Failure {
+    match error {
+        DeclaredError::Moved(moved) => {
+            let mut failure = Failure::other(
+                "PLAN_STALE",
+                format!(
+                    "the saved plan is stale, nothing was applied: {}",
+                    moved.join("; ")
+                ),
+            )
+            .with_hint(format!(
+                "make a new plan (`cloudctl plan {} --out FILE`), review it, and apply that",
+                location_flags(args)
+            ));
+            failure.exit = Exit::PlanStale;
+            failure
+        }
+        DeclaredError::Api(error) => Failure::sdk(&error, &Context::api(Api::Management)),
+        DeclaredError::State(error) => Failure::state(&error),
+        other => Failure::usage(other.to_string()).with_code("INVALID_PLAN"),
+    }
+}
+
+/// Exit 12: the plan would delete a protected pipe.
+fn protected_failure(plan: &Plan) -> Failure {
+    let names = plan.protected().map(|a| a.name.clone()).collect();
+    Failure::state(&StateError::Protected { names })
 }
 
 /// Asks on the terminal; only `yes` applies.

@@ -123,7 +123,7 @@ fn failure(error: &Error, id: PipeId) -> Failure {
 }
 
 async fn create(args: PipeCreateArgs, session: &mut Session<'_>) -> Result<(), Failure> {
-    let (new_pipe, _) = pipe_file::load(&args.file, session.env).map_err(Failure::file)?;
+    let (new_pipe, _, _) = pipe_file::load(&args.file, session.env).map_err(Failure::file)?;
     for secret in new_pipe.secrets() {
         crate::output::keep_secret(secret.expose());
     }

@@ -76,14 +76,16 @@ pub(crate) fn read(dir: &Path, env: Lookup<'_>) -> Result<Declared, DirectoryErr
             continue;
         }
         match super::load(path, env) {
-            Ok((pipe, lines)) => {
+            Ok((pipe, lines, lifecycle)) => {
                 let name = pipe.as_raw().name.to_string();
                 name_lines.insert(path.clone(), lines.line_of("name"));
                 match files.get(&name) {
                     Some(first) => duplicates.push((name, first.clone(), path.clone())),
                     None => {
-                        files.insert(name, path.clone());
+                        files.insert(name.clone(), path.clone());
                         declaration.insert(pipe);
+                        declaration.set_lifecycle(name.clone(), lifecycle);
+                        declaration.set_origin(name, path.display().to_string());
                     }
                 }
             }

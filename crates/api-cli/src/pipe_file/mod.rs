@@ -12,6 +12,7 @@ use std::io::Read;
 use std::path::Path;
 
 use api_mgmt::NewPipe;
+use api_mgmt::declared::Lifecycle;
 
 pub(crate) use directory::{Declared, DirectoryError, read as read_directory};
 pub(crate) use export::{ExportedFile, exported_file};
@@ -31,8 +32,8 @@ pub(crate) struct FileError {
 }
 
 /// Reads and checks the pipe file at `path` (`-` for standard input); the request, with the line
-/// of each of its members.
-pub(crate) fn load(path: &Path, env: Lookup<'_>) -> Result<(NewPipe, Lines), FileError> {
+/// of each of its members, and the file's lifecycle.
+pub(crate) fn load(path: &Path, env: Lookup<'_>) -> Result<(NewPipe, Lines, Lifecycle), FileError> {
     let name = if path.as_os_str() == "-" {
         "<stdin>".to_string()
     } else {
@@ -49,8 +50,11 @@ pub(crate) fn load(path: &Path, env: Lookup<'_>) -> Result<(NewPipe, Lines), Fil
     check(&text, env).map_err(|problems| FileError { name, problems })
 }
 
-/// Checks the text of a pipe file and builds the request.
-pub(crate) fn check(text: &str, env: Lookup<'_>) -> Result<(NewPipe, Lines), Vec<FileProblem>> {
+/// Checks the text of a pipe file and builds the request; the file's lifecycle beside it.
+pub(crate) fn check(
+    text: &str,
+    env: Lookup<'_>,
+) -> Result<(NewPipe, Lines, Lifecycle), Vec<FileProblem>> {
     let document = document::parse(text).map_err(|e| {
         vec![FileProblem {
             path: ".".into(),

@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use api_mgmt::NewPipe;
+use api_mgmt::declared::Lifecycle;
 use api_mgmt::redact::REDACTED;
 use api_mgmt::schema::{SchemaSet, Shape};
 use serde_json::{Map, Value};
@@ -49,8 +50,93 @@ impl Lines {
     }
 }
 
-/// The request of a pipe file, checked, with the lines of its members.
-pub(crate) fn read(document: &Node, env: Lookup<'_>) -> Result<(NewPipe, Lines), Vec<FileProblem>> {
+/// The key of a pipe file that is cloudctl's own, never sent to the API.
+const LIFECYCLE: &str = "lifecycle";
+
+/// The request of a pipe file, checked, with the lines of its members and its lifecycle (the
+/// `lifecycle:` key, taken out of the request).
+pub(crate) fn read(
+    document: &Node,
+    env: Lookup<'_>,
+) -> Result<(NewPipe, Lines, Lifecycle), Vec<FileProblem>> {
+    let mut lifecycle_problems = Vec::new();
+    let mut lifecycle = Lifecycle::default();
+    let mut request_document = document.clone();
+    if let Yaml::Map(entries) = &mut request_document.value
+        && let Some(at) = entries.iter().position(|e| e.key == LIFECYCLE)
+    {
+        let entry = entries.remove(at);
+        match lifecycle_of(&entry) {
+            Ok(read) => lifecycle = read,
+            Err(problems) => lifecycle_problems = problems,
+        }
+    }
+    let (pipe, lines) = match read_request(&request_document, env) {
+        Ok(read) if lifecycle_problems.is_empty() => read,
+        Ok(_) => return Err(lifecycle_problems),
+        Err(mut problems) => {
+            problems.extend(lifecycle_problems);
+            problems.sort_by_key(|p| p.line.unwrap_or(usize::MAX));
+            return Err(problems);
+        }
+    };
+    Ok((pipe, lines, lifecycle))
+}
+
+/// `lifecycle: {protect: BOOL, retainOnDelete: BOOL}`, every problem by path and line.
+fn lifecycle_of(entry: &Entry) -> Result<Lifecycle, Vec<FileProblem>> {
+    let problem = |path: &str, line: usize, message: String| FileProblem {
+        path: path.to_string(),
+        line: Some(line),
+        message,
+    };
+    let Yaml::Map(members) = &entry.node.value else {
+        return Err(vec![problem(
+            LIFECYCLE,
+            entry.line,
+            format!(
+                "expected a mapping ({{protect: true, retainOnDelete: true}}), got {}",
+                entry.node.value.kind()
+            ),
+        )]);
+    };
+    let mut lifecycle = Lifecycle::default();
+    let mut problems = Vec::new();
+    for member in members {
+        let path = format!("{LIFECYCLE}.{}", member.key);
+        let flag = match &member.node.value {
+            Yaml::Bool(flag) => *flag,
+            other => {
+                problems.push(problem(
+                    &path,
+                    member.line,
+                    format!("expected true or false, got {}", other.kind()),
+                ));
+                continue;
+            }
+        };
+        match member.key.as_str() {
+            "protect" => lifecycle.protect = flag,
+            "retainOnDelete" => lifecycle.retain_on_delete = flag,
+            other => problems.push(problem(
+                &path,
+                member.line,
+                format!(
+                    "unknown member {other:?} of cloudctl's lifecycle; expected protect or \
+                     retainOnDelete"
+                ),
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(lifecycle)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The request of a pipe file (without its lifecycle), checked, with the lines of its members.
+fn read_request(document: &Node, env: Lookup<'_>) -> Result<(NewPipe, Lines), Vec<FileProblem>> {
     let mut reading = Reading {
         lines: Lines::default(),
         problems: Vec::new(),

@@ -472,7 +472,7 @@ mod declared_files {
             ..ProptestConfig::default()
         };
         proptest!(config, |(file in pipe_file())| {
-            let (pipe, _) = check(&file, &env).unwrap_or_else(|p| panic!("{p:?} in {file}"));
+            let (pipe, _, _) = check(&file, &env).unwrap_or_else(|p| panic!("{p:?} in {file}"));
             let store = declared::FileStateStore::new(state_dir.path().join("state.json"))
                 .lock_dir(state_dir.path().join("locks"));
             let lock = store.lock(&declared::target_of(&service)).unwrap();

@@ -150,16 +150,16 @@ pub(crate) fn recorded_id(dir: &str, name: &str) -> String {
 }
 
 pub(crate) fn changes(run: &crate::support::Run) -> Vec<(String, String, Vec<String>)> {
-    run.json()["changes"]
+    run.json()["actions"]
         .as_array()
-        .expect("changes")
+        .expect("actions")
         .iter()
         .map(|c| {
-            let paths = c["paths"]
+            let paths = c["changes"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|p| p.as_str().unwrap().to_string())
+                .map(|p| p["path"].as_str().unwrap().to_string())
                 .collect();
             (
                 c["action"].as_str().unwrap().to_string(),
@@ -230,8 +230,8 @@ fn four_source_kinds_are_applied_and_then_plan_shows_no_change() {
 
     cloud.clear_requests();
     let again = plan(&cloud, &dir).expect(0).json();
-    assert_eq!(again["changes"], json!([]));
-    assert_eq!(again["unchanged"], 4);
+    assert_eq!(again["actions"], json!([]));
+    assert_eq!(again["summary"]["unchanged"], 4);
     let log = cloud.requests();
     let reads = log
         .iter()
@@ -274,7 +274,7 @@ fn a_changed_file_replaces_the_pipe_and_names_the_member() {
             vec!["scaling.replicas".into()]
         )]
     );
-    let member = &planned.json()["changes"][0]["members"][0];
+    let member = &planned.json()["actions"][0]["changes"][0];
     assert_eq!(
         (
             member["old"].clone(),
@@ -337,7 +337,7 @@ fn a_pipe_deleted_out_of_band_is_recreated_and_a_removed_file_deletes_its_pipe()
         changes(&planned),
         [("delete".into(), "clicks".into(), vec![])]
     );
-    assert_eq!(planned.json()["changes"][0]["id"], clicks);
+    assert_eq!(planned.json()["actions"][0]["id"], clicks);
     apply(&cloud, &dir).expect(0);
     assert_eq!(names_on_server(&cloud), ["orders"]);
     assert!(state(&dir)["pipes"].get("clicks").is_none());
@@ -386,7 +386,7 @@ fn drift_on_the_server_is_a_replace_and_state_churn_is_not() {
             ),
         ]
     );
-    let member = &planned.json()["changes"][1]["members"][0];
+    let member = &planned.json()["actions"][1]["changes"][0];
     assert_eq!(
         (
             member["old"].clone(),
@@ -455,7 +455,12 @@ fn export_then_import_then_plan_shows_no_change() {
         }
         let planned = cloud.run(planned.args(["plan", "-f", &adopted_dir, "-o", "json"]));
         let planned = planned.expect(0);
-        assert_eq!(planned.json()["unchanged"], 1, "{name}: {}", planned.stdout);
+        assert_eq!(
+            planned.json()["summary"]["unchanged"],
+            1,
+            "{name}: {}",
+            planned.stdout
+        );
     }
     let orders = cloud
         .cloudctl(&[
@@ -784,8 +789,12 @@ fn a_stopped_service_declared_running_is_started_before_the_creates() {
     );
     let planned = plan(&cloud, &dir).expect(8).json();
     assert_eq!(
-        planned["service"],
-        json!({"from": "stopped", "to": "running", "known": true})
+        (
+            &planned["service"]["declared"],
+            &planned["service"]["from"],
+            &planned["service"]["known"]
+        ),
+        (&json!("running"), &json!("stopped"), &json!(true))
     );
     apply(&cloud, &dir).expect(0);
     let log = cloud.requests();
@@ -890,7 +899,7 @@ fn bad_input_is_refused_with_what_and_where_and_nothing_is_sent() {
     let state_file = Path::new(&ok).join(".cloudctl-state.json");
     for (text, expected) in [
         ("{\"version\": 1, \"target\"", "INVALID_STATE"),
-        ("{\"version\": 4, \"target\": {}}", "version 4, newer"),
+        ("{\"version\": 5, \"target\": {}}", "version 5, newer"),
         ("[]", "INVALID_STATE"),
     ] {
         std::fs::write(&state_file, text).unwrap();
@@ -1078,8 +1087,12 @@ fn a_service_that_cannot_be_read_is_never_a_change_and_apply_still_brings_it_to_
     );
     let planned = plan(&cloud, &dir).expect(8).json();
     assert_eq!(
-        planned["service"],
-        json!({"from": "unknown", "to": "running", "known": false})
+        (
+            &planned["service"]["declared"],
+            &planned["service"]["from"],
+            &planned["service"]["known"]
+        ),
+        (&json!("running"), &json!("unknown"), &json!(false))
     );
     let human = cloud
         .cloudctl(&["plan", "-f", &dir, "-o", "human"])

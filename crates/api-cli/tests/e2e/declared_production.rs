@@ -83,9 +83,9 @@ fn edit(path: &Path, from: &str, to: &str) {
 
 /// `(action, name)` of each change of a plan's JSON.
 fn actions(run: &crate::support::Run) -> Vec<(String, String)> {
-    run.json()["changes"]
+    run.json()["actions"]
         .as_array()
-        .expect("changes")
+        .expect("actions")
         .iter()
         .map(|c| {
             (
@@ -137,7 +137,7 @@ fn a_server_that_answers_in_its_own_forms_shows_no_change_after_apply_and_after_
         "orders,returns,refunds"
     );
     let planned = plan(&cloud, &dir).expect(0);
-    assert_eq!(planned.json()["changes"], json!([]));
+    assert_eq!(planned.json()["actions"], json!([]));
     assert_no_change_through_every_state(&cloud, &dir);
 
     // The same pipes adopted into another directory from their exports.
@@ -242,7 +242,7 @@ fn a_file_edited_to_what_the_server_has_is_recorded_and_drift_it_leaves_out_is_s
     let planned = plan(&cloud, &dir).expect(8);
     assert_eq!(actions(&planned), [("replace".into(), "orders".into())]);
     assert_eq!(
-        planned.json()["changes"][0]["members"][0]["path"],
+        planned.json()["actions"][0]["changes"][0]["path"],
         "scaling.replicas"
     );
 
@@ -280,8 +280,8 @@ fn a_file_edited_to_what_the_server_has_is_recorded_and_drift_it_leaves_out_is_s
     let planned = plan(&cloud, &dir).expect(0);
     let drift = &planned.json()["drift"][0];
     assert_eq!(drift["name"], "orders", "{}", planned.stdout);
-    assert_eq!(drift["members"][0]["path"], "scaling.concurrency");
-    assert_eq!(drift["members"][0]["effect"], "none");
+    assert_eq!(drift["changes"][0]["path"], "scaling.concurrency");
+    assert_eq!(drift["changes"][0]["effect"], "none");
     let human = cloud
         .cloudctl(&["plan", "-f", &dir, "-o", "human"])
         .expect(0);
@@ -304,7 +304,7 @@ fn a_failed_pipe_is_recreated_and_an_unreadable_answer_blocks_only_its_pipe() {
     cloud.force_pipe_state(&orders, PipeState::Failed);
     let planned = plan(&cloud, &dir).expect(8);
     assert_eq!(actions(&planned), [("recreate".into(), "orders".into())]);
-    let note = planned.json()["changes"][0]["note"]
+    let note = planned.json()["actions"][0]["note"]
         .as_str()
         .unwrap()
         .to_string();
@@ -340,7 +340,7 @@ fn a_failed_pipe_is_recreated_and_an_unreadable_answer_blocks_only_its_pipe() {
         ],
         "{shown}"
     );
-    assert_eq!(shown["unchanged"], 1, "backfill");
+    assert_eq!(shown["summary"]["unchanged"], 1, "backfill");
     let error = stderr_error(&planned);
     assert_eq!(error["code"], "UNREADABLE_PIPE", "{error}");
     assert_eq!(error["exitCode"], 9, "{error}");
@@ -556,7 +556,12 @@ fn a_state_written_by_v0_1_0_keeps_working_and_gains_its_observed_forms() {
     let dir = dir.to_string_lossy().into_owned();
 
     let planned = plan(&cloud, &dir).expect(0);
-    assert_eq!(planned.json()["unchanged"], 4, "{}", planned.stdout);
+    assert_eq!(
+        planned.json()["summary"]["unchanged"],
+        4,
+        "{}",
+        planned.stdout
+    );
     assert_eq!(state(&dir)["version"], 1, "a plan writes nothing");
     // The next apply records what the server answered, and touches no pipe.
     cloud.clear_requests();
@@ -568,7 +573,7 @@ fn a_state_written_by_v0_1_0_keeps_working_and_gains_its_observed_forms() {
             .all(|r| r.operation_id != Some(OperationId::CreatePipe))
     );
     let recorded = state(&dir);
-    assert_eq!(recorded["version"], 3);
+    assert_eq!(recorded["version"], 4);
     assert!(
         recorded["lineage"].as_str().is_some_and(|l| l.len() == 36),
         "a state of an older version gets its lineage at its next write: {recorded}"
@@ -845,13 +850,13 @@ fn a_server_that_respells_its_answers_later_shows_no_change_but_a_console_edit_i
         json!({"source": {"objectStorage": {"compression": "GZIP"}}}),
     );
     let planned = plan(&cloud, &dir).expect(0).json();
-    assert_eq!(planned["changes"], json!([]), "{planned}");
+    assert_eq!(planned["actions"], json!([]), "{planned}");
     let respelled: Vec<(&str, Vec<&str>)> = planned["respelled"]
         .as_array()
         .expect("respelled pipes are shown")
         .iter()
         .map(|pipe| {
-            let paths = pipe["members"]
+            let paths = pipe["changes"]
                 .as_array()
                 .unwrap()
                 .iter()
@@ -903,17 +908,21 @@ fn a_server_that_respells_its_answers_later_shows_no_change_but_a_console_edit_i
             .collect::<Vec<_>>()
     );
     let planned = plan(&cloud, &dir).expect(0).json();
-    assert!(planned.get("respelled").is_none(), "{planned}");
+    assert_eq!(planned["respelled"], json!([]), "{planned}");
     // A console edit of a declared member is still drift: replaced.
     cloud.set_raw_overlay(
         &backfill,
         json!({"source": {"objectStorage": {"compression": "zstd"}}}),
     );
     let planned = plan(&cloud, &dir).expect(8).json();
-    assert_eq!(planned["changes"][0]["action"], "replace", "{planned}");
+    assert_eq!(planned["actions"][0]["action"], "replace", "{planned}");
     assert_eq!(
-        planned["changes"][0]["paths"],
-        json!(["source.objectStorage.compression"])
+        planned["actions"][0]["changes"][0]["path"],
+        "source.objectStorage.compression"
+    );
+    assert_eq!(
+        planned["actions"][0]["changes"].as_array().map(Vec::len),
+        Some(1)
     );
 }
 

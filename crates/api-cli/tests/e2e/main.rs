@@ -14,6 +14,7 @@ mod observability;
 mod pipe_file;
 mod pipes;
 mod redaction;
+mod saved_plans;
 mod service;
 mod sessions;
 mod settings;

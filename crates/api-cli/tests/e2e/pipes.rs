@@ -523,7 +523,12 @@ fn export_writes_yaml_unless_json_is_asked_for_and_says_what_it_lacks_in_both() 
     let imported = with_variables(&["import", "-f", &dir, "crm", &id, "-o", "json"]).expect(0);
     assert_eq!(imported.json()["id"], id.as_str());
     let planned = with_variables(&["plan", "-f", &dir, "-o", "json"]).expect(0);
-    assert_eq!(planned.json()["unchanged"], 1, "{}", planned.stdout);
+    assert_eq!(
+        planned.json()["summary"]["unchanged"],
+        1,
+        "{}",
+        planned.stdout
+    );
 
     let json = cloud
         .cloudctl(&["pipe", "export", &id, "-o", "json"])

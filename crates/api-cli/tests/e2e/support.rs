@@ -335,6 +335,18 @@ impl Cloud {
     }
 }
 
+impl Cloud {
+    /// Gives the pipe `id` back to its lifecycle after [`force_pipe_state`](Self::force_pipe_state).
+    pub fn unforce_pipe_state(&self, id: &str) {
+        let id: PipeId = id.parse().expect("a pipe id");
+        let found = self
+            .emulator()
+            .force_pipe_state(id, None)
+            .expect("the state is given back");
+        assert!(found, "the pipe exists");
+    }
+}
+
 impl Drop for Cloud {
     fn drop(&mut self) {
         if let Some(emulator) = self.emulator.take() {

@@ -27,6 +27,7 @@ use super::{
 pub struct ApplyOptions {
     parallelism: usize,
     max_unavailable: usize,
+    max_destructive: Option<usize>,
     wait: WaitOptions,
     stop: Option<StopSignal>,
 }
@@ -38,6 +39,7 @@ impl Default for ApplyOptions {
         Self {
             parallelism: 4,
             max_unavailable: 1,
+            max_destructive: None,
             wait: WaitOptions::default(),
             stop: None,
         }
@@ -63,6 +65,13 @@ impl ApplyOptions {
     /// another, so a change to many files never takes them all down together.
     pub fn max_unavailable(mut self, pipes: usize) -> Self {
         self.max_unavailable = pipes.max(1);
+        self
+    }
+
+    /// Refuses, before any call, an apply whose deletes, replaces and recreates together are more
+    /// than `actions` ([`StateError::TooDestructive`]). No cap by default.
+    pub fn max_destructive(mut self, actions: usize) -> Self {
+        self.max_destructive = Some(actions);
         self
     }
 
@@ -330,6 +339,18 @@ impl Plan {
         progress: &(dyn Fn(Progress) + Sync),
     ) -> Result<ApplyReport, StateError> {
         lock.check(&self.recorded.target)?;
+        // What the plan may not do at all is refused before anything else.
+        let protected: Vec<String> = self.protected().map(|a| a.name.clone()).collect();
+        if !protected.is_empty() {
+            return Err(StateError::Protected { names: protected });
+        }
+        let destructive = self.destructive();
+        if let Some(max) = options.max_destructive.filter(|&max| destructive > max) {
+            return Err(StateError::TooDestructive {
+                planned: destructive,
+                max,
+            });
+        }
         // A lease lost while the plan was made (a pause past it) is said as such, before the
         // state's comparison below would call it another apply's change.
         store.check_held(lock)?;
@@ -423,7 +444,7 @@ impl Plan {
         let updates: Vec<&PlanAction> = self
             .actions
             .iter()
-            .filter(|a| a.kind == ActionKind::Record)
+            .filter(|a| matches!(a.kind, ActionKind::Record | ActionKind::Forget))
             .collect();
         if !updates.is_empty() || !self.observations.is_empty() {
             recording
@@ -434,19 +455,27 @@ impl Plan {
                         }
                     }
                     for action in &updates {
-                        if let (Some(pipe), Some(record)) =
+                        if action.kind == ActionKind::Forget {
+                            state.pipes.remove(&action.name);
+                        } else if let (Some(pipe), Some(record)) =
                             (state.pipes.get_mut(&action.name), &action.record)
                         {
                             pipe.declared = record.form.clone();
                             pipe.fingerprint = record.fingerprint.clone();
                             pipe.observed = Some(record.observed.clone());
+                            pipe.lifecycle = record.lifecycle;
                             pipe.recorded_at = Utc::now();
                         }
                     }
                 })
                 .await?;
             for action in &updates {
-                progress(step(action, "recorded", None));
+                let done = if action.kind == ActionKind::Forget {
+                    "forgotten"
+                } else {
+                    "recorded"
+                };
+                progress(step(action, done, None));
             }
         }
 
@@ -537,7 +566,7 @@ impl Plan {
                     let why = action.note.clone().unwrap_or_default();
                     report_of(action, action.id, Outcome::Skipped(why))
                 }
-                (ActionKind::Record, _) => {
+                (ActionKind::Record | ActionKind::Forget, _) => {
                     report_of(action, action.id, Outcome::Done { state: None })
                 }
                 (_, Some(Err(outcome))) => report_of(action, action.id, outcome),
@@ -823,6 +852,7 @@ async fn create(
         intent_id: uuid::Uuid::new_v4().to_string(),
         request_id: None,
         reason: None,
+        lifecycle: creation.lifecycle,
     };
     tracing::info!(pipe = %name, intent = %intent.intent_id, "creating a declared pipe");
     if let Some(outcome) = ctx.gate.closed() {
@@ -917,6 +947,7 @@ async fn create(
                     declared: creation.form.clone(),
                     observed: None,
                     replacing: None,
+                    lifecycle: creation.lifecycle,
                     recorded_at: Utc::now(),
                 },
             );

@@ -38,7 +38,7 @@ use super::pairing::{SetOf, as_sets, pairs};
 use super::respell::respelled;
 
 /// One member that differs, by its JSON path (`scaling.replicas`, `destination.columns[1].type`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Change {
@@ -56,7 +56,7 @@ pub struct Change {
 }
 
 /// Where a difference comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Cause {
@@ -71,7 +71,7 @@ pub enum Cause {
 }
 
 /// What a plan does about a difference.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum Effect {

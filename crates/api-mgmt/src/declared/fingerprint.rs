@@ -199,7 +199,7 @@ pub(crate) fn normalise(value: &mut Value) {
 }
 
 /// BLAKE2b-256 of the canonical JSON of `form` (serde_json writes object keys sorted), hexadecimal.
-fn digest(form: &Value) -> String {
+pub(crate) fn digest(form: &Value) -> String {
     let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();
     hasher.update(form.to_string().as_bytes());
     hex(&hasher.finalize())

@@ -41,10 +41,13 @@ mod cpu_work;
 mod diff;
 mod export;
 mod fingerprint;
+mod impact;
+mod lifecycle;
 mod pairing;
 mod plan;
 mod recorded;
 mod respell;
+mod saved;
 #[cfg(any(feature = "state-redis", feature = "state-postgres"))]
 mod shared;
 mod stop;
@@ -59,11 +62,18 @@ pub use apply::{ActionReport, ApplyOptions, ApplyReport, Outcome, Progress, shor
 pub use diff::{Cause, Change, Effect};
 pub use export::{Exported, export};
 pub use fingerprint::Fingerprint;
+pub use impact::Impact;
+pub use lifecycle::Lifecycle;
 pub use plan::{
-    ActionKind, Drift, Plan, PlanAction, PlanOptions, ServiceChange, plan, plan_with, target_of,
+    ActionCause, ActionKind, Drift, Plan, PlanAction, PlanOptions, ServiceChange, plan, plan_with,
+    target_of,
 };
 pub use recorded::{
     CLOCK_SKEW, PendingCreate, RecordedPipe, RecordedState, STATE_VERSION, StateTarget,
+};
+pub use saved::{
+    PLAN_DOCUMENT_SCHEMA, PLAN_FORMAT_VERSION, Producer, SavedAction, SavedDeclared,
+    SavedFingerprint, SavedGeneration, SavedObserved, SavedPlan, SavedService, SavedTarget,
 };
 #[cfg(any(feature = "state-redis", feature = "state-postgres"))]
 #[cfg_attr(
@@ -75,7 +85,7 @@ pub use stop::StopSignal;
 pub use store::{FileStateStore, LeaseHolder, StateError, StateLock, StateStore};
 
 /// The declared state of a service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ServiceTarget {
     /// Started.
@@ -97,6 +107,8 @@ impl std::fmt::Display for ServiceTarget {
 #[derive(Debug, Clone, Default)]
 pub struct Declaration {
     pipes: BTreeMap<String, NewPipe>,
+    lifecycles: BTreeMap<String, Lifecycle>,
+    origins: BTreeMap<String, String>,
     service: Option<ServiceTarget>,
 }
 
@@ -115,6 +127,34 @@ impl Declaration {
     /// Declares `pipe` under its name; answers the pipe it replaces, if one was declared.
     pub fn insert(&mut self, pipe: NewPipe) -> Option<NewPipe> {
         self.pipes.insert(pipe.as_raw().name.to_string(), pipe)
+    }
+
+    /// Declares what plans and applies may do to the pipe `name` (see [`Lifecycle`]); the default
+    /// when not given.
+    pub fn lifecycle(mut self, name: impl Into<String>, lifecycle: Lifecycle) -> Self {
+        self.set_lifecycle(name, lifecycle);
+        self
+    }
+
+    /// Declares what plans and applies may do to the pipe `name`.
+    pub fn set_lifecycle(&mut self, name: impl Into<String>, lifecycle: Lifecycle) {
+        self.lifecycles.insert(name.into(), lifecycle);
+    }
+
+    /// The declared lifecycle of the pipe `name` (the default when none was declared).
+    pub fn lifecycle_of(&self, name: &str) -> Lifecycle {
+        self.lifecycles.get(name).copied().unwrap_or_default()
+    }
+
+    /// Says where the pipe `name` was declared (a file's path), for the messages of a plan that
+    /// moved ([`SavedPlan::recheck`]).
+    pub fn set_origin(&mut self, name: impl Into<String>, origin: impl Into<String>) {
+        self.origins.insert(name.into(), origin.into());
+    }
+
+    /// Where the pipe `name` was declared, when it was said.
+    pub fn origin(&self, name: &str) -> Option<&str> {
+        self.origins.get(name).map(String::as_str)
     }
 
     /// Declares the service's state.
@@ -152,4 +192,12 @@ pub enum DeclaredError {
     /// The declaration cannot be planned; the text says why.
     #[error("{0}")]
     Refused(String),
+    /// A plan document cannot be used (not JSON, another shape, an unknown major version, or
+    /// edited after it was made); the text says why.
+    #[error("the plan document cannot be used: {0}")]
+    PlanDocument(String),
+    /// What a saved plan was made against moved since ([`SavedPlan::recheck`]): each thing, in
+    /// words. Nothing was sent.
+    #[error("the plan is stale, nothing was applied: {}", .0.join("; "))]
+    Moved(Vec<String>),
 }

@@ -1,6 +1,7 @@
 //! [`plan`]: what it takes to bring a service to its declaration, read from the server and written
 //! nowhere.
 
+mod binding;
 mod decide;
 mod read;
 
@@ -11,15 +12,17 @@ use api_core::{Error, PipeId};
 use serde::Serialize;
 use serde_json::Value;
 
+pub(crate) use self::binding::{Bindings, DeclaredBinding, ObservedBinding};
 use self::decide::Decided;
 use super::cpu_work::{ShutDown, on_every_core};
 use super::diff::Change;
 use super::fingerprint::{Fingerprint, declared_form};
-use super::{Declaration, DeclaredError, RecordedState, ServiceTarget, StateTarget};
+use super::impact::Impact;
+use super::{Declaration, DeclaredError, Lifecycle, RecordedState, ServiceTarget, StateTarget};
 use crate::ServiceHandle;
 
 /// What an action does to one named pipe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub enum ActionKind {
@@ -41,6 +44,65 @@ pub enum ActionKind {
     /// The server's answer for the recorded pipe cannot be decoded: nothing is done to it (the note
     /// says why); the other pipes are planned.
     Unreadable,
+    /// Recorded, no longer declared, and retained on delete ([`Lifecycle::retain_on_delete`]): the
+    /// state forgets it; the pipe is not touched.
+    Forget,
+}
+
+impl ActionKind {
+    /// Whether the action deletes a pipe (a delete, a replace, or a recreate; a recreate of a pipe
+    /// gone already deletes nothing, and still counts): what `max_destructive` caps.
+    pub fn is_destructive(self) -> bool {
+        matches!(self, Self::Delete | Self::Replace | Self::Recreate)
+    }
+}
+
+/// Why an action is planned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub enum ActionCause {
+    /// Declared and not recorded: a new pipe.
+    New,
+    /// The declaration (its file, or what the file reads from the environment) changed since it
+    /// was applied.
+    Declaration,
+    /// The pipe changed on the server, in a member its file declares.
+    Drift,
+    /// Both the declaration and the pipe on the server changed.
+    DeclarationAndDrift,
+    /// The pipe is gone from the server.
+    Gone,
+    /// The pipe is in a failed state (`Failed`, `InternalError`).
+    Failed,
+    /// A replace began and did not finish.
+    Unfinished,
+    /// Only the declared lifecycle changed.
+    Lifecycle,
+    /// No file declares it any more.
+    Undeclared,
+    /// A create has no known outcome.
+    Pending,
+    /// The server's answer cannot be decoded.
+    Unreadable,
+}
+
+impl std::fmt::Display for ActionCause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::New => "new",
+            Self::Declaration => "the declaration changed",
+            Self::Drift => "changed on the server",
+            Self::DeclarationAndDrift => "the declaration and the server changed",
+            Self::Gone => "gone from the server",
+            Self::Failed => "failed on the server",
+            Self::Unfinished => "a replace did not finish",
+            Self::Lifecycle => "the lifecycle changed",
+            Self::Undeclared => "no longer declared",
+            Self::Pending => "a create has no known outcome",
+            Self::Unreadable => "the answer cannot be read",
+        })
+    }
 }
 
 impl std::fmt::Display for ActionKind {
@@ -53,6 +115,7 @@ impl std::fmt::Display for ActionKind {
             Self::Delete => "delete",
             Self::Pending => "pending",
             Self::Unreadable => "unreadable",
+            Self::Forget => "forget",
         })
     }
 }
@@ -60,11 +123,14 @@ impl std::fmt::Display for ActionKind {
 /// One change a plan makes to one named pipe.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct PlanAction {
     /// The pipe's name.
     pub name: String,
     /// What is done.
     pub kind: ActionKind,
+    /// Why.
+    pub cause: ActionCause,
     /// The pipe's id, where one is known (the recorded pipe).
     pub id: Option<PipeId>,
     /// For a replace, every member that differs.
@@ -72,6 +138,18 @@ pub struct PlanAction {
     /// More about it, in words (a pending create's reason, a pipe already gone).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The pipe's lifecycle: the declared one (recorded by the apply), or the recorded one for a
+    /// pipe no file declares.
+    pub lifecycle: Lifecycle,
+    /// Whether the action would delete a protected pipe ([`Lifecycle::protect`], declared or
+    /// recorded): shown by the plan, refused by an apply before any call.
+    pub protected: bool,
+    /// What the action does to the data (`x-data-impact` of the spec): empty for an action that
+    /// deletes and reads nothing again.
+    pub impact: Vec<Impact>,
+    /// The declared form as last applied (secrets as fingerprints), for a recorded pipe.
+    #[serde(skip)]
+    pub(crate) before: Option<Value>,
     /// What is created, with its declared form (create, recreate, replace).
     #[serde(skip)]
     pub(crate) create: Option<Creation>,
@@ -94,10 +172,11 @@ pub(crate) struct Recorded {
     pub form: Value,
     pub fingerprint: Fingerprint,
     pub observed: Value,
+    pub lifecycle: Lifecycle,
 }
 
 /// A recorded pipe that changed on the server in members its file leaves out: shown, not acted on.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Drift {
@@ -115,6 +194,7 @@ pub(crate) struct Creation {
     pub pipe: NewPipe,
     pub form: Value,
     pub fingerprint: Fingerprint,
+    pub lifecycle: Lifecycle,
 }
 
 /// The service's state, as it is and as declared.
@@ -166,6 +246,15 @@ pub struct Plan {
     /// written before observed forms existed, or with the server's respellings adopted.
     #[serde(skip)]
     pub(crate) observations: BTreeMap<String, Value>,
+    /// What the plan read, so that a saved plan can tell whether anything moved.
+    #[serde(skip)]
+    pub(crate) bindings: Bindings,
+    /// The names the plan was limited to ([`PlanOptions::target`]).
+    #[serde(skip)]
+    pub(crate) targets: Option<BTreeSet<String>>,
+    /// The declared service state.
+    #[serde(skip)]
+    pub(crate) declared_service: Option<ServiceTarget>,
 }
 
 impl Plan {
@@ -212,6 +301,21 @@ impl Plan {
             .iter()
             .filter(|a| a.kind == ActionKind::Unreadable)
     }
+
+    /// The actions that would delete a protected pipe: an apply of this plan is refused before
+    /// any call ([`StateError::Protected`](super::StateError::Protected)).
+    pub fn protected(&self) -> impl Iterator<Item = &PlanAction> {
+        self.actions.iter().filter(|a| a.protected)
+    }
+
+    /// How many actions delete a pipe (deletes, replaces, recreates), which
+    /// [`ApplyOptions::max_destructive`](super::ApplyOptions::max_destructive) caps.
+    pub fn destructive(&self) -> usize {
+        self.actions
+            .iter()
+            .filter(|a| a.kind.is_destructive())
+            .count()
+    }
 }
 
 /// The [`StateTarget`] of `service`: its API URL, organization and id.
@@ -229,6 +333,9 @@ pub fn target_of(service: &ServiceHandle) -> StateTarget {
 pub struct PlanOptions {
     refresh: bool,
     targets: Option<BTreeSet<String>>,
+    /// The fingerprints a saved plan made its creates with: a plan made again to check it uses
+    /// the same salts, so an unchanged declaration gives the same digests.
+    pub(crate) salts: BTreeMap<String, Fingerprint>,
 }
 
 impl Default for PlanOptions {
@@ -236,6 +343,7 @@ impl Default for PlanOptions {
         Self {
             refresh: true,
             targets: None,
+            salts: BTreeMap::new(),
         }
     }
 }
@@ -328,9 +436,23 @@ pub async fn plan_with(
     decided.by_comparing(compared, recorded).await?;
     decided.undeclared(declaration, recorded, options, &on_server);
     decided.actions.sort_by(|a, b| a.name.cmp(&b.name));
-    // The service's state, then what each create sends.
+    // The service's state, then what each create sends, then what each action does to the data
+    // and whether a protected pipe stands in its way.
     let service_change = read::service_change(service, declaration, options, &mut reads).await?;
-    let actions = with_creations(decided.actions, declaration).await?;
+    let mut actions = with_creations(decided.actions, declaration, options).await?;
+    for action in &mut actions {
+        decide::weigh(action, recorded);
+        if let Some(creation) = &action.create {
+            decided
+                .bindings
+                .declared
+                .entry(action.name.clone())
+                .or_insert(DeclaredBinding {
+                    fingerprint: creation.fingerprint.clone(),
+                    lifecycle: creation.lifecycle,
+                });
+        }
+    }
     Ok(Plan {
         service: service_change,
         actions,
@@ -347,6 +469,9 @@ pub async fn plan_with(
         handle: service.clone(),
         recorded: recorded.clone(),
         observations: decided.observations,
+        bindings: decided.bindings,
+        targets: options.targets.clone(),
+        declared_service: declaration.declared_service_state(),
     })
 }
 
@@ -383,6 +508,7 @@ fn check_targets(
 async fn with_creations(
     mut actions: Vec<PlanAction>,
     declaration: &Declaration,
+    options: &PlanOptions,
 ) -> Result<Vec<PlanAction>, DeclaredError> {
     let creating: Vec<usize> = actions
         .iter()
@@ -404,12 +530,22 @@ async fn with_creations(
             names.join(", ")
         )));
     }
-    let to_create: Vec<(usize, NewPipe)> = creating
+    let to_create: Vec<(usize, NewPipe, Fingerprint, Lifecycle)> = creating
         .into_iter()
-        .filter_map(|i| Some((i, declaration.get(&actions[i].name)?.clone())))
+        .filter_map(|i| {
+            let name = &actions[i].name;
+            let salt = options.salts.get(name).cloned();
+            let lifecycle = declaration.lifecycle_of(name);
+            Some((
+                i,
+                declaration.get(name)?.clone(),
+                salt.unwrap_or_else(Fingerprint::fresh),
+                lifecycle,
+            ))
+        })
         .collect();
-    for (i, creation) in on_every_core(to_create, |(i, pipe)| {
-        (i, creation(&pipe, &Fingerprint::fresh()))
+    for (i, creation) in on_every_core(to_create, |(i, pipe, salt, lifecycle)| {
+        (i, creation(&pipe, &salt, lifecycle))
     })
     .await
     .map_err(shut_down)?
@@ -427,12 +563,17 @@ pub(super) fn shut_down(_: ShutDown) -> DeclaredError {
     )
 }
 
-fn creation(pipe: &NewPipe, fingerprint: &Fingerprint) -> Result<Creation, DeclaredError> {
+fn creation(
+    pipe: &NewPipe,
+    fingerprint: &Fingerprint,
+    lifecycle: Lifecycle,
+) -> Result<Creation, DeclaredError> {
     let (form, fingerprint) = declared_form(pipe, fingerprint)?;
     Ok(Creation {
         pipe: pipe.clone(),
         form,
         fingerprint,
+        lifecycle,
     })
 }
 
@@ -457,6 +598,7 @@ mod tests {
             ActionKind::Delete,
             ActionKind::Pending,
             ActionKind::Unreadable,
+            ActionKind::Forget,
         ] {
             let json = serde_json::to_value(kind).unwrap();
             assert_eq!(Some(kind.to_string().as_str()), json.as_str());

@@ -11,6 +11,7 @@ use api_core::management::NewPipe;
 
 use super::store::{StateError, StateLock, StateStore};
 
+use super::Lifecycle;
 use super::fingerprint::{Fingerprint, declared_form, observed_form};
 
 /// The version of the recorded state this SDK writes; a newer one is refused, never rewritten.
@@ -20,7 +21,9 @@ use super::fingerprint::{Fingerprint, declared_form, observed_form};
 /// recorded by the next apply. Version 3 adds the lineage and the serial: a state of an older
 /// version is read with no lineage (given one by its next write) and serial 0. An SDK that knows
 /// only version 2 refuses a state of version 3, so it cannot write one without counting the write.
-pub const STATE_VERSION: u32 = 3;
+/// Version 4 adds each pipe's [`Lifecycle`]: an SDK that knows only version 3 refuses it, so it
+/// cannot write a state back without a pipe's protection.
+pub const STATE_VERSION: u32 = 4;
 
 /// How long before an intent began a pipe may have been created, by the server's clock, and still be
 /// taken as the pipe that intent's create made (the two clocks may differ by this much).
@@ -106,6 +109,10 @@ pub struct RecordedPipe {
     /// the next apply finishes the replace before any other.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replacing: Option<DateTime<Utc>>,
+    /// What plans and applies may do to it, as last declared: a pipe whose declaration is gone
+    /// keeps its protection and its retention.
+    #[serde(default, skip_serializing_if = "Lifecycle::is_default")]
+    pub lifecycle: Lifecycle,
     /// When it was recorded (created, adopted or imported).
     pub recorded_at: DateTime<Utc>,
 }
@@ -128,6 +135,9 @@ pub struct PendingCreate {
     /// Why the outcome is not known (the error's text, redacted), once the create has ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The declared lifecycle, given to the pipe once the create is resolved to it.
+    #[serde(default, skip_serializing_if = "Lifecycle::is_default")]
+    pub lifecycle: Lifecycle,
 }
 
 impl RecordedState {
@@ -243,6 +253,7 @@ impl RecordedState {
                 declared,
                 observed: Some(observed),
                 replacing: None,
+                lifecycle: Lifecycle::default(),
                 recorded_at: Utc::now(),
             },
         );
@@ -316,6 +327,7 @@ impl RecordedState {
                     declared: pending.declared,
                     observed: Some(observed),
                     replacing: None,
+                    lifecycle: pending.lifecycle,
                     recorded_at: Utc::now(),
                 },
             );

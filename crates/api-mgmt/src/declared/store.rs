@@ -267,6 +267,33 @@ pub enum StateError {
     /// The change asked of the state cannot be made; the text says why.
     #[error("{0}")]
     Refused(String),
+    /// The plan would delete a protected pipe ([`Lifecycle::protect`](super::Lifecycle)): its file
+    /// removed, a replace, or the recreate of a failed pipe. Nothing was sent.
+    #[error(
+        "the plan would delete {} protected pipe{} ({}): nothing was done; to delete {}, apply \
+         `protect: false` first",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        names.join(", "),
+        if names.len() == 1 { "it" } else { "them" }
+    )]
+    Protected {
+        /// The protected pipes, by name.
+        names: Vec<String>,
+    },
+    /// The plan deletes, replaces and recreates more pipes than the apply allows
+    /// ([`ApplyOptions::max_destructive`](super::ApplyOptions::max_destructive)). Nothing was sent.
+    #[error(
+        "the plan deletes, replaces or recreates {planned} pipe{}, more than the {max} allowed: \
+         nothing was done",
+        if *planned == 1 { "" } else { "s" }
+    )]
+    TooDestructive {
+        /// How many actions delete a pipe.
+        planned: usize,
+        /// The cap.
+        max: usize,
+    },
     /// Another apply holds the state.
     #[error("{}: another apply holds the state (its lock is taken); nothing was done", path.display())]
     Locked {

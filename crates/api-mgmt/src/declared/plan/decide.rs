@@ -10,11 +10,15 @@ use api_core::raw::support::schema::{SchemaSet, Shape};
 use serde_json::Value;
 
 use super::read::Read;
-use super::{ActionKind, Drift, PlanAction, PlanOptions, Recorded, shut_down};
+use super::{
+    ActionCause, ActionKind, Bindings, DeclaredBinding, Drift, ObservedBinding, PlanAction,
+    PlanOptions, Recorded, shut_down,
+};
 use crate::declared::cpu_work::on_every_core;
 use crate::declared::diff::{Cause, Change, Effect, Sides, compare};
-use crate::declared::fingerprint::{Fingerprint, declared_form, observed_form};
-use crate::declared::{Declaration, DeclaredError, PendingCreate, RecordedState};
+use crate::declared::fingerprint::{Fingerprint, declared_form, digest, observed_form};
+use crate::declared::impact::impacts;
+use crate::declared::{Declaration, DeclaredError, Lifecycle, PendingCreate, RecordedState};
 
 /// What the plan decided so far.
 #[derive(Default)]
@@ -29,6 +33,8 @@ pub(super) struct Decided {
     pub respelled: Vec<Drift>,
     /// The observed forms recorded without touching a pipe.
     pub observations: BTreeMap<String, Value>,
+    /// What the plan read.
+    pub bindings: Bindings,
 }
 
 /// A recorded, declared pipe to compare with what the server has, before its forms are made.
@@ -42,6 +48,10 @@ pub(super) struct Compared {
     read: bool,
     /// A replace begun and not finished.
     unfinished: Option<String>,
+    /// The state the server answered, when it was read.
+    state: Option<String>,
+    /// The declared lifecycle.
+    lifecycle: Lifecycle,
 }
 
 impl Decided {
@@ -57,13 +67,16 @@ impl Decided {
     ) -> Vec<Compared> {
         let mut compared = Vec::new();
         for (name, pipe) in declaration.pipes().filter(|(name, _)| options.covers(name)) {
+            let lifecycle = declaration.lifecycle_of(name);
             if let Some(pending) = recorded.pending.get(name) {
                 self.actions.push(pending_action(name, pending, recorded));
                 continue;
             }
             let Some(record) = recorded.pipes.get(name) else {
-                self.actions
-                    .push(action(name, ActionKind::Create, None, Vec::new()));
+                let mut create = action(name, ActionKind::Create, None, Vec::new());
+                create.cause = ActionCause::New;
+                create.lifecycle = lifecycle;
+                self.actions.push(create);
                 continue;
             };
             let unfinished = record.replacing.map(|at| {
@@ -78,10 +91,13 @@ impl Decided {
                 Some(Read::Unreadable(why)) => {
                     let mut unreadable =
                         action(name, ActionKind::Unreadable, Some(record.id), Vec::new());
+                    unreadable.cause = ActionCause::Unreadable;
+                    unreadable.lifecycle = lifecycle;
                     unreadable.note = Some(format!(
                         "the server's answer cannot be read, so nothing is done to it: {why}"
                     ));
                     self.actions.push(unreadable);
+                    self.observe(name, ObservedBinding::without_answer("unreadable"));
                     continue;
                 }
                 Some(Read::Gone) | None => {
@@ -89,7 +105,14 @@ impl Decided {
                         format!("pipe {} is gone from the server", record.id),
                         unfinished,
                     );
-                    self.actions.push(recreate(name, record.id, note, false));
+                    let mut recreate = recreate(name, record.id, note, false);
+                    recreate.cause = ActionCause::Gone;
+                    recreate.lifecycle = lifecycle;
+                    recreate.before = Some(record.declared.clone());
+                    self.actions.push(recreate);
+                    if options.refresh {
+                        self.observe(name, ObservedBinding::without_answer("gone"));
+                    }
                     continue;
                 }
             };
@@ -97,12 +120,19 @@ impl Decided {
                 .get("state")
                 .and_then(Value::as_str)
                 .map(PipeState::from);
-            if let Some(state) = state.filter(PipeState::is_failed) {
+            if let Some(state) = state.as_ref().filter(|s| s.is_failed()) {
                 let note = format!(
                     "pipe {} is {state}: it is deleted and created again",
                     record.id
                 );
-                self.actions.push(recreate(name, record.id, note, true));
+                let mut recreate = recreate(name, record.id, note, true);
+                recreate.cause = ActionCause::Failed;
+                recreate.lifecycle = lifecycle;
+                recreate.before = Some(record.declared.clone());
+                self.actions.push(recreate);
+                if read {
+                    self.observe(name, ObservedBinding::failed(state.to_string()));
+                }
                 continue;
             }
             compared.push(Compared {
@@ -112,6 +142,8 @@ impl Decided {
                 server,
                 read,
                 unfinished,
+                state: state.map(|s| s.to_string()),
+                lifecycle,
             });
         }
         compared
@@ -161,6 +193,20 @@ impl Decided {
         let (name, unfinished) = (compared.name.as_str(), compared.unfinished);
         let record = &recorded.pipes[name];
         let file_changed = fingerprint.digest != record.fingerprint.digest;
+        let lifecycle_changed = compared.lifecycle != record.lifecycle;
+        self.bindings.declared.insert(
+            name.to_string(),
+            DeclaredBinding {
+                fingerprint: fingerprint.clone(),
+                lifecycle: compared.lifecycle,
+            },
+        );
+        if compared.read {
+            self.observe(
+                name,
+                ObservedBinding::found(compared.state.clone(), digest(&now)),
+            );
+        }
         // Without a read, the server is taken to be as it was seen, so only the file can differ.
         // A record that never got its observed form (an apply interrupted between the create and
         // its answer, or a state of version 1) adopts the answer now when the file has not changed
@@ -181,19 +227,52 @@ impl Decided {
         let (mut differences, adopted) = compare(&sides, request, response);
         let strongest = differences.iter().map(|c| c.effect).max();
         if strongest == Some(Effect::Replace) || unfinished.is_some() {
+            let replacing = |cause: Cause| {
+                differences
+                    .iter()
+                    .any(|c| c.cause == cause && c.effect == Effect::Replace)
+            };
+            let cause = match (
+                unfinished.is_some(),
+                replacing(Cause::Declaration),
+                replacing(Cause::Server),
+            ) {
+                (true, _, _) => ActionCause::Unfinished,
+                (_, true, true) => ActionCause::DeclarationAndDrift,
+                (_, false, true) => ActionCause::Drift,
+                _ => ActionCause::Declaration,
+            };
             let mut replace = action(name, ActionKind::Replace, Some(record.id), differences);
+            replace.cause = cause;
+            replace.lifecycle = compared.lifecycle;
+            replace.before = Some(record.declared.clone());
             replace.delete_first = true;
             replace.down = unfinished.is_some();
             replace.note = unfinished;
             self.actions.push(replace);
-        } else if file_changed || strongest == Some(Effect::Record) {
+        } else if file_changed || strongest == Some(Effect::Record) || lifecycle_changed {
+            let only_lifecycle = !file_changed && strongest != Some(Effect::Record);
             let mut update = action(name, ActionKind::Record, Some(record.id), differences);
-            update.note =
-                Some("the server already has what the file says: only the state changes".into());
+            update.cause = if only_lifecycle {
+                ActionCause::Lifecycle
+            } else {
+                ActionCause::Declaration
+            };
+            update.lifecycle = compared.lifecycle;
+            update.before = Some(record.declared.clone());
+            update.note = Some(if only_lifecycle {
+                format!(
+                    "the lifecycle changed from {} to {}: only the state changes",
+                    record.lifecycle, compared.lifecycle
+                )
+            } else {
+                "the server already has what the file says: only the state changes".into()
+            });
             update.record = Some(Recorded {
                 form,
                 fingerprint,
                 observed: now,
+                lifecycle: compared.lifecycle,
             });
             self.actions.push(update);
         } else {
@@ -239,12 +318,38 @@ impl Decided {
                 && declaration.get(name).is_none()
                 && !recorded.pending.contains_key(name)
             {
-                let mut delete = action(name, ActionKind::Delete, Some(record.id), Vec::new());
-                if matches!(on_server.get(name), Some(Read::Gone)) {
-                    delete.note = Some(format!(
-                        "pipe {} is already gone from the server",
-                        record.id
-                    ));
+                let retained = record.lifecycle.retain_on_delete;
+                let kind = if retained {
+                    ActionKind::Forget
+                } else {
+                    ActionKind::Delete
+                };
+                let mut delete = action(name, kind, Some(record.id), Vec::new());
+                delete.cause = ActionCause::Undeclared;
+                delete.lifecycle = record.lifecycle;
+                delete.before = Some(record.declared.clone());
+                let read = match on_server.get(name) {
+                    Some(Read::Gone) => {
+                        if !retained {
+                            delete.note = Some(format!(
+                                "pipe {} is already gone from the server",
+                                record.id
+                            ));
+                        }
+                        Some("gone")
+                    }
+                    Some(Read::Found(_)) => Some("found"),
+                    Some(Read::Unreadable(_)) => Some("unreadable"),
+                    Some(Read::Assumed(_)) | None => None,
+                };
+                if retained {
+                    delete.note = Some(
+                        "retained on delete: the state forgets it, and the pipe is not touched"
+                            .into(),
+                    );
+                }
+                if let Some(read) = read {
+                    self.observe(name, ObservedBinding::without_answer(read));
                 }
                 self.actions.push(delete);
             }
@@ -255,6 +360,32 @@ impl Decided {
             }
         }
     }
+}
+
+impl Decided {
+    fn observe(&mut self, name: &str, read: ObservedBinding) {
+        self.bindings.observed.insert(name.to_string(), read);
+    }
+}
+
+/// Sets what `action` does to the data and whether it would delete a protected pipe (protected by
+/// its file or by its record).
+pub(super) fn weigh(action: &mut PlanAction, recorded: &RecordedState) {
+    let record = recorded.pipes.get(&action.name);
+    let after = action
+        .create
+        .as_ref()
+        .map(|c| &c.form)
+        .or(action.record.as_ref().map(|r| &r.form));
+    let gone = action.kind == ActionKind::Recreate && !action.delete_first;
+    action.impact = impacts(action.kind, action.before.as_ref(), after, gone);
+    let recorded_protect = record.is_some_and(|r| r.lifecycle.protect);
+    action.protected = match action.kind {
+        ActionKind::Delete => recorded_protect,
+        ActionKind::Replace => recorded_protect || action.lifecycle.protect,
+        ActionKind::Recreate if action.delete_first => recorded_protect || action.lifecycle.protect,
+        _ => false,
+    };
 }
 
 /// The recreate of the recorded pipe `id` (down: gone, or failed and then deleted first when
@@ -278,9 +409,14 @@ fn action(name: &str, kind: ActionKind, id: Option<PipeId>, changes: Vec<Change>
     PlanAction {
         name: name.to_string(),
         kind,
+        cause: ActionCause::Declaration,
         id,
         changes,
         note: None,
+        lifecycle: Lifecycle::default(),
+        protected: false,
+        impact: Vec::new(),
+        before: None,
         create: None,
         delete_first: false,
         down: false,
@@ -296,6 +432,8 @@ fn pending_action(name: &str, pending: &PendingCreate, recorded: &RecordedState)
         .as_deref()
         .map_or_else(String::new, |reason| format!(" ({reason})"));
     let mut action = action(name, ActionKind::Pending, None, Vec::new());
+    action.cause = ActionCause::Pending;
+    action.lifecycle = pending.lifecycle;
     action.down = recorded
         .pipes
         .get(name)

@@ -29,12 +29,14 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 mod check;
+mod impact;
 mod secrets;
 mod shape;
 #[cfg(test)]
 mod tests;
 
 pub use check::{Checks, Members, Rule, Violation};
+pub use impact::{Condition, DataImpact};
 pub use secrets::{for_each_secret, for_each_secret_value, is_secret, secret_text};
 pub use shape::{Comparison, Shape};
 
@@ -47,6 +49,9 @@ const SERVER_DEFAULT: &str = "x-server-default";
 /// The extension saying how two answers' values of a schema compare ([`Comparison`]): `set`,
 /// `case-insensitive`, or `{key: MEMBER}`.
 const COMPARE: &str = "x-compare";
+
+/// The extension saying what deleting or replacing a pipe does to the data ([`DataImpact`]).
+const DATA_IMPACT: &str = "x-data-impact";
 
 /// The keywords the validator enforces.
 const ENFORCED: &[&str] = &[
@@ -168,6 +173,9 @@ impl SchemaSet {
                     return Err(format!(
                         "{at}: {COMPARE} is `set`, `case-insensitive` or {{key: MEMBER}}, not {value}"
                     ));
+                }
+                DATA_IMPACT => {
+                    impact::entries_of(value).map_err(|why| format!("{at}: {why}"))?;
                 }
                 "$ref" => {
                     let target = value.as_str().unwrap_or_default();

@@ -3,7 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{COMPARE, RAW_TYPE, SERVER_DEFAULT, SchemaSet};
+use super::impact::{DataImpact, entries_of};
+use super::{COMPARE, DATA_IMPACT, RAW_TYPE, SERVER_DEFAULT, SchemaSet};
 
 /// A schema resolved through its `$ref`s, to walk a value's shape: its members (declared, or open
 /// to any name), its items, whether it is a secret, the value the server fills in when a create
@@ -130,6 +131,23 @@ impl<'a> Shape<'a> {
         } else {
             Comparison::Exact
         }
+    }
+
+    /// What deleting or replacing a pipe does to the data, as this schema's `x-data-impact` says
+    /// (empty when it says nothing). Checked when the set was made.
+    ///
+    /// ```
+    /// use api_raw::support::schema::SchemaSet;
+    ///
+    /// let request = SchemaSet::management().schema("PipeCreateRequest").expect("in the spec");
+    /// let postgres = request.member("source").unwrap().member("postgres").unwrap();
+    /// assert!(postgres.data_impacts().iter().any(|i| i.is_on("replace") && i.class == "snapshot-again"));
+    /// ```
+    pub fn data_impacts(&self) -> Vec<DataImpact<'a>> {
+        self.schema
+            .get(DATA_IMPACT)
+            .and_then(|value| entries_of(value).ok())
+            .unwrap_or_default()
     }
 
     /// The value the server fills in when a create leaves this member out (`x-server-default`).

@@ -155,6 +155,26 @@ fn a_spec_the_validator_would_not_enforce_is_refused() {
             json!({"T": {"type": "array", "x-compare": "sorted"}}),
             "x-compare is `set`, `case-insensitive` or {key: MEMBER}",
         ),
+        (
+            json!({"T": {"type": "object", "x-data-impact": {"on": ["delete"]}}}),
+            "x-data-impact is a list",
+        ),
+        (
+            json!({"T": {"type": "object", "x-data-impact": [{"on": ["update"], "class": "c", "says": "s"}]}}),
+            "x-data-impact[0]: `on` takes delete, replace and recreate",
+        ),
+        (
+            json!({"T": {"type": "object", "x-data-impact": [{"on": ["delete"], "class": "c"}]}}),
+            "`says` is a non-empty string",
+        ),
+        (
+            json!({"T": {"type": "object", "x-data-impact": [{"on": ["delete"], "if": {"member": "a"}, "class": "c", "says": "s"}]}}),
+            "`if` is {member: PATH, set: BOOL} or {equals: VALUE}",
+        ),
+        (
+            json!({"T": {"type": "object", "x-data-impact": [{"on": ["delete"], "class": "c", "says": "s", "when": 1}]}}),
+            "unknown key \"when\"",
+        ),
     ] {
         let error = SchemaSet::new(&json!({ "components": { "schemas": schemas } }))
             .err()
@@ -355,4 +375,54 @@ fn every_scalar_under_a_secret_name_is_a_secret_and_whole_values_are_visited() {
             "settings.ssl_keystore_secret={\"key\":\"k3y\",\"none\":null}",
         ]
     );
+}
+
+#[test]
+fn each_source_kind_says_what_a_replace_and_a_delete_do_to_the_data() {
+    let request = SchemaSet::management().schema("PipeCreateRequest").unwrap();
+    let source = request.member("source").unwrap();
+    for kind in ["kafka", "kinesis", "objectStorage", "postgres"] {
+        let impacts = source.member(kind).unwrap().data_impacts();
+        for action in ["replace", "recreate", "delete"] {
+            assert!(
+                impacts.iter().any(|i| i.is_on(action)),
+                "{kind} says nothing about {action}"
+            );
+        }
+    }
+    // Kafka: the class follows whether an offset is declared.
+    let kafka = source.member("kafka").unwrap().data_impacts();
+    let class = |value: serde_json::Value| {
+        kafka
+            .iter()
+            .filter(|i| i.is_on("replace") && i.holds_for(Some(&value)))
+            .map(|i| i.class)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        class(json!({"offset": {"timestamp": "2026-01-01T00:00"}})),
+        ["rows-read-again"]
+    );
+    assert_eq!(class(json!({"topics": "orders"})), ["start-unknown"]);
+    assert_eq!(
+        class(json!({"offset": {"timestamp": null}})),
+        ["start-unknown"]
+    );
+    // The managed table: by the member's value; absent, no entry holds.
+    let managed = request
+        .member("destination")
+        .unwrap()
+        .member("managedTable")
+        .unwrap()
+        .data_impacts();
+    let holds = |value: Option<&serde_json::Value>| {
+        managed
+            .iter()
+            .filter(|i| i.is_on("delete") && i.holds_for(value))
+            .map(|i| i.class)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(holds(Some(&json!(true))), ["managed-table-unknown"]);
+    assert_eq!(holds(Some(&json!(false))), ["table-kept"]);
+    assert!(holds(None).is_empty());
 }

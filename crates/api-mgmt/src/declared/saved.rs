@@ -1,0 +1,700 @@
+//! [`SavedPlan`]: a plan as a document to review, keep and apply later: every action with the full
+//! declared values (secrets as markers), what it does to the data, the calls it makes, and what
+//! it was planned against (the service, the state's generation, each declared pipe's digest and
+//! each recorded pipe as the server answered), sealed by a digest of the whole.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use api_core::PipeId;
+use api_core::raw::support::redact::{REDACTED, Redactor};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::diff::Change;
+use super::fingerprint::{SECRET_PREFIX, digest};
+use super::plan::{ActionCause, ActionKind, ObservedBinding, Plan, PlanAction};
+use super::{
+    Declaration, DeclaredError, Drift, Fingerprint, Impact, Lifecycle, PlanOptions, RecordedState,
+    ServiceTarget, StateTarget, plan_with, target_of,
+};
+use crate::ServiceHandle;
+
+/// The version of the plan document this SDK writes: a minor version only adds members; a reader
+/// refuses a major version it does not know.
+pub const PLAN_FORMAT_VERSION: &str = "1.0";
+
+/// The JSON Schema (draft 2020-12) of the plan document, format version 1.x: what a policy engine
+/// or an editor checks a document with.
+pub const PLAN_DOCUMENT_SCHEMA: &str = include_str!("../../schema/plan-document.schema.json");
+
+/// The major version this SDK reads.
+const MAJOR: u64 = 1;
+
+/// The prefix of the document's digest.
+const DIGEST_PREFIX: &str = "blake2b-256:";
+
+/// What made a plan document: the tool and its version (`cloudctl 0.3.0`). A document is applied
+/// only by the same tool and version: another version may plan differently.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct Producer {
+    /// The tool's name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+impl Producer {
+    /// The producer `name` at `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            version: version.into(),
+        }
+    }
+
+    /// This SDK (`api-mgmt` and its version), for a program that has no name of its own to give.
+    pub fn sdk() -> Self {
+        Self::new("api-mgmt", env!("CARGO_PKG_VERSION"))
+    }
+}
+
+impl std::fmt::Display for Producer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.name, self.version)
+    }
+}
+
+/// A plan as a document ([`Plan::save`]; its JSON Schema is [`PLAN_DOCUMENT_SCHEMA`]), read back with [`SavedPlan::from_json`] and made
+/// applicable again with [`SavedPlan::recheck`], which refuses when anything it was planned
+/// against moved.
+///
+/// The document's own members are `snake_case`; the declared values in `before` and `after` are
+/// the API's create requests as declared (`camelCase`), each secret `"[REDACTED]"`. A policy
+/// engine (OPA, conftest) reads it as it is: its plans have no unknown values.
+///
+/// ```no_run
+/// # async fn run(service: api_mgmt::ServiceHandle, declaration: api_mgmt::declared::Declaration, recorded: api_mgmt::declared::RecordedState) -> Result<(), Box<dyn std::error::Error>> {
+/// use api_mgmt::declared::{self, Producer, SavedPlan};
+///
+/// // In review: plan, and keep the document.
+/// let plan = declared::plan(&service, &declaration, &recorded).await?;
+/// std::fs::write("plan.json", plan.save(&declaration, Producer::new("deployer", "1.4.2")).to_json())?;
+///
+/// // On merge: the same plan, or a refusal that names what moved.
+/// let saved = SavedPlan::from_json(&std::fs::read_to_string("plan.json")?)?;
+/// let plan = saved.recheck(&service, &declaration, &recorded, &Producer::new("deployer", "1.4.2")).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SavedPlan {
+    /// [`PLAN_FORMAT_VERSION`] when written by this SDK.
+    pub format_version: String,
+    /// What made it.
+    pub producer: Producer,
+    /// The SDK that planned it.
+    pub sdk_version: String,
+    /// When it was made (RFC 3339).
+    pub made_at: String,
+    /// The service: its API URL, organization and id.
+    pub target: SavedTarget,
+    /// The state's generation the plan was made against (serial 0: no state recorded yet).
+    pub state: SavedGeneration,
+    /// Whether the plan read the server (a plan that did not cannot be applied).
+    pub refreshed: bool,
+    /// The names the plan was limited to, when it was.
+    #[serde(default)]
+    pub targets: Option<Vec<String>>,
+    /// The service's state: declared, and as read.
+    #[serde(default)]
+    pub service: Option<SavedService>,
+    /// Each declared pipe the plan compared or creates: where it was declared, its lifecycle, and
+    /// the digest of its declared form (its secrets as salted Argon2id fingerprints, never the
+    /// secrets), by name.
+    pub declared: BTreeMap<String, SavedDeclared>,
+    /// Each recorded pipe the plan read, as the server answered, by name.
+    pub observed: BTreeMap<String, SavedObserved>,
+    /// The actions, in the order of names.
+    pub actions: Vec<SavedAction>,
+    /// The pipes that need nothing.
+    pub unchanged: Vec<String>,
+    /// Pipes that need nothing but changed on the server in members their files leave out.
+    #[serde(default)]
+    pub drift: Vec<Drift>,
+    /// Pipes the server now writes another way (no change; an apply records the new forms).
+    #[serde(default)]
+    pub respelled: Vec<Drift>,
+    /// The reads the plan made.
+    pub reads: u32,
+    /// How many actions of each kind, and how many delete a pipe (`destructive`).
+    pub summary: BTreeMap<String, usize>,
+    /// `blake2b-256:` and the digest of the document's canonical JSON without this member: an edit
+    /// of the document is refused.
+    pub digest: String,
+}
+
+/// The service a plan document was made for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SavedTarget {
+    /// The management API's base URL.
+    pub api_url: String,
+    /// The organization.
+    pub organization_id: String,
+    /// The service.
+    pub service_id: String,
+}
+
+/// A state's generation in a plan document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SavedGeneration {
+    /// The lineage; `None` when no state was recorded.
+    pub lineage: Option<String>,
+    /// The serial (0: no state recorded).
+    pub serial: u64,
+}
+
+/// The service's state in a plan document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SavedService {
+    /// The declared state.
+    pub declared: ServiceTarget,
+    /// The state it was read in, when it differs from the declared one (`unknown` when it could
+    /// not be read); `None` when it was there already.
+    pub from: Option<String>,
+    /// Whether the state was read.
+    pub known: bool,
+    /// The calls the apply sends for it.
+    pub calls: Vec<String>,
+}
+
+/// A declared pipe in a plan document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SavedDeclared {
+    /// Where it was declared (a file), when the declaration said.
+    #[serde(default)]
+    pub origin: Option<String>,
+    /// Its lifecycle.
+    pub lifecycle: Lifecycle,
+    /// How its declared form was fingerprinted (Argon2id, with the salt), and the form's digest.
+    pub fingerprint: SavedFingerprint,
+}
+
+/// A declared form's fingerprint in a plan document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SavedFingerprint {
+    /// `argon2id`.
+    pub algorithm: String,
+    /// Argon2's version (19).
+    pub version: u32,
+    /// Memory per secret, in KiB.
+    pub memory_kib: u32,
+    /// Passes.
+    pub iterations: u32,
+    /// Lanes.
+    pub parallelism: u32,
+    /// The salt (base64).
+    pub salt: String,
+    /// BLAKE2b-256 of the declared form, hexadecimal.
+    pub digest: String,
+}
+
+/// A recorded pipe as the server answered the plan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SavedObserved {
+    /// The pipe's id.
+    pub id: String,
+    /// `found`, `failed`, `gone` or `unreadable`.
+    pub read: String,
+    /// The state it was in, when found.
+    #[serde(default)]
+    pub state: Option<String>,
+    /// BLAKE2b-256 of its observed form, for a pipe that was compared.
+    #[serde(default)]
+    pub digest: Option<String>,
+}
+
+/// One action of a plan document.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SavedAction {
+    /// `create`, `delete`, `replace`, `recreate`, `record`, `forget`, `pending`, `unreadable`.
+    pub action: ActionKind,
+    /// The pipe's name.
+    pub name: String,
+    /// The pipe's id, where one is known.
+    pub id: Option<String>,
+    /// Why.
+    pub cause: ActionCause,
+    /// The declaration as last applied (a recorded pipe), secrets as `"[REDACTED]"`.
+    pub before: Option<Value>,
+    /// The declaration the action applies (a create, a replace, a record), secrets as
+    /// `"[REDACTED]"`.
+    pub after: Option<Value>,
+    /// The members that differ.
+    pub changes: Vec<Change>,
+    /// What it does to the data.
+    pub impact: Vec<Impact>,
+    /// The lifecycle it records (or the recorded one, for a pipe no file declares).
+    pub lifecycle: Lifecycle,
+    /// Whether it would delete a protected pipe (an apply is refused).
+    pub protected: bool,
+    /// More, in words.
+    #[serde(default)]
+    pub note: Option<String>,
+    /// The calls that change the server, in order (`DELETE /v1/…/pipes/ID`, `POST /v1/…/pipes`);
+    /// reads are not listed.
+    pub calls: Vec<String>,
+}
+
+impl Plan {
+    /// The plan as a document (see [`SavedPlan`]): `declaration` is the one it was made from (for
+    /// where each pipe was declared), `producer` the tool that makes it.
+    pub fn save(&self, declaration: &Declaration, producer: Producer) -> SavedPlan {
+        let target = &self.recorded.target;
+        let base = pipes_path(target);
+        let redactor = Redactor::new();
+        let shown = |form: Option<&Value>| form.map(|f| marked(f, &redactor));
+        let actions: Vec<SavedAction> = self
+            .actions
+            .iter()
+            .map(|action| SavedAction {
+                action: action.kind,
+                name: action.name.clone(),
+                id: action.id.map(|id| id.to_string()),
+                cause: action.cause,
+                before: shown(action.before.as_ref()),
+                after: shown(after_of(action)),
+                changes: action.changes.clone(),
+                impact: action.impact.clone(),
+                lifecycle: action.lifecycle,
+                protected: action.protected,
+                note: action.note.clone(),
+                calls: calls_of(action, &base),
+            })
+            .collect();
+        let mut summary: BTreeMap<String, usize> = BTreeMap::new();
+        for action in &self.actions {
+            *summary.entry(action.kind.to_string()).or_default() += 1;
+        }
+        summary.insert("destructive".into(), self.destructive());
+        summary.insert("unchanged".into(), self.unchanged.len());
+        let service = self.declared_service.map(|declared| SavedService {
+            declared,
+            from: self.service.as_ref().map(|s| s.from.as_str().to_string()),
+            known: self.service.as_ref().is_none_or(|s| s.known),
+            calls: if self.service.is_some() {
+                vec![format!(
+                    "PATCH /v1/organizations/{}/services/{}/state",
+                    target.organization_id, target.service_id
+                )]
+            } else {
+                Vec::new()
+            },
+        });
+        let mut saved = SavedPlan {
+            format_version: PLAN_FORMAT_VERSION.into(),
+            producer,
+            sdk_version: env!("CARGO_PKG_VERSION").into(),
+            made_at: chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            target: SavedTarget {
+                api_url: target.api_url.clone(),
+                organization_id: target.organization_id.to_string(),
+                service_id: target.service_id.to_string(),
+            },
+            state: generation_of(&self.recorded),
+            refreshed: self.is_refreshed(),
+            targets: self.targets.as_ref().map(|t| t.iter().cloned().collect()),
+            service,
+            declared: self
+                .bindings
+                .declared
+                .iter()
+                .map(|(name, bound)| {
+                    let saved = SavedDeclared {
+                        origin: declaration.origin(name).map(str::to_string),
+                        lifecycle: bound.lifecycle,
+                        fingerprint: SavedFingerprint::from(&bound.fingerprint),
+                    };
+                    (name.clone(), saved)
+                })
+                .collect(),
+            observed: self
+                .bindings
+                .observed
+                .iter()
+                .filter_map(|(name, read)| {
+                    let id = self.recorded.pipes.get(name)?.id;
+                    Some((name.clone(), SavedObserved::of(id, read)))
+                })
+                .collect(),
+            actions,
+            unchanged: self.unchanged.clone(),
+            drift: self.drift.clone(),
+            respelled: self.respelled.clone(),
+            reads: self.reads,
+            summary,
+            digest: String::new(),
+        };
+        saved.digest = saved.computed_digest();
+        saved
+    }
+}
+
+impl SavedPlan {
+    /// Reads a plan document, refusing one of an unknown major version, of another shape (each
+    /// problem named by its path), or whose digest does not match its content (an edited
+    /// document).
+    pub fn from_json(text: &str) -> Result<Self, DeclaredError> {
+        let refused = |why: String| DeclaredError::PlanDocument(why);
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| refused(format!("not JSON: {e}")))?;
+        let version = value
+            .get("format_version")
+            .and_then(Value::as_str)
+            .ok_or_else(|| {
+                refused("no `format_version`: not a plan document of cloudctl or the SDK".into())
+            })?;
+        let major = version
+            .split('.')
+            .next()
+            .and_then(|m| m.parse::<u64>().ok());
+        if major != Some(MAJOR) {
+            return Err(refused(format!(
+                "format_version {version} is not one this SDK reads (major version {MAJOR}); use \
+                 the cloudctl or SDK that wrote it"
+            )));
+        }
+        // The digest covers the document as written, members of a newer minor version included.
+        let mut sealed = value.clone();
+        if let Some(map) = sealed.as_object_mut() {
+            map.remove("digest");
+        }
+        let computed = format!("{DIGEST_PREFIX}{}", digest(&sealed));
+        let saved: Self = serde_path_to_error::deserialize(value)
+            .map_err(|e| refused(format!("at `{}`: {}", e.path(), e.inner())))?;
+        if saved.digest != computed {
+            return Err(refused(
+                "its digest does not match its content: the document was edited after it was \
+                 made; make a new plan"
+                    .into(),
+            ));
+        }
+        Ok(saved)
+    }
+
+    /// The document as pretty JSON, with a newline at the end.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
+    /// The document as a JSON value.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    fn computed_digest(&self) -> String {
+        let mut value = self.to_value();
+        if let Some(map) = value.as_object_mut() {
+            map.remove("digest");
+        }
+        format!("{DIGEST_PREFIX}{}", digest(&value))
+    }
+
+    /// Reads again what the plan read and makes the plan again, refusing when anything moved
+    /// ([`DeclaredError::Moved`], each thing named): the service, the tool or SDK, the state's
+    /// generation (another apply ran, or this document was applied already, also when it was made
+    /// against no state), a declared pipe (its file, what the file reads from the environment, its
+    /// lifecycle, a file added or removed), a recorded pipe on the server (an edit, gone, failed),
+    /// the service's state. Otherwise answers the plan, which makes exactly the calls the
+    /// document lists; its [`apply`](Plan::apply) still refuses a state changed since.
+    pub async fn recheck(
+        &self,
+        service: &ServiceHandle,
+        declaration: &Declaration,
+        recorded: &RecordedState,
+        producer: &Producer,
+    ) -> Result<Plan, DeclaredError> {
+        if !self.refreshed {
+            return Err(DeclaredError::Refused(
+                "this plan was made without reading the server (refresh off), so it cannot be \
+                 applied; make a plan that reads it"
+                    .into(),
+            ));
+        }
+        let mut moved = Vec::new();
+        if &self.producer != producer || self.sdk_version != env!("CARGO_PKG_VERSION") {
+            moved.push(format!(
+                "the tool: the plan was made by {} (SDK {}), this is {producer} (SDK {}); another \
+                 version may plan differently",
+                self.producer,
+                self.sdk_version,
+                env!("CARGO_PKG_VERSION")
+            ));
+        }
+        let target = target_of(service);
+        if !self.target.is(&target) {
+            moved.push(format!(
+                "the service: the plan is for service {} of organization {} at {}, not service {} \
+                 of organization {} at {}",
+                self.target.service_id,
+                self.target.organization_id,
+                self.target.api_url,
+                target.service_id,
+                target.organization_id,
+                target.api_url
+            ));
+            return Err(DeclaredError::Moved(moved));
+        }
+        let now = generation_of(recorded);
+        if now != self.state {
+            moved.push(match (self.state.serial, now.serial) {
+                (0, _) => format!(
+                    "the state: the plan was made with no state recorded, and the state is at \
+                     serial {} now (this plan, or another, was applied since)",
+                    now.serial
+                ),
+                (then, _) if now.lineage != self.state.lineage => format!(
+                    "the state: the plan was made against lineage {} serial {then}, the state \
+                     is of another lineage now ({})",
+                    self.state.lineage.as_deref().unwrap_or("(none)"),
+                    recorded.generation()
+                ),
+                (then, now) => format!(
+                    "the state: the plan was made at serial {then}, the state is at serial {now} \
+                     (another apply ran, or this plan was applied already)"
+                ),
+            });
+        }
+        // The state moved: planning again would compare against another record.
+        if !moved.is_empty() {
+            return Err(DeclaredError::Moved(moved));
+        }
+        let mut options = PlanOptions::default();
+        for name in self.targets.iter().flatten() {
+            options = options.target(name.clone());
+        }
+        for (name, declared) in &self.declared {
+            if let Some(fingerprint) = declared.fingerprint.to_fingerprint() {
+                options.salts.insert(name.clone(), fingerprint);
+            }
+        }
+        let plan = plan_with(service, declaration, recorded, &options).await?;
+        let again = plan.save(declaration, producer.clone());
+        moved.extend(self.declared_moved(&again, declaration));
+        moved.extend(self.observed_moved(&again));
+        if self.service != again.service {
+            moved.push(service_moved(self.service.as_ref(), again.service.as_ref()));
+        }
+        if moved.is_empty() {
+            let listed =
+                |saved: &SavedPlan| -> Vec<(ActionKind, String, Option<String>, Vec<String>)> {
+                    saved
+                        .actions
+                        .iter()
+                        .map(|a| (a.action, a.name.clone(), a.id.clone(), a.calls.clone()))
+                        .collect()
+                };
+            if listed(self) != listed(&again) {
+                moved.push(
+                    "the actions: the plan made now lists other actions than the document"
+                        .to_string(),
+                );
+            }
+        }
+        if moved.is_empty() {
+            Ok(plan)
+        } else {
+            Err(DeclaredError::Moved(moved))
+        }
+    }
+
+    fn declared_moved(&self, again: &SavedPlan, declaration: &Declaration) -> Vec<String> {
+        let names: BTreeSet<&String> = self.declared.keys().chain(again.declared.keys()).collect();
+        let mut moved = Vec::new();
+        for name in names {
+            let origin = |d: Option<&SavedDeclared>| {
+                d.and_then(|d| d.origin.clone())
+                    .or_else(|| declaration.origin(name).map(str::to_string))
+                    .map_or_else(String::new, |o| format!(" ({o})"))
+            };
+            let (then, now) = (self.declared.get(name), again.declared.get(name));
+            let said = match (then, now) {
+                (Some(_), None) => "is no longer declared (its file was removed or renamed)",
+                (None, Some(_)) => "is declared now and was not when the plan was made",
+                (Some(then), Some(now)) if then.fingerprint.digest != now.fingerprint.digest => {
+                    "changed since the plan (its file, or what it reads from the environment)"
+                }
+                (Some(then), Some(now)) if then.lifecycle != now.lifecycle => {
+                    "changed its lifecycle since the plan"
+                }
+                _ => continue,
+            };
+            moved.push(format!(
+                "the declaration: {name}{} {said}",
+                origin(then.or(now))
+            ));
+        }
+        moved
+    }
+
+    fn observed_moved(&self, again: &SavedPlan) -> Vec<String> {
+        let names: BTreeSet<&String> = self.observed.keys().chain(again.observed.keys()).collect();
+        let mut moved = Vec::new();
+        for name in names {
+            let said = match (self.observed.get(name), again.observed.get(name)) {
+                (Some(then), Some(now)) => then.binding().moved_to(&now.binding()),
+                (Some(_), None) => Some("was read by the plan and is not read now".into()),
+                (None, Some(_)) => Some("is read now and was not by the plan".into()),
+                (None, None) => None,
+            };
+            if let Some(said) = said {
+                let id = self
+                    .observed
+                    .get(name)
+                    .or(again.observed.get(name))
+                    .map_or_else(String::new, |o| format!(" {}", o.id));
+                moved.push(format!("the server: pipe {name}{id} {said}"));
+            }
+        }
+        moved
+    }
+}
+
+impl SavedTarget {
+    fn is(&self, target: &StateTarget) -> bool {
+        self.api_url == target.api_url
+            && self.organization_id == target.organization_id.to_string()
+            && self.service_id == target.service_id.to_string()
+    }
+}
+
+impl SavedFingerprint {
+    fn to_fingerprint(&self) -> Option<Fingerprint> {
+        Some(Fingerprint {
+            algorithm: self.algorithm.clone(),
+            version: self.version,
+            memory_kib: self.memory_kib,
+            iterations: self.iterations,
+            parallelism: self.parallelism,
+            salt: self.salt.clone(),
+            digest: String::new(),
+        })
+    }
+}
+
+impl From<&Fingerprint> for SavedFingerprint {
+    fn from(f: &Fingerprint) -> Self {
+        Self {
+            algorithm: f.algorithm.clone(),
+            version: f.version,
+            memory_kib: f.memory_kib,
+            iterations: f.iterations,
+            parallelism: f.parallelism,
+            salt: f.salt.clone(),
+            digest: f.digest.clone(),
+        }
+    }
+}
+
+impl SavedObserved {
+    fn of(id: PipeId, read: &ObservedBinding) -> Self {
+        Self {
+            id: id.to_string(),
+            read: read.read.clone(),
+            state: read.state.clone(),
+            digest: read.digest.clone(),
+        }
+    }
+
+    fn binding(&self) -> ObservedBinding {
+        ObservedBinding {
+            read: self.read.clone(),
+            state: self.state.clone(),
+            digest: self.digest.clone(),
+        }
+    }
+}
+
+/// The service's move, in words.
+fn service_moved(then: Option<&SavedService>, now: Option<&SavedService>) -> String {
+    let said = |s: Option<&SavedService>| match s {
+        None => "not declared".to_string(),
+        Some(s) => match &s.from {
+            None => format!("declared {}, and {} already", s.declared, s.declared),
+            Some(from) => format!("declared {}, read as {from}", s.declared),
+        },
+    };
+    format!(
+        "the service's state: the plan saw it {}, it is {} now",
+        said(then),
+        said(now)
+    )
+}
+
+/// The state's generation; serial 0 is no state recorded.
+fn generation_of(recorded: &RecordedState) -> SavedGeneration {
+    SavedGeneration {
+        lineage: (recorded.serial > 0 && !recorded.lineage.is_empty())
+            .then(|| recorded.lineage.clone()),
+        serial: recorded.serial,
+    }
+}
+
+/// The path of the service's pipes.
+fn pipes_path(target: &StateTarget) -> String {
+    format!(
+        "/v1/organizations/{}/services/{}/pipes",
+        target.organization_id, target.service_id
+    )
+}
+
+/// The declaration an action applies.
+fn after_of(action: &PlanAction) -> Option<&Value> {
+    action
+        .create
+        .as_ref()
+        .map(|c| &c.form)
+        .or(action.record.as_ref().map(|r| &r.form))
+}
+
+/// The calls that change the server, as an apply sends them.
+fn calls_of(action: &PlanAction, base: &str) -> Vec<String> {
+    let delete = action.id.map(|id| format!("DELETE {base}/{id}"));
+    let create = format!("POST {base}");
+    match action.kind {
+        ActionKind::Create => vec![create],
+        ActionKind::Delete => delete.into_iter().collect(),
+        ActionKind::Replace => delete.into_iter().chain([create]).collect(),
+        ActionKind::Recreate if action.delete_first => delete.into_iter().chain([create]).collect(),
+        ActionKind::Recreate => vec![create],
+        _ => Vec::new(),
+    }
+}
+
+/// A stored form as a document shows it: each secret's fingerprint, and anything the redaction
+/// rule takes for a secret, `"[REDACTED]"`.
+fn marked(form: &Value, redactor: &Redactor) -> Value {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::String(text) if text.starts_with(SECRET_PREFIX) => {
+                *text = REDACTED.to_string();
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            Value::Object(members) => members.values_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut shown = form.clone();
+    walk(&mut shown);
+    redactor.json(&mut shown);
+    shown
+}
