@@ -4,12 +4,14 @@
 //! connection string's `SharedAccessKey=`, `?key=` and `?code=`, `,password=`, a pair whose `=` is
 //! `%3D`, a YAML `password:` line and flow member, a PEM private key) and as an array or object
 //! under a secret name, leaves no piece of six characters in the state file, in any encoding,
-//! whether it came in the declaration or in the server's answer.
+//! whether it came in the declaration or in the server's answer; nor in a plan document that
+//! deletes the pipe (its `before`) or creates it (its `after`).
 
 #![cfg(feature = "declared")]
 
 use api_mgmt::NewPipe;
-use api_mgmt::declared::{RecordedState, StateTarget};
+use api_mgmt::declared::{self, Declaration, PlanOptions, Producer, RecordedState, StateTarget};
+use api_mgmt::{Client, Credentials, ServiceHandle};
 use api_test_support::encodings::percent;
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -134,20 +136,76 @@ fn pieces(secret: &str) -> Vec<String> {
 
 fn target() -> StateTarget {
     StateTarget {
-        api_url: "http://127.0.0.1:8080/".into(),
+        api_url: "http://127.0.0.1:8080".into(),
         organization_id: "3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d".parse().unwrap(),
         service_id: "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse().unwrap(),
     }
 }
 
-/// The state file after an import of `request` (the declaration) with `answer` as the server's;
-/// `None` when the import is refused (a name holding `secret`: the refusal says nothing of it).
+/// A handle of the target's service, made once (a client loads its TLS roots); a plan without a
+/// refresh makes no call with it.
+fn service() -> &'static ServiceHandle {
+    static SERVICE: std::sync::OnceLock<ServiceHandle> = std::sync::OnceLock::new();
+    SERVICE.get_or_init(|| {
+        let target = target();
+        Client::builder(target.api_url.as_str())
+            .credentials(Credentials::basic("key", "not-the-planted-secret"))
+            .build()
+            .expect("a client")
+            .service(target.organization_id, target.service_id)
+    })
+}
+
+thread_local! {
+    /// Each thread's runtime for its plans.
+    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+}
+
+/// The plan document of `declaration` against `state`, made without a call.
+fn document(declaration: &Declaration, state: &RecordedState) -> String {
+    let options = PlanOptions::default().refresh(false);
+    let plan = RUNTIME
+        .with(|runtime| {
+            runtime.block_on(declared::plan_with(service(), declaration, state, &options))
+        })
+        .expect("a plan");
+    plan.save(declaration, Producer::sdk()).to_json()
+}
+
+/// The state file after an import of `request` (the declaration) with `answer` as the server's,
+/// checked with the document of a plan that deletes the pipe (and, `with_create`, of one that
+/// creates it); `None` when the import is refused (a name holding `secret`: the refusal says
+/// nothing of it).
 fn state_file(request: &Value, answer: &Value, secret: &str) -> Option<String> {
+    state_file_and_documents(request, answer, secret, false)
+}
+
+fn state_file_and_documents(
+    request: &Value,
+    answer: &Value,
+    secret: &str,
+    with_create: bool,
+) -> Option<String> {
     let pipe = NewPipe::from_json(request.clone()).ok()?;
     let mut state = RecordedState::new(target());
     let id = "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c".parse().unwrap();
     match state.import(id, &pipe, answer) {
-        Ok(_) => Some(state.to_json().unwrap()),
+        Ok(_) => {
+            let deleting = document(&Declaration::new(), &state);
+            assert!(deleting.contains("\"action\": \"delete\""), "{deleting}");
+            assert_no_piece(&deleting, secret, "the document of a delete");
+            if with_create {
+                let creating = document(
+                    &Declaration::new().pipe(pipe),
+                    &RecordedState::new(target()),
+                );
+                assert!(creating.contains("\"action\": \"create\""), "{creating}");
+                assert_no_piece(&creating, secret, "the document of a create");
+            }
+            Some(state.to_json().unwrap())
+        }
         // A name is the state's key: one that holds a secret is refused, and says nothing of it.
         Err(refused)
             if request["name"] != answer["name"] || refused.to_string().contains("name holds") =>
@@ -203,12 +261,15 @@ fn plant_everywhere(template: &Value, secret: &str) -> usize {
     let mut planted = 0;
     let mut positions = Vec::new();
     string_positions(template, String::new(), &mut positions);
-    for position in &positions {
+    for (p, position) in positions.iter().enumerate() {
         for (i, shape) in shapes(secret).into_iter().enumerate() {
             let mut request = template.clone();
             *request.pointer_mut(position).unwrap() = Value::String(shape.clone());
-            // The declaration holds it, and the server answers it back.
-            let Some(text) = state_file(&request, &request, secret) else {
+            // The declaration holds it, and the server answers it back. A create's document shows
+            // the form a delete's does, made anew (Argon2id per secret): planned for one shape of
+            // every eighth position.
+            let create = i == 0 && p % 8 == 0;
+            let Some(text) = state_file_and_documents(&request, &request, secret, create) else {
                 continue; // a value the member's own rules refuse (a name, a port)
             };
             planted += 1;

@@ -13,6 +13,7 @@ mod help;
 mod observability;
 mod pipe_file;
 mod pipes;
+mod policies;
 mod redaction;
 mod saved_plans;
 mod service;
