@@ -501,3 +501,44 @@ mod declared_files {
         runtime.block_on(emulator.shutdown());
     }
 }
+
+#[test]
+fn the_lifecycle_is_cloudctls_own_key_read_beside_the_request_and_never_sent() {
+    let kept = format!("{KAFKA}lifecycle:\n  protect: true\n  retainOnDelete: true\n");
+    let (pipe, _, lifecycle) = check(&kept, &env).expect("a valid file");
+    assert!(lifecycle.protect && lifecycle.retain_on_delete);
+    let wire = serde_json::to_value(pipe.as_raw()).unwrap();
+    assert!(wire.get("lifecycle").is_none(), "never sent: {wire}");
+    assert_eq!(check(KAFKA, &env).unwrap().2, Default::default());
+    // Every problem by path and line, with the request's own.
+    let lines = KAFKA.lines().count();
+    let bad = format!(
+        "{}lifecycle: {{protect: yes please, keep: true}}\n",
+        KAFKA.replace("topics: orders", "topics: 7")
+    );
+    let found = problems(&bad);
+    assert!(
+        found.contains(&format!(
+            "{}:lifecycle.protect: expected true or false, got a string",
+            lines + 1
+        )),
+        "{found:?}"
+    );
+    assert!(
+        found
+            .iter()
+            .any(|p| p.contains("lifecycle.keep: unknown member \"keep\"")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|p| p.contains("source.kafka.topics")),
+        "{found:?}"
+    );
+    let not_a_map = problems(&format!("{KAFKA}lifecycle: protect\n"));
+    assert!(
+        not_a_map[0].ends_with(
+            "lifecycle: expected a mapping ({protect: true, retainOnDelete: true}), got a string"
+        ),
+        "{not_a_map:?}"
+    );
+}

@@ -698,3 +698,112 @@ fn marked(form: &Value, redactor: &Redactor) -> Value {
     redactor.json(&mut shown);
     shown
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde_json::{Value, json};
+
+    use super::{
+        PLAN_DOCUMENT_SCHEMA, PLAN_FORMAT_VERSION, Producer, SavedGeneration, SavedPlan,
+        SavedTarget,
+    };
+
+    fn document() -> SavedPlan {
+        let mut saved = SavedPlan {
+            format_version: PLAN_FORMAT_VERSION.into(),
+            producer: Producer::new("test", "1"),
+            sdk_version: env!("CARGO_PKG_VERSION").into(),
+            made_at: "2026-11-28T12:00:00Z".into(),
+            target: SavedTarget {
+                api_url: "http://127.0.0.1:1".into(),
+                organization_id: "o".into(),
+                service_id: "s".into(),
+            },
+            state: SavedGeneration {
+                lineage: None,
+                serial: 0,
+            },
+            refreshed: true,
+            targets: None,
+            service: None,
+            declared: BTreeMap::new(),
+            observed: BTreeMap::new(),
+            actions: Vec::new(),
+            unchanged: vec!["orders".into()],
+            drift: Vec::new(),
+            respelled: Vec::new(),
+            reads: 1,
+            summary: BTreeMap::from([("destructive".into(), 0), ("unchanged".into(), 1)]),
+            digest: String::new(),
+        };
+        saved.digest = saved.computed_digest();
+        saved
+    }
+
+    fn refusal(text: &str) -> String {
+        SavedPlan::from_json(text)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn a_document_reads_back_as_written_and_an_edit_is_refused() {
+        let saved = document();
+        assert_eq!(SavedPlan::from_json(&saved.to_json()).unwrap(), saved);
+        let edited = saved.to_json().replace("\"reads\": 1", "\"reads\": 2");
+        assert!(
+            refusal(&edited).contains("edited after it was made"),
+            "{}",
+            refusal(&edited)
+        );
+        assert!(refusal("{").contains("not JSON"));
+        assert!(refusal("{}").contains("no `format_version`"));
+        let mut value = saved.to_value();
+        value["reads"] = json!("one");
+        assert!(
+            refusal(&value.to_string()).contains("at `reads`"),
+            "{}",
+            refusal(&value.to_string())
+        );
+    }
+
+    #[test]
+    fn a_newer_minor_version_is_read_and_an_unknown_major_refused() {
+        // A 1.1 document with a member this SDK does not know, sealed as its writer would.
+        let mut value = document().to_value();
+        value["format_version"] = json!("1.1");
+        value["budget"] = json!({"calls": 3});
+        let map = value.as_object_mut().unwrap();
+        map.remove("digest");
+        let sealed = format!(
+            "blake2b-256:{}",
+            crate::declared::fingerprint::digest(&value)
+        );
+        value["digest"] = json!(sealed);
+        let read = SavedPlan::from_json(&value.to_string()).unwrap();
+        assert_eq!(read.format_version, "1.1");
+        value["format_version"] = json!("2.0");
+        assert!(
+            refusal(&value.to_string()).contains("format_version 2.0 is not one this SDK reads")
+        );
+    }
+
+    #[test]
+    fn the_schema_is_json_schema_and_names_every_member_of_the_document() {
+        let schema: Value = serde_json::from_str(PLAN_DOCUMENT_SCHEMA).unwrap();
+        assert_eq!(
+            schema["$schema"],
+            "https://json-schema.org/draft/2020-12/schema"
+        );
+        let documented: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        for member in document().to_value().as_object().unwrap().keys() {
+            assert!(
+                documented.contains(&member),
+                "{member} is not in the schema"
+            );
+        }
+    }
+}

@@ -7,4 +7,5 @@ mod apply;
 mod plan;
 #[cfg(feature = "state-postgres")]
 mod postgres_store;
+mod saved;
 mod support;

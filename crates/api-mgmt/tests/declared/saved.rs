@@ -1,0 +1,189 @@
+//! Saved plans through the library, as a property: random declarations and random changes on the
+//! server; the plan's document, written and read back, is rechecked and applied, and the calls
+//! that change the server (the emulator's request log) are exactly those the document lists.
+
+use std::collections::BTreeMap;
+
+use api_emulator::{Emulator, EmulatorOptions, PipeState};
+use api_mgmt::declared::{
+    self, Declaration, DeclaredError, Lifecycle, Producer, SavedPlan, StateError, StateStore,
+};
+use proptest::prelude::*;
+use serde_json::json;
+
+use crate::support::{options, pipe, service, store};
+
+/// The names a case draws from.
+const NAMES: [&str; 3] = ["a", "b", "c"];
+
+/// One declared pipe: its replicas and its lifecycle.
+#[derive(Debug, Clone, Copy)]
+struct Declared {
+    replicas: u32,
+    protect: bool,
+    retain: bool,
+}
+
+/// What happens to a recorded pipe on the server between the applies.
+#[derive(Debug, Clone, Copy)]
+enum Change {
+    None,
+    Gone,
+    Failed,
+    Edited,
+}
+
+fn declared() -> impl Strategy<Value = Option<Declared>> {
+    prop::option::of(
+        (1u32..=2, prop::bool::weighted(0.2), any::<bool>()).prop_map(
+            |(replicas, protect, retain)| Declared {
+                replicas,
+                protect,
+                retain,
+            },
+        ),
+    )
+}
+
+fn change() -> impl Strategy<Value = Change> {
+    prop_oneof![
+        3 => Just(Change::None),
+        1 => Just(Change::Gone),
+        1 => Just(Change::Failed),
+        1 => Just(Change::Edited),
+    ]
+}
+
+fn declaration(pipes: &[Option<Declared>]) -> Declaration {
+    let mut declaration = Declaration::new();
+    for (name, declared) in NAMES.iter().zip(pipes) {
+        if let Some(d) = declared {
+            declaration.insert(pipe(name, d.replicas));
+            let lifecycle = Lifecycle::default()
+                .protect(d.protect)
+                .retain_on_delete(d.retain);
+            declaration.set_lifecycle(*name, lifecycle);
+        }
+    }
+    declaration
+}
+
+/// The calls that changed the server since the log was cleared (a command-less PATCH of the
+/// service's state is its read), counted.
+fn changing_calls(emulator: &Emulator) -> BTreeMap<String, usize> {
+    let mut calls = BTreeMap::new();
+    for request in emulator.requests().into_entries() {
+        let read = request.method == "GET"
+            || (request.method == "PATCH"
+                && request
+                    .body
+                    .as_ref()
+                    .is_none_or(|b| b.get("command").is_none()));
+        if !read && request.path.starts_with("/v1/") {
+            *calls
+                .entry(format!("{} {}", request.method, request.path))
+                .or_default() += 1;
+        }
+    }
+    calls
+}
+
+fn listed_calls(saved: &SavedPlan) -> BTreeMap<String, usize> {
+    let mut calls = BTreeMap::new();
+    let service = saved.service.iter().flat_map(|s| s.calls.iter());
+    for call in service.chain(saved.actions.iter().flat_map(|a| a.calls.iter())) {
+        *calls.entry(call.clone()).or_default() += 1;
+    }
+    calls
+}
+
+async fn case(first: Vec<Option<Declared>>, changes: Vec<Change>, second: Vec<Option<Declared>>) {
+    let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+    let service = service(&emulator).await;
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(&dir);
+    let target = declared::target_of(&service);
+    let lock = store.lock(&target).unwrap();
+    // The first declaration, applied as it is.
+    let unprotected: Vec<Option<Declared>> = first
+        .iter()
+        .map(|d| {
+            d.map(|d| Declared {
+                protect: false,
+                ..d
+            })
+        })
+        .collect();
+    let recorded = declared::RecordedState::new(target.clone());
+    let plan = declared::plan(&service, &declaration(&unprotected), &recorded)
+        .await
+        .unwrap();
+    let report = plan.apply(&lock, &store, &options()).await.unwrap();
+    assert!(report.is_complete(), "{report:?}");
+    // The server moves.
+    let recorded = store.load().unwrap().unwrap_or(recorded);
+    for (name, change) in NAMES.iter().zip(&changes) {
+        let Some(record) = recorded.pipes.get(*name) else {
+            continue;
+        };
+        match change {
+            Change::None => {}
+            Change::Gone => service.pipe(record.id).delete().await.map(drop).unwrap(),
+            Change::Failed => {
+                emulator
+                    .force_pipe_state(record.id, Some(PipeState::Failed))
+                    .unwrap();
+            }
+            Change::Edited => {
+                emulator
+                    .patch_pipe(record.id, &json!({"scaling": {"replicas": 3}}))
+                    .unwrap();
+            }
+        }
+    }
+    // The second declaration: planned, written, read back, rechecked, applied.
+    let declaration = declaration(&second);
+    let plan = declared::plan(&service, &declaration, &recorded)
+        .await
+        .unwrap();
+    let producer = Producer::new("property", "1");
+    let saved = SavedPlan::from_json(&plan.save(&declaration, producer.clone()).to_json()).unwrap();
+    let plan = saved
+        .recheck(&service, &declaration, &recorded, &producer)
+        .await
+        .unwrap();
+    emulator.clear_requests();
+    let applied = plan.apply(&lock, &store, &options()).await;
+    let calls = changing_calls(&emulator);
+    if saved.actions.iter().any(|a| a.protected) {
+        assert!(
+            matches!(applied, Err(StateError::Protected { .. })),
+            "{applied:?}"
+        );
+        assert!(calls.is_empty(), "refused, yet sent {calls:?}");
+        return;
+    }
+    let report = applied.unwrap();
+    assert!(report.is_complete(), "{report:?}");
+    assert_eq!(calls, listed_calls(&saved), "{:#?}", saved.actions);
+    // Applied: the document is stale now, whatever it held.
+    let now = store.load().unwrap().unwrap();
+    if now.serial != recorded.serial {
+        let again = saved.recheck(&service, &declaration, &now, &producer).await;
+        assert!(matches!(again, Err(DeclaredError::Moved(_))), "{again:?}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn a_rechecked_plan_makes_exactly_the_calls_its_document_lists(
+        first in prop::collection::vec(declared(), NAMES.len()),
+        changes in prop::collection::vec(change(), NAMES.len()),
+        second in prop::collection::vec(declared(), NAMES.len()),
+    ) {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(case(first, changes, second));
+    }
+}
