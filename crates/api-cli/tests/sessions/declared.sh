@@ -82,3 +82,25 @@ cloudctl plan -f pipes --refresh=false       # exit 8: a file changed; no call m
 cloudctl apply -f pipes --target orders --yes   # replaces orders alone
 cloudctl plan -f pipes                       # exit 0
 # ANCHOR_END: quick
+# ANCHOR: saved
+sed -i 's/replicas: 1/replicas: 2/' pipes/orders.yaml
+cloudctl plan -f pipes --out plan.json -o human   # exit 8: shown, and written for review
+# Plan for pipes: 1 to replace, 1 unchanged.
+#   ~ replace   orders  0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c
+#       scaling.replicas: 1 -> 2  (changed in the file)
+#       data: start-unknown (source.kafka): without `offset.timestamp`, where a new pipe starts ...
+#       data: managed-table-unknown (destination.managedTable = true): the pipe manages its ...
+jq -c '.actions[] | {action, name, cause, calls: (.calls | length)}' plan.json
+# {"action":"replace","name":"orders","cause":"declaration","calls":2}
+cloudctl apply -f pipes --plan plan.json --yes    # exactly the calls the document lists
+cloudctl apply -f pipes --plan plan.json --yes    # exit 14: applied already, so nothing is sent
+# ANCHOR_END: saved
+# ANCHOR: protect
+echo 'lifecycle: {protect: true}' >> pipes/orders.yaml
+cloudctl apply -f pipes --yes                     # records the lifecycle; no call changes the pipe
+mv pipes/orders.yaml orders.yaml.kept
+cloudctl plan -f pipes -o human                   # exit 12: the plan would delete orders
+#   - delete    orders  0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c  PROTECTED: refused
+cloudctl apply -f pipes --yes                     # exit 12: refused before any call
+mv orders.yaml.kept pipes/orders.yaml
+# ANCHOR_END: protect
