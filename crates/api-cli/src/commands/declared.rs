@@ -616,9 +616,10 @@ fn declared_failure(error: DeclaredError, args: &DirArgs) -> Failure {
             failure.exit = Exit::PlanStale;
             failure
         }
+        DeclaredError::PlanDocument(why) => Failure::usage(why).with_code("INVALID_PLAN"),
         DeclaredError::Api(error) => Failure::sdk(&error, &Context::api(Api::Management)),
         DeclaredError::State(error) => Failure::state(&error),
-        other => Failure::usage(other.to_string()).with_code("INVALID_PLAN"),
+        other => Failure::usage(other.to_string()).with_code("INVALID_DECLARATION"),
     }
 }
 

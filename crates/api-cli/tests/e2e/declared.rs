@@ -94,12 +94,22 @@ pub(crate) fn stderr_error(run: &crate::support::Run) -> Value {
     value["error"].clone()
 }
 
+/// `plan -o json`; the document it prints (when it printed one) follows the schema.
 pub(crate) fn plan(cloud: &Cloud, dir: &str) -> crate::support::Run {
-    cloud.cloudctl(&["plan", "-f", dir, "-o", "json"])
+    let run = cloud.cloudctl(&["plan", "-f", dir, "-o", "json"]);
+    if let Ok(document) = serde_json::from_str::<Value>(&run.stdout) {
+        crate::saved_plans::assert_valid_document(&document);
+    }
+    run
 }
 
+/// `apply --yes -o json`; the plan document of its report (when it wrote one) follows the schema.
 pub(crate) fn apply(cloud: &Cloud, dir: &str) -> crate::support::Run {
-    cloud.cloudctl(&["apply", "-f", dir, "--yes", "-o", "json"])
+    let run = cloud.cloudctl(&["apply", "-f", dir, "--yes", "-o", "json"]);
+    if let Ok(report) = serde_json::from_str::<Value>(&run.stdout) {
+        crate::saved_plans::assert_valid_document(&report["plan"]);
+    }
+    run
 }
 
 /// The names of the pipes on the server, sorted (a duplicate shows twice).

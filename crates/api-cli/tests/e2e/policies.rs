@@ -157,7 +157,7 @@ fn no_replace_of_a_cdc_pipe_and_at_most_three_destroyed_and_never_a_protected_on
         denied(&planned(&cloud, &dir)),
         [
             "max-destructive: the plan deletes, replaces or recreates 4 pipes, more than 3",
-            "protected: d: a delete of a protected pipe",
+            "protected: d: a delete of a protected pipe deletes it",
         ]
     );
 }

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 /// assert!(Lifecycle::default().is_default());
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Lifecycle {
     /// Refuses every path that would delete the pipe: its declaration removed, a replace (a

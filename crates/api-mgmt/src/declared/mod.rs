@@ -73,7 +73,7 @@ pub use recorded::{
 };
 pub use saved::{
     PLAN_DOCUMENT_SCHEMA, PLAN_FORMAT_VERSION, Producer, SavedAction, SavedDeclared,
-    SavedFingerprint, SavedGeneration, SavedObserved, SavedPlan, SavedService, SavedTarget,
+    SavedGeneration, SavedObserved, SavedPlan, SavedService, SavedTarget,
 };
 #[cfg(any(feature = "state-redis", feature = "state-postgres"))]
 #[cfg_attr(

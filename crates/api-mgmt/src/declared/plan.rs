@@ -150,6 +150,10 @@ pub struct PlanAction {
     /// The declared form as last applied (secrets as fingerprints), for a recorded pipe.
     #[serde(skip)]
     pub(crate) before: Option<Value>,
+    /// Whether the plan's read found the pipe gone: its delete deletes nothing, so no protection
+    /// stands in its way.
+    #[serde(skip)]
+    pub(crate) gone: bool,
     /// What is created, with its declared form (create, recreate, replace).
     #[serde(skip)]
     pub(crate) create: Option<Creation>,
@@ -333,9 +337,6 @@ pub fn target_of(service: &ServiceHandle) -> StateTarget {
 pub struct PlanOptions {
     refresh: bool,
     targets: Option<BTreeSet<String>>,
-    /// The fingerprints a saved plan made its creates with: a plan made again to check it uses
-    /// the same salts, so an unchanged declaration gives the same digests.
-    pub(crate) salts: BTreeMap<String, Fingerprint>,
 }
 
 impl Default for PlanOptions {
@@ -343,7 +344,6 @@ impl Default for PlanOptions {
         Self {
             refresh: true,
             targets: None,
-            salts: BTreeMap::new(),
         }
     }
 }
@@ -439,7 +439,7 @@ pub async fn plan_with(
     // The service's state, then what each create sends, then what each action does to the data
     // and whether a protected pipe stands in its way.
     let service_change = read::service_change(service, declaration, options, &mut reads).await?;
-    let mut actions = with_creations(decided.actions, declaration, options).await?;
+    let mut actions = with_creations(decided.actions, declaration).await?;
     for action in &mut actions {
         decide::weigh(action, recorded);
         if let Some(creation) = &action.create {
@@ -448,7 +448,7 @@ pub async fn plan_with(
                 .declared
                 .entry(action.name.clone())
                 .or_insert(DeclaredBinding {
-                    fingerprint: creation.fingerprint.clone(),
+                    form: creation.form.clone(),
                     lifecycle: creation.lifecycle,
                 });
         }
@@ -508,7 +508,6 @@ fn check_targets(
 async fn with_creations(
     mut actions: Vec<PlanAction>,
     declaration: &Declaration,
-    options: &PlanOptions,
 ) -> Result<Vec<PlanAction>, DeclaredError> {
     let creating: Vec<usize> = actions
         .iter()
@@ -530,22 +529,19 @@ async fn with_creations(
             names.join(", ")
         )));
     }
-    let to_create: Vec<(usize, NewPipe, Fingerprint, Lifecycle)> = creating
+    let to_create: Vec<(usize, NewPipe, Lifecycle)> = creating
         .into_iter()
         .filter_map(|i| {
             let name = &actions[i].name;
-            let salt = options.salts.get(name).cloned();
-            let lifecycle = declaration.lifecycle_of(name);
             Some((
                 i,
                 declaration.get(name)?.clone(),
-                salt.unwrap_or_else(Fingerprint::fresh),
-                lifecycle,
+                declaration.lifecycle_of(name),
             ))
         })
         .collect();
-    for (i, creation) in on_every_core(to_create, |(i, pipe, salt, lifecycle)| {
-        (i, creation(&pipe, &salt, lifecycle))
+    for (i, creation) in on_every_core(to_create, |(i, pipe, lifecycle)| {
+        (i, creation(&pipe, &Fingerprint::fresh(), lifecycle))
     })
     .await
     .map_err(shut_down)?

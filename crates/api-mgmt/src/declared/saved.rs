@@ -14,7 +14,7 @@ use super::diff::Change;
 use super::fingerprint::{SECRET_PREFIX, digest};
 use super::plan::{ActionCause, ActionKind, ObservedBinding, Plan, PlanAction};
 use super::{
-    Declaration, DeclaredError, Drift, Fingerprint, Impact, Lifecycle, PlanOptions, RecordedState,
+    Declaration, DeclaredError, Drift, Impact, Lifecycle, PlanOptions, RecordedState,
     ServiceTarget, StateTarget, plan_with, target_of,
 };
 use crate::ServiceHandle;
@@ -110,8 +110,7 @@ pub struct SavedPlan {
     #[serde(default)]
     pub service: Option<SavedService>,
     /// Each declared pipe the plan compared or creates: where it was declared, its lifecycle, and
-    /// the digest of its declared form (its secrets as salted Argon2id fingerprints, never the
-    /// secrets), by name.
+    /// the digest of its declared form with every secret as the marker, by name.
     pub declared: BTreeMap<String, SavedDeclared>,
     /// Each recorded pipe the plan read, as the server answered, by name.
     pub observed: BTreeMap<String, SavedObserved>,
@@ -180,27 +179,8 @@ pub struct SavedDeclared {
     pub origin: Option<String>,
     /// Its lifecycle.
     pub lifecycle: Lifecycle,
-    /// How its declared form was fingerprinted (Argon2id, with the salt), and the form's digest.
-    pub fingerprint: SavedFingerprint,
-}
-
-/// A declared form's fingerprint in a plan document.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct SavedFingerprint {
-    /// `argon2id`.
-    pub algorithm: String,
-    /// Argon2's version (19).
-    pub version: u32,
-    /// Memory per secret, in KiB.
-    pub memory_kib: u32,
-    /// Passes.
-    pub iterations: u32,
-    /// Lanes.
-    pub parallelism: u32,
-    /// The salt (base64).
-    pub salt: String,
-    /// BLAKE2b-256 of the declared form, hexadecimal.
+    /// BLAKE2b-256 (hexadecimal) of its declared form with every secret `"[REDACTED]"`: nothing
+    /// derived from a secret is in a document.
     pub digest: String,
 }
 
@@ -320,7 +300,7 @@ impl Plan {
                     let saved = SavedDeclared {
                         origin: declaration.origin(name).map(str::to_string),
                         lifecycle: bound.lifecycle,
-                        fingerprint: SavedFingerprint::from(&bound.fingerprint),
+                        digest: digest(&marked(&bound.form, &redactor)),
                     };
                     (name.clone(), saved)
                 })
@@ -412,10 +392,13 @@ impl SavedPlan {
     /// Reads again what the plan read and makes the plan again, refusing when anything moved
     /// ([`DeclaredError::Moved`], each thing named): the service, the tool or SDK, the state's
     /// generation (another apply ran, or this document was applied already, also when it was made
-    /// against no state), a declared pipe (its file, what the file reads from the environment, its
-    /// lifecycle, a file added or removed), a recorded pipe on the server (an edit, gone, failed),
-    /// the service's state. Otherwise answers the plan, which makes exactly the calls the
-    /// document lists; its [`apply`](Plan::apply) still refuses a state changed since.
+    /// against no state), a declared pipe (its form but its secrets' values, its lifecycle, a
+    /// declaration added or removed), a recorded pipe on the server (an edit, gone, failed), the
+    /// service's state, the actions (a secret's value is not bound, but a rotated one that makes a
+    /// pipe left alone a replace changes them), and last the whole document against the plan made
+    /// now, so that a document edited and sealed again is refused too. Otherwise answers the plan,
+    /// which makes exactly the calls the document lists; its [`apply`](Plan::apply) still refuses
+    /// a state changed since.
     pub async fn recheck(
         &self,
         service: &ServiceHandle,
@@ -482,11 +465,6 @@ impl SavedPlan {
         for name in self.targets.iter().flatten() {
             options = options.target(name.clone());
         }
-        for (name, declared) in &self.declared {
-            if let Some(fingerprint) = declared.fingerprint.to_fingerprint() {
-                options.salts.insert(name.clone(), fingerprint);
-            }
-        }
         let plan = plan_with(service, declaration, recorded, &options).await?;
         let again = plan.save(declaration, producer.clone());
         moved.extend(self.declared_moved(&again, declaration));
@@ -494,21 +472,43 @@ impl SavedPlan {
         if self.service != again.service {
             moved.push(service_moved(self.service.as_ref(), again.service.as_ref()));
         }
-        if moved.is_empty() {
-            let listed =
-                |saved: &SavedPlan| -> Vec<(ActionKind, String, Option<String>, Vec<String>)> {
-                    saved
-                        .actions
-                        .iter()
-                        .map(|a| (a.action, a.name.clone(), a.id.clone(), a.calls.clone()))
-                        .collect()
-                };
-            if listed(self) != listed(&again) {
-                moved.push(
-                    "the actions: the plan made now lists other actions than the document"
-                        .to_string(),
-                );
-            }
+        // The actions: what no binding covers (a secret the environment gives) can still change them.
+        let listed = |saved: &SavedPlan| -> Vec<String> {
+            saved
+                .actions
+                .iter()
+                .map(|a| format!("{} {}", a.action, a.name))
+                .collect()
+        };
+        if moved.is_empty() && listed(self) != listed(&again) {
+            let said = |list: Vec<String>| {
+                if list.is_empty() {
+                    "nothing".to_string()
+                } else {
+                    list.join(", ")
+                }
+            };
+            moved.push(format!(
+                "the actions: the plan made now would {}, the document says {} (a secret the \
+                 environment gives may have changed)",
+                said(listed(&again)),
+                said(listed(self))
+            ));
+        }
+        // Last, the document as a whole against the plan made now: what a reviewer or a policy
+        // read of it (every `after`, every impact, the summary) is what is applied, even in a
+        // document edited and sealed again.
+        if moved.is_empty()
+            && let Some(path) = first_difference(
+                &comparable(&self.to_value()),
+                &comparable(&again.to_value()),
+                "",
+            )
+        {
+            moved.push(format!(
+                "the document: the plan made now differs from it at `{path}` (a document edited \
+                 after it was made, or a plan this version makes another way)"
+            ));
         }
         if moved.is_empty() {
             Ok(plan)
@@ -530,9 +530,7 @@ impl SavedPlan {
             let said = match (then, now) {
                 (Some(_), None) => "is no longer declared (its file was removed or renamed)",
                 (None, Some(_)) => "is declared now and was not when the plan was made",
-                (Some(then), Some(now)) if then.fingerprint.digest != now.fingerprint.digest => {
-                    "changed since the plan (its file, or what it reads from the environment)"
-                }
+                (Some(then), Some(now)) if then.digest != now.digest => "changed since the plan",
                 (Some(then), Some(now)) if then.lifecycle != now.lifecycle => {
                     "changed its lifecycle since the plan"
                 }
@@ -577,34 +575,6 @@ impl SavedTarget {
     }
 }
 
-impl SavedFingerprint {
-    fn to_fingerprint(&self) -> Option<Fingerprint> {
-        Some(Fingerprint {
-            algorithm: self.algorithm.clone(),
-            version: self.version,
-            memory_kib: self.memory_kib,
-            iterations: self.iterations,
-            parallelism: self.parallelism,
-            salt: self.salt.clone(),
-            digest: String::new(),
-        })
-    }
-}
-
-impl From<&Fingerprint> for SavedFingerprint {
-    fn from(f: &Fingerprint) -> Self {
-        Self {
-            algorithm: f.algorithm.clone(),
-            version: f.version,
-            memory_kib: f.memory_kib,
-            iterations: f.iterations,
-            parallelism: f.parallelism,
-            salt: f.salt.clone(),
-            digest: f.digest.clone(),
-        }
-    }
-}
-
 impl SavedObserved {
     fn of(id: PipeId, read: &ObservedBinding) -> Self {
         Self {
@@ -621,6 +591,65 @@ impl SavedObserved {
             state: self.state.clone(),
             digest: self.digest.clone(),
         }
+    }
+}
+
+/// A document's JSON without what differs between two plans of the same things: when it was made,
+/// its digest, where each pipe was declared (another checkout's path), and the notes (an unreadable
+/// answer's note quotes an error).
+fn comparable(document: &Value) -> Value {
+    let mut value = document.clone();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("made_at");
+        map.remove("digest");
+        for declared in map
+            .get_mut("declared")
+            .and_then(Value::as_object_mut)
+            .into_iter()
+            .flat_map(|d| d.values_mut())
+        {
+            if let Some(declared) = declared.as_object_mut() {
+                declared.remove("origin");
+            }
+        }
+        for action in map
+            .get_mut("actions")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
+            if let Some(action) = action.as_object_mut() {
+                action.remove("note");
+            }
+        }
+    }
+    value
+}
+
+/// The JSON path of the first place `a` and `b` differ, if they do.
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|key| {
+                let path = if at.is_empty() {
+                    key.clone()
+                } else {
+                    format!("{at}.{key}")
+                };
+                match (x.get(key), y.get(key)) {
+                    (Some(p), Some(q)) => first_difference(p, q, &path),
+                    _ => Some(path),
+                }
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{at}[{i}]"))),
+        _ if a == b => None,
+        _ => Some(if at.is_empty() { ".".into() } else { at.into() }),
     }
 }
 

@@ -88,6 +88,21 @@ fn changing_calls(emulator: &Emulator) -> BTreeMap<String, usize> {
     calls
 }
 
+/// Fails when `saved` does not follow the document's JSON Schema.
+fn assert_follows_the_schema(saved: &SavedPlan) {
+    let mut schemas = boon::Schemas::new();
+    let mut compiler = boon::Compiler::new();
+    let schema: serde_json::Value =
+        serde_json::from_str(declared::PLAN_DOCUMENT_SCHEMA).expect("JSON");
+    compiler.add_resource("plan.json", schema).expect("taken");
+    let index = compiler
+        .compile("plan.json", &mut schemas)
+        .expect("compiles");
+    if let Err(error) = schemas.validate(&saved.to_value(), index) {
+        panic!("{error:#}\n{}", saved.to_json());
+    }
+}
+
 fn listed_calls(saved: &SavedPlan) -> BTreeMap<String, usize> {
     let mut calls = BTreeMap::new();
     let service = saved.service.iter().flat_map(|s| s.calls.iter());
@@ -148,6 +163,7 @@ async fn case(first: Vec<Option<Declared>>, changes: Vec<Change>, second: Vec<Op
         .unwrap();
     let producer = Producer::new("property", "1");
     let saved = SavedPlan::from_json(&plan.save(&declaration, producer.clone()).to_json()).unwrap();
+    assert_follows_the_schema(&saved);
     let plan = saved
         .recheck(&service, &declaration, &recorded, &producer)
         .await
@@ -167,7 +183,8 @@ async fn case(first: Vec<Option<Declared>>, changes: Vec<Change>, second: Vec<Op
     assert!(report.is_complete(), "{report:?}");
     assert_eq!(calls, listed_calls(&saved), "{:#?}", saved.actions);
     // Applied: the document is stale now, whatever it held.
-    let now = store.load().unwrap().unwrap();
+    // (A plan of nothing against nothing writes no state.)
+    let now = store.load().unwrap().unwrap_or_else(|| recorded.clone());
     if now.serial != recorded.serial {
         let again = saved.recheck(&service, &declaration, &now, &producer).await;
         assert!(matches!(again, Err(DeclaredError::Moved(_))), "{again:?}");
@@ -186,4 +203,74 @@ proptest! {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.block_on(case(first, changes, second));
     }
+}
+
+/// `value` sealed as a writer seals a document: the BLAKE2b-256 of its canonical JSON without
+/// `digest`.
+fn resealed(mut value: serde_json::Value) -> String {
+    use blake2::Digest as _;
+    value.as_object_mut().unwrap().remove("digest");
+    let mut hasher = blake2::Blake2b::<blake2::digest::consts::U32>::new();
+    hasher.update(value.to_string().as_bytes());
+    let hex: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    value["digest"] = json!(format!("blake2b-256:{hex}"));
+    value.to_string()
+}
+
+/// A document edited after review and sealed again reads (its digest matches), and is still refused
+/// by its recheck: what a reviewer or a policy read is what is applied.
+#[test]
+fn an_edited_and_resealed_document_is_refused_by_its_recheck() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let emulator = Emulator::start(EmulatorOptions::for_tests()).await.unwrap();
+        let service = service(&emulator).await;
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        let lock = store.lock(&declared::target_of(&service)).unwrap();
+        let recorded = declared::RecordedState::new(declared::target_of(&service));
+        let declaration = Declaration::new().pipe(pipe("a", 1));
+        let plan = declared::plan(&service, &declaration, &recorded)
+            .await
+            .unwrap();
+        let producer = Producer::new("review", "1");
+        let saved = plan.save(&declaration, producer.clone());
+        // As written, it rechecks.
+        let read = SavedPlan::from_json(&saved.to_json()).unwrap();
+        read.recheck(&service, &declaration, &recorded, &producer)
+            .await
+            .unwrap();
+        // What a policy reads, changed and sealed again: read, then refused.
+        for (pointer, value) in [
+            ("/actions/0/after/scaling/replicas", json!(3)),
+            (
+                "/actions/0/impact",
+                json!([{"class": "none", "member": "source.kafka", "says": "nothing"}]),
+            ),
+            ("/summary/destructive", json!(5)),
+        ] {
+            let mut value_of = saved.to_value();
+            *value_of
+                .pointer_mut(pointer)
+                .unwrap_or_else(|| panic!("{pointer}")) = value;
+            let edited = SavedPlan::from_json(&resealed(value_of)).unwrap();
+            let refused = edited
+                .recheck(&service, &declaration, &recorded, &producer)
+                .await;
+            let Err(DeclaredError::Moved(moved)) = refused else {
+                panic!("{pointer}: {refused:?}");
+            };
+            assert!(
+                moved[0].starts_with("the document:"),
+                "{pointer}: {moved:?}"
+            );
+        }
+        // Nothing was sent.
+        let _ = lock;
+        assert!(emulator.pipes().is_empty());
+    });
 }

@@ -1,12 +1,14 @@
 //! What a plan read, kept so that a saved plan can tell, when it is applied, whether anything it
-//! was made from has moved: each declared pipe's digest (under a salt the plan keeps) with its
-//! lifecycle, and each recorded pipe as the server answered it.
+//! was made from has moved: each declared pipe's form with its lifecycle, and each recorded pipe as
+//! the server answered it.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::declared::{Fingerprint, Lifecycle};
+use serde_json::Value;
+
+use crate::declared::Lifecycle;
 
 /// What a plan read.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -20,8 +22,9 @@ pub(crate) struct Bindings {
 /// One declared pipe as the plan read it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DeclaredBinding {
-    /// The digest of its declared form, under the salt it holds (a record's, or a create's).
-    pub fingerprint: Fingerprint,
+    /// Its declared form (secrets as fingerprints; a document shows its digest with every secret
+    /// as the marker, so that nothing derived from a secret leaves the state).
+    pub form: Value,
     /// Its declared lifecycle.
     pub lifecycle: Lifecycle,
 }

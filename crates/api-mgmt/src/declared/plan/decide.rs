@@ -197,7 +197,7 @@ impl Decided {
         self.bindings.declared.insert(
             name.to_string(),
             DeclaredBinding {
-                fingerprint: fingerprint.clone(),
+                form: form.clone(),
                 lifecycle: compared.lifecycle,
             },
         );
@@ -330,6 +330,7 @@ impl Decided {
                 delete.before = Some(record.declared.clone());
                 let read = match on_server.get(name) {
                     Some(Read::Gone) => {
+                        delete.gone = true;
                         if !retained {
                             delete.note = Some(format!(
                                 "pipe {} is already gone from the server",
@@ -381,7 +382,8 @@ pub(super) fn weigh(action: &mut PlanAction, recorded: &RecordedState) {
     action.impact = impacts(action.kind, action.before.as_ref(), after, gone);
     let recorded_protect = record.is_some_and(|r| r.lifecycle.protect);
     action.protected = match action.kind {
-        ActionKind::Delete => recorded_protect,
+        // A pipe gone already loses nothing to its delete (which only forgets it).
+        ActionKind::Delete => recorded_protect && !action.gone,
         ActionKind::Replace => recorded_protect || action.lifecycle.protect,
         ActionKind::Recreate if action.delete_first => recorded_protect || action.lifecycle.protect,
         _ => false,
@@ -417,6 +419,7 @@ fn action(name: &str, kind: ActionKind, id: Option<PipeId>, changes: Vec<Change>
         protected: false,
         impact: Vec::new(),
         before: None,
+        gone: false,
         create: None,
         delete_first: false,
         down: false,
@@ -446,4 +449,73 @@ fn pending_action(name: &str, pending: &PendingCreate, recorded: &RecordedState)
             .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
     ));
     action
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use serde_json::json;
+
+    use super::{ActionKind, action, weigh};
+    use crate::declared::fingerprint::Fingerprint;
+    use crate::declared::{Lifecycle, RecordedPipe, RecordedState, StateTarget};
+
+    fn recorded(lifecycle: Lifecycle) -> RecordedState {
+        let mut state = RecordedState::new(StateTarget {
+            api_url: "http://127.0.0.1:1".into(),
+            organization_id: "3f0c5e2a-8d41-4b7e-9a6c-1e2f3a4b5c6d".parse().unwrap(),
+            service_id: "a1b2c3d4-e5f6-4a7b-8c9d-0e1f2a3b4c5d".parse().unwrap(),
+        });
+        state.pipes.insert(
+            "orders".into(),
+            RecordedPipe {
+                id: "0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c".parse().unwrap(),
+                fingerprint: Fingerprint::fresh(),
+                declared: json!({"name": "orders", "source": {"kafka": {}}, "destination": {}}),
+                observed: None,
+                replacing: None,
+                lifecycle,
+                recorded_at: Utc::now(),
+            },
+        );
+        state
+    }
+
+    #[test]
+    fn protection_is_the_record_s_or_the_file_s_and_a_pipe_gone_has_none_left() {
+        let id = Some("0f9e8d7c-6b5a-4f3e-9d2c-1b0a9f8e7d6c".parse().unwrap());
+        let protected = recorded(Lifecycle::default().protect(true));
+        let open = recorded(Lifecycle::default());
+        let weighed =
+            |kind: ActionKind, state: &RecordedState, declared: bool, gone: bool, first: bool| {
+                let mut a = action("orders", kind, id, Vec::new());
+                a.lifecycle = Lifecycle::default().protect(declared);
+                a.gone = gone;
+                a.delete_first = first;
+                weigh(&mut a, state);
+                a.protected
+            };
+        // A delete: the record protects, unless the pipe is gone already.
+        assert!(weighed(ActionKind::Delete, &protected, false, false, false));
+        assert!(!weighed(ActionKind::Delete, &protected, false, true, false));
+        assert!(!weighed(ActionKind::Delete, &open, false, false, false));
+        // A replace, and the recreate of a failed pipe: the record or the file protects.
+        for (kind, first) in [(ActionKind::Replace, true), (ActionKind::Recreate, true)] {
+            assert!(weighed(kind, &protected, false, false, first), "{kind}");
+            assert!(weighed(kind, &open, true, false, first), "{kind}");
+            assert!(!weighed(kind, &open, false, false, first), "{kind}");
+        }
+        // The recreate of a pipe gone deletes nothing.
+        assert!(!weighed(
+            ActionKind::Recreate,
+            &protected,
+            true,
+            false,
+            false
+        ));
+        // Nothing else is destructive.
+        for kind in [ActionKind::Create, ActionKind::Record, ActionKind::Forget] {
+            assert!(!weighed(kind, &protected, true, false, false), "{kind}");
+        }
+    }
 }
