@@ -116,6 +116,11 @@ fn refused(run: &crate::support::Run, code: i32, error_code: &str) -> Value {
     error
 }
 
+/// Whether the `error` object's message holds `text`.
+fn says(error: &Value, text: &str) -> bool {
+    error["message"].as_str().is_some_and(|m| m.contains(text))
+}
+
 fn edit(dir: &str, file: &str, from: &str, to: &str) {
     let path = Path::new(dir).join(file);
     let text = std::fs::read_to_string(&path).expect("the file");
@@ -162,12 +167,7 @@ fn a_saved_plan_applies_exactly_its_calls_and_only_once() {
     cloud.clear_requests();
     let again = apply_plan(&cloud, &dir, "first.json");
     let error = refused(&again, 14, "PLAN_STALE");
-    assert!(
-        error["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("made with no state recorded")),
-        "{error}"
-    );
+    assert!(says(&error, "made with no state recorded"), "{error}");
     assert!(
         changing_calls(&cloud).is_empty(),
         "{:?}",
@@ -211,12 +211,7 @@ fn a_saved_plan_applies_exactly_its_calls_and_only_once() {
     assert_eq!(changing_calls(&cloud), listed_calls(&document));
     // Applied: the same document again is refused, naming the serial.
     let error = refused(&apply_plan(&cloud, &dir, "second.json"), 14, "PLAN_STALE");
-    assert!(
-        error["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("this plan was applied already")),
-        "{error}"
-    );
+    assert!(says(&error, "this plan was applied already"), "{error}");
 }
 
 #[test]
@@ -255,13 +250,7 @@ fn anything_that_moved_after_the_plan_refuses_it_before_any_change() {
     plan_out(&cloud, &dir, "plan.json").0.expect(8);
     cloud.force_pipe_state(&orders, PipeState::Failed);
     let error = refused(&apply_plan(&cloud, &dir, "plan.json"), 14, "PLAN_STALE");
-    assert!(
-        error["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("is failed (Failed) now"),
-        "{error}"
-    );
+    assert!(says(&error, "is failed (Failed) now"), "{error}");
     cloud.unforce_pipe_state(&orders);
 
     // A file edited after the plan, and what a file reads from the environment.
@@ -279,9 +268,7 @@ fn anything_that_moved_after_the_plan_refuses_it_before_any_change() {
     cloud.clear_requests();
     let error = refused(&apply_plan(&cloud, &dir2, "plan2.json"), 14, "PLAN_STALE");
     assert!(
-        error["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("events.yaml) changed since the plan")),
+        says(&error, "events.yaml) changed since the plan"),
         "{error}"
     );
     assert!(changing_calls(&cloud).is_empty());
@@ -313,17 +300,7 @@ fn anything_that_moved_after_the_plan_refuses_it_before_any_change() {
             ]),
     );
     let error = refused(&rotated, 14, "PLAN_STALE");
-    assert!(
-        error["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("the actions")
-            || error["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("the document"),
-        "{error}"
-    );
+    assert!(says(&error, "the actions"), "{error}");
 
     // An edited document is refused before anything is read.
     let text = std::fs::read_to_string(cloud.home().join("plan.json")).unwrap();
@@ -334,13 +311,7 @@ fn anything_that_moved_after_the_plan_refuses_it_before_any_change() {
     .unwrap();
     cloud.clear_requests();
     let error = refused(&apply_plan(&cloud, &dir, "edited.json"), 2, "INVALID_PLAN");
-    assert!(
-        error["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("edited"),
-        "{error}"
-    );
+    assert!(says(&error, "edited"), "{error}");
     assert!(
         cloud.requests().is_empty(),
         "nothing is read for an edited document"
@@ -396,13 +367,7 @@ fn a_protected_pipe_is_never_deleted_on_any_path() {
         );
         let applied = cloud.cloudctl(&["apply", "-f", dir, "--yes", "-o", "json"]);
         let error = refused(&applied, 12, "PROTECTED");
-        assert!(
-            error["message"]
-                .as_str()
-                .unwrap_or_default()
-                .contains("orders"),
-            "{error}"
-        );
+        assert!(says(&error, "orders"), "{error}");
         assert_eq!(deletes(cloud), 0, "{path}: no DELETE");
         assert!(changing_calls(cloud).is_empty(), "{path}: nothing sent");
     };
@@ -490,13 +455,7 @@ fn a_retained_pipe_is_forgotten_not_deleted_and_a_cap_refuses_before_any_call() 
         "json",
     ]);
     let error = refused(&capped, 13, "TOO_DESTRUCTIVE");
-    assert!(
-        error["message"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("2 pipes, more than the 1"),
-        "{error}"
-    );
+    assert!(says(&error, "2 pipes, more than the 1"), "{error}");
     assert!(
         changing_calls(&cloud).is_empty(),
         "{:?}",
