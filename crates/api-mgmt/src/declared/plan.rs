@@ -12,7 +12,7 @@ use api_core::{Error, PipeId};
 use serde::Serialize;
 use serde_json::Value;
 
-pub(crate) use self::binding::{Bindings, DeclaredBinding, ObservedBinding};
+pub(crate) use self::binding::{Bindings, DeclaredBinding};
 use self::decide::Decided;
 use super::cpu_work::{ShutDown, on_every_core};
 use super::diff::Change;
@@ -168,6 +168,17 @@ pub struct PlanAction {
     /// What a record-only update records: the file's form, its fingerprint, the server's form.
     #[serde(skip)]
     pub(crate) record: Option<Recorded>,
+}
+
+impl PlanAction {
+    /// The declared form the action applies: what it creates, or what a record-only update
+    /// records.
+    pub(crate) fn after(&self) -> Option<&Value> {
+        self.create
+            .as_ref()
+            .map(|c| &c.form)
+            .or(self.record.as_ref().map(|r| &r.form))
+    }
 }
 
 /// What a record-only update writes into the state.

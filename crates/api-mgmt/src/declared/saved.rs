@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use super::diff::Change;
 use super::fingerprint::{SECRET_PREFIX, digest};
-use super::plan::{ActionCause, ActionKind, ObservedBinding, Plan, PlanAction};
+use super::plan::{ActionCause, ActionKind, Plan, PlanAction};
 use super::{
     Declaration, DeclaredError, Drift, Impact, Lifecycle, PlanOptions, RecordedState,
     ServiceTarget, StateTarget, plan_with, target_of,
@@ -250,7 +250,7 @@ impl Plan {
                 id: action.id.map(|id| id.to_string()),
                 cause: action.cause,
                 before: shown(action.before.as_ref()),
-                after: shown(after_of(action)),
+                after: shown(action.after()),
                 changes: action.changes.clone(),
                 impact: action.impact.clone(),
                 lifecycle: action.lifecycle,
@@ -305,15 +305,7 @@ impl Plan {
                     (name.clone(), saved)
                 })
                 .collect(),
-            observed: self
-                .bindings
-                .observed
-                .iter()
-                .filter_map(|(name, read)| {
-                    let id = self.recorded.pipes.get(name)?.id;
-                    Some((name.clone(), SavedObserved::of(id, read)))
-                })
-                .collect(),
+            observed: self.bindings.observed.clone(),
             actions,
             unchanged: self.unchanged.clone(),
             drift: self.drift.clone(),
@@ -341,10 +333,15 @@ impl SavedPlan {
             .ok_or_else(|| {
                 refused("no `format_version`: not a plan document of cloudctl or the SDK".into())
             })?;
+        // MAJOR.MINOR, both decimal (the schema's pattern).
         let major = version
-            .split('.')
-            .next()
-            .and_then(|m| m.parse::<u64>().ok());
+            .split_once('.')
+            .filter(|(major, minor)| {
+                [major, minor]
+                    .iter()
+                    .all(|part| !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()))
+            })
+            .and_then(|(major, _)| major.parse::<u64>().ok());
         if major != Some(MAJOR) {
             return Err(refused(format!(
                 "format_version {version} is not one this SDK reads (major version {MAJOR}); use \
@@ -352,11 +349,7 @@ impl SavedPlan {
             )));
         }
         // The digest covers the document as written, members of a newer minor version included.
-        let mut sealed = value.clone();
-        if let Some(map) = sealed.as_object_mut() {
-            map.remove("digest");
-        }
-        let computed = format!("{DIGEST_PREFIX}{}", digest(&sealed));
+        let computed = seal(&value);
         let saved: Self = serde_path_to_error::deserialize(value)
             .map_err(|e| refused(format!("at `{}`: {}", e.path(), e.inner())))?;
         if saved.digest != computed {
@@ -382,11 +375,7 @@ impl SavedPlan {
     }
 
     fn computed_digest(&self) -> String {
-        let mut value = self.to_value();
-        if let Some(map) = value.as_object_mut() {
-            map.remove("digest");
-        }
-        format!("{DIGEST_PREFIX}{}", digest(&value))
+        seal(&self.to_value())
     }
 
     /// Reads again what the plan read and makes the plan again, refusing when anything moved
@@ -549,7 +538,7 @@ impl SavedPlan {
         let mut moved = Vec::new();
         for name in names {
             let said = match (self.observed.get(name), again.observed.get(name)) {
-                (Some(then), Some(now)) => then.binding().moved_to(&now.binding()),
+                (Some(then), Some(now)) => then.moved_to(now),
                 (Some(_), None) => Some("was read by the plan and is not read now".into()),
                 (None, Some(_)) => Some("is read now and was not by the plan".into()),
                 (None, None) => None,
@@ -576,22 +565,62 @@ impl SavedTarget {
 }
 
 impl SavedObserved {
-    fn of(id: PipeId, read: &ObservedBinding) -> Self {
+    /// A pipe the read found and compared, in `state`, with the digest of its observed form.
+    pub(crate) fn found(id: PipeId, state: Option<String>, digest: String) -> Self {
         Self {
             id: id.to_string(),
-            read: read.read.clone(),
-            state: read.state.clone(),
-            digest: read.digest.clone(),
+            read: "found".into(),
+            state,
+            digest: Some(digest),
         }
     }
 
-    fn binding(&self) -> ObservedBinding {
-        ObservedBinding {
-            read: self.read.clone(),
-            state: self.state.clone(),
-            digest: self.digest.clone(),
+    /// A pipe in a failed state.
+    pub(crate) fn failed(id: PipeId, state: String) -> Self {
+        Self {
+            id: id.to_string(),
+            read: "failed".into(),
+            state: Some(state),
+            digest: None,
         }
     }
+
+    /// A pipe gone (404), found but not compared, or an answer that cannot be read.
+    pub(crate) fn without_answer(id: PipeId, read: &str) -> Self {
+        Self {
+            id: id.to_string(),
+            read: read.into(),
+            state: None,
+            digest: None,
+        }
+    }
+
+    /// What moved between this read and `now`, in words; `None` when nothing the plan depends on
+    /// did (a state is told only as failed or not: a pipe that went from `Provisioning` to
+    /// `Running` decides nothing).
+    fn moved_to(&self, now: &Self) -> Option<String> {
+        if self.read != now.read {
+            let said = |b: &Self| match b.read.as_str() {
+                "found" => format!("there ({})", b.state.as_deref().unwrap_or("state not said")),
+                "failed" => format!("failed ({})", b.state.as_deref().unwrap_or_default()),
+                "gone" => "gone".to_string(),
+                other => other.to_string(),
+            };
+            return Some(format!("was {}, is {} now", said(self), said(now)));
+        }
+        (self.digest != now.digest).then(|| {
+            "its members changed on the server (a console edit, or another tool)".to_string()
+        })
+    }
+}
+
+/// The digest a document is sealed with: of its canonical JSON without its `digest` member.
+fn seal(document: &Value) -> String {
+    let mut value = document.clone();
+    if let Some(map) = value.as_object_mut() {
+        map.remove("digest");
+    }
+    format!("{DIGEST_PREFIX}{}", digest(&value))
 }
 
 /// A document's JSON without what differs between two plans of the same things: when it was made,
@@ -684,15 +713,6 @@ fn pipes_path(target: &StateTarget) -> String {
         "/v1/organizations/{}/services/{}/pipes",
         target.organization_id, target.service_id
     )
-}
-
-/// The declaration an action applies.
-fn after_of(action: &PlanAction) -> Option<&Value> {
-    action
-        .create
-        .as_ref()
-        .map(|c| &c.form)
-        .or(action.record.as_ref().map(|r| &r.form))
 }
 
 /// The calls that change the server, as an apply sends them.
@@ -814,6 +834,14 @@ mod tests {
         value["digest"] = json!(sealed);
         let read = SavedPlan::from_json(&value.to_string()).unwrap();
         assert_eq!(read.format_version, "1.1");
+        for malformed in ["1", "1.", "1.0-beta", "v1.0", ".1"] {
+            value["format_version"] = json!(malformed);
+            assert!(
+                refusal(&value.to_string()).contains("is not one this SDK reads"),
+                "{malformed}: {}",
+                refusal(&value.to_string())
+            );
+        }
         value["format_version"] = json!("2.0");
         assert!(
             refusal(&value.to_string()).contains("format_version 2.0 is not one this SDK reads")

@@ -11,14 +11,16 @@ use serde_json::Value;
 
 use super::read::Read;
 use super::{
-    ActionCause, ActionKind, Bindings, DeclaredBinding, Drift, ObservedBinding, PlanAction,
-    PlanOptions, Recorded, shut_down,
+    ActionCause, ActionKind, Bindings, DeclaredBinding, Drift, PlanAction, PlanOptions, Recorded,
+    shut_down,
 };
 use crate::declared::cpu_work::on_every_core;
 use crate::declared::diff::{Cause, Change, Effect, Sides, compare};
 use crate::declared::fingerprint::{Fingerprint, declared_form, digest, observed_form};
 use crate::declared::impact::impacts;
-use crate::declared::{Declaration, DeclaredError, Lifecycle, PendingCreate, RecordedState};
+use crate::declared::{
+    Declaration, DeclaredError, Lifecycle, PendingCreate, RecordedState, SavedObserved,
+};
 
 /// What the plan decided so far.
 #[derive(Default)]
@@ -97,7 +99,7 @@ impl Decided {
                         "the server's answer cannot be read, so nothing is done to it: {why}"
                     ));
                     self.actions.push(unreadable);
-                    self.observe(name, ObservedBinding::without_answer("unreadable"));
+                    self.observe(name, SavedObserved::without_answer(record.id, "unreadable"));
                     continue;
                 }
                 Some(Read::Gone) | None => {
@@ -111,7 +113,7 @@ impl Decided {
                     recreate.before = Some(record.declared.clone());
                     self.actions.push(recreate);
                     if options.refresh {
-                        self.observe(name, ObservedBinding::without_answer("gone"));
+                        self.observe(name, SavedObserved::without_answer(record.id, "gone"));
                     }
                     continue;
                 }
@@ -131,7 +133,7 @@ impl Decided {
                 recreate.before = Some(record.declared.clone());
                 self.actions.push(recreate);
                 if read {
-                    self.observe(name, ObservedBinding::failed(state.to_string()));
+                    self.observe(name, SavedObserved::failed(record.id, state.to_string()));
                 }
                 continue;
             }
@@ -202,10 +204,8 @@ impl Decided {
             },
         );
         if compared.read {
-            self.observe(
-                name,
-                ObservedBinding::found(compared.state.clone(), digest(&now)),
-            );
+            let found = SavedObserved::found(record.id, compared.state.clone(), digest(&now));
+            self.observe(name, found);
         }
         // Without a read, the server is taken to be as it was seen, so only the file can differ.
         // A record that never got its observed form (an apply interrupted between the create and
@@ -350,7 +350,7 @@ impl Decided {
                     );
                 }
                 if let Some(read) = read {
-                    self.observe(name, ObservedBinding::without_answer(read));
+                    self.observe(name, SavedObserved::without_answer(record.id, read));
                 }
                 self.actions.push(delete);
             }
@@ -364,7 +364,7 @@ impl Decided {
 }
 
 impl Decided {
-    fn observe(&mut self, name: &str, read: ObservedBinding) {
+    fn observe(&mut self, name: &str, read: SavedObserved) {
         self.bindings.observed.insert(name.to_string(), read);
     }
 }
@@ -373,13 +373,8 @@ impl Decided {
 /// its file or by its record).
 pub(super) fn weigh(action: &mut PlanAction, recorded: &RecordedState) {
     let record = recorded.pipes.get(&action.name);
-    let after = action
-        .create
-        .as_ref()
-        .map(|c| &c.form)
-        .or(action.record.as_ref().map(|r| &r.form));
     let gone = action.kind == ActionKind::Recreate && !action.delete_first;
-    action.impact = impacts(action.kind, action.before.as_ref(), after, gone);
+    action.impact = impacts(action.kind, action.before.as_ref(), action.after(), gone);
     let recorded_protect = record.is_some_and(|r| r.lifecycle.protect);
     action.protected = match action.kind {
         // A pipe gone already loses nothing to its delete (which only forgets it).
