@@ -9,6 +9,7 @@
 //! - [`captured_log`]: a log writer whose text a test reads.
 //! - [`tcp_proxy`]: a TCP proxy a test can cut, in front of a real server.
 //! - [`pgbouncer`]: a PgBouncer in transaction mode in front of a test's PostgreSQL.
+//! - [`plan_calls`]: the calls an apply sent that changed the server, against a plan's list.
 
 #![deny(missing_docs)]
 
@@ -16,6 +17,7 @@ pub mod captured_log;
 pub mod encodings;
 pub mod large_body;
 pub mod pgbouncer;
+pub mod plan_calls;
 pub mod postgres_server;
 pub mod redis_server;
 #[cfg(unix)]

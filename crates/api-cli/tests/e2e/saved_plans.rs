@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use api_emulator::PipeState;
+use api_test_support::plan_calls::{self, listed_calls};
 use serde_json::{Value, json};
 
 use crate::declared::{directory, recorded_id, state, stderr_error};
@@ -70,38 +71,12 @@ fn apply_plan(cloud: &Cloud, dir: &str, file: &str) -> crate::support::Run {
 
 /// The calls that changed the server since the log was cleared, `METHOD path`, counted.
 fn changing_calls(cloud: &Cloud) -> BTreeMap<String, usize> {
-    let mut calls = BTreeMap::new();
-    for request in cloud.requests() {
-        // The service is read with a PATCH of its state without a command: a read.
-        let read = request.method == "PATCH"
-            && request
-                .body
-                .as_ref()
-                .is_none_or(|b| b.get("command").is_none());
-        if request.method != "GET" && !read && request.path.starts_with("/v1/") {
-            *calls
-                .entry(format!("{} {}", request.method, request.path))
-                .or_default() += 1;
-        }
-    }
-    calls
-}
-
-/// The calls a document lists, counted.
-fn listed_calls(document: &Value) -> BTreeMap<String, usize> {
-    let mut calls = BTreeMap::new();
-    let service = document["service"]["calls"].as_array().cloned();
-    let actions = document["actions"].as_array().cloned().unwrap_or_default();
-    for call in service.into_iter().flatten().chain(
-        actions
+    let requests = cloud.requests();
+    plan_calls::changing_calls(
+        requests
             .iter()
-            .flat_map(|a| a["calls"].as_array().cloned().unwrap_or_default()),
-    ) {
-        *calls
-            .entry(call.as_str().expect("a call").to_string())
-            .or_default() += 1;
-    }
-    calls
+            .map(|r| (r.method.as_str(), r.path.as_str(), r.body.as_ref())),
+    )
 }
 
 /// The `error` object a refused run wrote.

@@ -8,6 +8,7 @@ use api_emulator::{Emulator, EmulatorOptions, PipeState};
 use api_mgmt::declared::{
     self, Declaration, DeclaredError, Lifecycle, Producer, SavedPlan, StateError, StateStore,
 };
+use api_test_support::plan_calls::{self, listed_calls};
 use proptest::prelude::*;
 use serde_json::json;
 
@@ -68,24 +69,14 @@ fn declaration(pipes: &[Option<Declared>]) -> Declaration {
     declaration
 }
 
-/// The calls that changed the server since the log was cleared (a command-less PATCH of the
-/// service's state is its read), counted.
+/// The calls that changed the server since the log was cleared, counted.
 fn changing_calls(emulator: &Emulator) -> BTreeMap<String, usize> {
-    let mut calls = BTreeMap::new();
-    for request in emulator.requests().into_entries() {
-        let read = request.method == "GET"
-            || (request.method == "PATCH"
-                && request
-                    .body
-                    .as_ref()
-                    .is_none_or(|b| b.get("command").is_none()));
-        if !read && request.path.starts_with("/v1/") {
-            *calls
-                .entry(format!("{} {}", request.method, request.path))
-                .or_default() += 1;
-        }
-    }
-    calls
+    let requests = emulator.requests().into_entries();
+    plan_calls::changing_calls(
+        requests
+            .iter()
+            .map(|r| (r.method.as_str(), r.path.as_str(), r.body.as_ref())),
+    )
 }
 
 /// Fails when `saved` does not follow the document's JSON Schema.
@@ -101,15 +92,6 @@ fn assert_follows_the_schema(saved: &SavedPlan) {
     if let Err(error) = schemas.validate(&saved.to_value(), index) {
         panic!("{error:#}\n{}", saved.to_json());
     }
-}
-
-fn listed_calls(saved: &SavedPlan) -> BTreeMap<String, usize> {
-    let mut calls = BTreeMap::new();
-    let service = saved.service.iter().flat_map(|s| s.calls.iter());
-    for call in service.chain(saved.actions.iter().flat_map(|a| a.calls.iter())) {
-        *calls.entry(call.clone()).or_default() += 1;
-    }
-    calls
 }
 
 async fn case(first: Vec<Option<Declared>>, changes: Vec<Change>, second: Vec<Option<Declared>>) {
@@ -181,7 +163,12 @@ async fn case(first: Vec<Option<Declared>>, changes: Vec<Change>, second: Vec<Op
     }
     let report = applied.unwrap();
     assert!(report.is_complete(), "{report:?}");
-    assert_eq!(calls, listed_calls(&saved), "{:#?}", saved.actions);
+    assert_eq!(
+        calls,
+        listed_calls(&saved.to_value()),
+        "{:#?}",
+        saved.actions
+    );
     // Applied: the document is stale now, whatever it held.
     // (A plan of nothing against nothing writes no state.)
     let now = store.load().unwrap().unwrap_or_else(|| recorded.clone());
