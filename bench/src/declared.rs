@@ -1,7 +1,7 @@
 //! The cost of declared pipes in calls: a plan of N recorded pipes (its reads and writes, from the
 //! emulator's request log), and an apply of N new pipes under a management rate limit (its wall
-//! time against the floor the limit sets for the calls it made, its 429s, and how many of its calls
-//! were waiting polls). The emulator runs in this process with its default timing (a pipe runs 2 s
+//! time against the floor the key allows the calls it needs: bursts of the limit per window, each
+//! pipe's read once it runs; its 429s, and how many of its calls were waiting polls). The emulator runs in this process with its default timing (a pipe runs 2 s
 //! after its create); the calls go through the SDK's `declared` module, as `cloudctl apply` does.
 
 use std::time::{Duration, Instant};
@@ -114,9 +114,9 @@ pub(crate) struct Figures {
     pub parallelism: usize,
     /// The apply's wall time (its plan included).
     pub apply: Duration,
-    /// The floor the limit and the provisioning time set for the calls the apply needs (a create and
-    /// one read that sees the pipe run, per pipe): the longer of those calls at the limit's pace, and
-    /// the creates at its pace followed by the last pipe's provisioning.
+    /// The floor the key allows the calls the apply needs ([`burst_floor`]): its other calls (the
+    /// plan's reads), a create per pipe and one read that sees it run, in bursts of the limit per
+    /// window, each read once its pipe has run.
     pub floor: Duration,
     /// The apply's calls by kind: creates, waiting polls, other (the service, plan reads).
     pub creates: usize,
@@ -164,7 +164,7 @@ pub(crate) async fn run(plan: Plan, parallelism: usize, store: &Store) -> Result
         Store::File => Box::new(
             FileStateStore::new(dir.path().join("state.json")).lock_dir(dir.path().join("locks")),
         ),
-        // The apply starts from an empty state and saves over whatever the store held.
+        // The apply starts from an empty state: the servers are this run's own.
         Store::Shared(_, url) => Box::new(SharedStateStore::open(url, &target)?),
     };
     let lock = store.lock(&target)?;
@@ -172,9 +172,14 @@ pub(crate) async fn run(plan: Plan, parallelism: usize, store: &Store) -> Result
         .parallelism(parallelism)
         .wait(WaitOptions::default().timeout(Duration::from_secs(120)));
 
+    // A shared store begins a service's state explicitly (`cloudctl state init`): not timed.
+    let recorded = if store.requires_init() {
+        store.init(&lock)?
+    } else {
+        RecordedState::new(declared::target_of(&service))
+    };
     emulator.clear_requests();
     let started = Instant::now();
-    let recorded = RecordedState::new(declared::target_of(&service));
     let made = declared::plan(&service, &declaration, &recorded).await?;
     let report = made.apply(&lock, &*store, &options).await?;
     let apply = started.elapsed();
@@ -188,9 +193,13 @@ pub(crate) async fn run(plan: Plan, parallelism: usize, store: &Store) -> Result
     let calls = entries.len();
     let throttled = entries.iter().filter(|r| r.status == 429).count();
     let provisioning = Duration::from_millis(emulator.seed().timing.pipe_provisioning_ms);
-    let pipes = u32::try_from(plan.pipes)?;
-    let floor = (plan.window * (2 * pipes) / plan.limit)
-        .max(plan.window * pipes / plan.limit + provisioning);
+    let floor = burst_floor(
+        calls - creates - polls,
+        plan.pipes,
+        plan.limit,
+        plan.window,
+        provisioning,
+    );
 
     emulator.clear_requests();
     let recorded = store.load()?.ok_or("no state was recorded")?;
@@ -222,6 +231,41 @@ pub(crate) async fn run(plan: Plan, parallelism: usize, store: &Store) -> Result
         plan_writes,
         plan_time,
     })
+}
+
+/// When the last of these calls could go at the earliest, with at most `max` in any `window`: first
+/// `other` calls, then a create per pipe, then for each pipe one read, `provisioning` after its
+/// create. Each call goes at the earliest time the window allows it, in the order they may go.
+pub(crate) fn burst_floor(
+    other: usize,
+    pipes: usize,
+    max: u32,
+    window: Duration,
+    provisioning: Duration,
+) -> Duration {
+    let max = usize::try_from(max.max(1)).unwrap_or(usize::MAX);
+    // Calls as (earliest, is a create), taken earliest first; a create adds its pipe's read.
+    let mut waiting: Vec<(Duration, bool)> = std::iter::repeat_n((Duration::ZERO, false), other)
+        .chain(std::iter::repeat_n((Duration::ZERO, true), pipes))
+        .collect();
+    let mut sent: Vec<Duration> = Vec::new();
+    let mut last = Duration::ZERO;
+    while let Some(next) = (0..waiting.len()).min_by_key(|&i| waiting[i].0) {
+        let (earliest, create) = waiting.swap_remove(next);
+        // The earliest time from `earliest` on when fewer than `max` calls were sent in the window
+        // before it (the calls are sent in time order).
+        let at = if sent.len() >= max {
+            earliest.max(sent[sent.len() - max] + window)
+        } else {
+            earliest
+        };
+        sent.push(at);
+        last = last.max(at);
+        if create {
+            waiting.push((at + provisioning, false));
+        }
+    }
+    last
 }
 
 fn pipe(name: &str) -> Result<NewPipe, Failure> {
@@ -325,4 +369,25 @@ fn two_secrets(name: &str) -> Result<NewPipe, Failure> {
         .destination(Destination::new("default").table(name).managed_table(true))
         .mapped_column("id", "id", "UInt64")
         .build()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::burst_floor;
+
+    #[test]
+    fn the_floor_sends_bursts_of_the_limit_and_reads_each_pipe_once_it_runs() {
+        let window = Duration::from_secs(2);
+        let provisioning = Duration::from_secs(2);
+        let floor = |other, pipes| burst_floor(other, pipes, 20, window, provisioning);
+        // 20 creates at once, their reads once they run, a window later.
+        assert_eq!(floor(0, 20), Duration::from_secs(2));
+        // One read of the plan first: the 20th create waits for the next window, its read 2 s more.
+        assert_eq!(floor(1, 20), Duration::from_secs(4));
+        // 200 pipes: 400 calls, 20 a window: the last goes in the 20th window.
+        assert_eq!(floor(0, 200), Duration::from_secs(38));
+        assert_eq!(floor(0, 0), Duration::ZERO);
+    }
 }

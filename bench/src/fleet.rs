@@ -31,8 +31,10 @@ pub(crate) struct Plan {
     pub seconds: u64,
     /// The process counts.
     pub processes: &'static [usize],
-    /// How long the runs against a server below the clients' limit last.
+    /// How long the runs against a server at half the clients' limit last.
     pub below_seconds: u64,
+    /// How long the runs against a server at a tenth of it last.
+    pub tenth_seconds: u64,
 }
 
 impl Plan {
@@ -42,6 +44,7 @@ impl Plan {
         seconds: 8,
         processes: &[1, 8, 32],
         below_seconds: 60,
+        tenth_seconds: 240,
     };
     /// A few seconds, to see that it runs.
     pub(crate) const QUICK: Plan = Plan {
@@ -49,6 +52,7 @@ impl Plan {
         seconds: 2,
         processes: &[1, 4],
         below_seconds: 6,
+        tenth_seconds: 6,
     };
 
     /// The pacing interval of the SDK for this limit (one second over the limit, 2% slower).
@@ -70,15 +74,21 @@ pub(crate) struct Row {
     pub throttled: usize,
 }
 
-/// A run of eight processes configured for twice the server's limit.
+/// A run of eight processes configured above the server's limit.
 #[derive(Debug, Clone)]
 pub(crate) struct Below {
+    /// The processes' limit, as `CLOUD_RATE_LIMIT`.
+    pub configured: String,
+    /// The server's limit, requests per second.
+    pub server: u32,
     /// `host` or `redis`.
     pub store: &'static str,
     /// Served requests per second over the server's limit.
     pub fraction: f64,
     /// 429 answers.
     pub throttled: usize,
+    /// 429 answers after the first block.
+    pub after_first: usize,
     /// Real blocks: runs of 429s between two served requests.
     pub blocks: usize,
     /// How long the run lasted.
@@ -106,7 +116,15 @@ pub(crate) fn run(plan: Plan) -> Result<(Vec<Row>, Vec<Stall>), Failure> {
             let emulator = EmulatorProcess::start(plan.limit)?;
             let homes = Homes::new(store)?;
             let workers: Vec<Child> = (0..processes)
-                .map(|i| worker(&emulator, value, plan.limit, plan.seconds, homes.get(i)?))
+                .map(|i| {
+                    worker(
+                        &emulator,
+                        value,
+                        &format!("{}/1s", plan.limit),
+                        plan.seconds,
+                        homes.get(i)?,
+                    )
+                })
                 .collect::<Result<_, _>>()?;
             for mut worker in workers {
                 worker.wait()?;
@@ -143,48 +161,68 @@ fn stores(redis: &Option<redis_server::RedisServer>) -> Vec<(&'static str, Strin
     stores
 }
 
-/// Eight processes configured for twice the limit the emulator enforces, through each shared
-/// store, for `plan.below_seconds`.
+/// Eight processes configured above the limit the emulator enforces, through each shared store:
+/// twice it for `plan.below_seconds`, ten times it for `plan.tenth_seconds`.
 pub(crate) fn run_below(plan: Plan) -> Result<Vec<Below>, Failure> {
     let redis = redis_server::RedisServer::start("the fleet benchmark");
+    let cases = [
+        (
+            format!("{}/1s", plan.limit),
+            plan.limit / 2,
+            plan.below_seconds,
+        ),
+        ("20/2s".to_string(), 1, plan.tenth_seconds),
+    ];
     let mut runs = Vec::new();
-    for (store, value) in stores(&redis) {
-        if store == "process" {
-            continue;
+    for (configured, server, seconds) in cases {
+        for (store, value) in stores(&redis) {
+            if store == "process" {
+                continue;
+            }
+            eprintln!(
+                "measuring: 8 processes at {configured} against a server at {server}/1s for \
+                 {seconds} s, {store} store"
+            );
+            let emulator = EmulatorProcess::start(server)?;
+            let homes = Homes::new(store)?;
+            let workers: Vec<Child> = (0..8)
+                .map(|i| worker(&emulator, &value, &configured, seconds, homes.get(i)?))
+                .collect::<Result<_, _>>()?;
+            for mut worker in workers {
+                worker.wait()?;
+            }
+            homes.check_redis(&redis, &emulator)?;
+            let log = emulator.requests()?;
+            let served = served(&log, OperationId::ListReversePrivateEndpoints);
+            runs.push(Below {
+                configured: configured.clone(),
+                server,
+                store,
+                fraction: fraction(&served, f64::from(server)),
+                throttled: log.iter().filter(|e| e.status == 429).count(),
+                after_first: after_first_block(&log),
+                blocks: blocks(&log),
+                seconds,
+            });
         }
-        eprintln!(
-            "measuring: 8 processes at twice the server's limit for {} s, {store} store",
-            plan.below_seconds
-        );
-        let server_limit = plan.limit / 2;
-        let emulator = EmulatorProcess::start(server_limit)?;
-        let homes = Homes::new(store)?;
-        let workers: Vec<Child> = (0..8)
-            .map(|i| {
-                worker(
-                    &emulator,
-                    &value,
-                    plan.limit,
-                    plan.below_seconds,
-                    homes.get(i)?,
-                )
-            })
-            .collect::<Result<_, _>>()?;
-        for mut worker in workers {
-            worker.wait()?;
-        }
-        homes.check_redis(&redis, &emulator)?;
-        let log = emulator.requests()?;
-        let served = served(&log, OperationId::ListReversePrivateEndpoints);
-        runs.push(Below {
-            store,
-            fraction: fraction(&served, f64::from(server_limit)),
-            throttled: log.iter().filter(|e| e.status == 429).count(),
-            blocks: blocks(&log),
-            seconds: plan.below_seconds,
-        });
     }
     Ok(runs)
+}
+
+/// The 429s after the first block: after the first served request that follows the first 429.
+fn after_first_block(log: &[LogEntry]) -> usize {
+    let mut answers: Vec<&LogEntry> = log.iter().collect();
+    answers.sort_by_key(|e| e.at);
+    let Some(first) = answers.iter().position(|e| e.status == 429) else {
+        return 0;
+    };
+    let Some(served) = answers[first..].iter().position(|e| e.status == 200) else {
+        return 0;
+    };
+    answers[first + served..]
+        .iter()
+        .filter(|e| e.status == 429)
+        .count()
 }
 
 /// The home directories of a run's processes: one shared by all for the host store, one each for
@@ -257,7 +295,18 @@ fn sigkill_run(plan: Plan, store: &str) -> Result<Duration, Failure> {
         "host"
     })?;
     let mut workers: Vec<Child> = (0..4)
-        .map(|i| worker(&emulator, store, plan.limit, plan.seconds, homes.get(i)?))
+        .map(|i| {
+            // One at a time at the limit's interval: a pause longer than it is the kill's, not the
+            // end of a burst.
+            let one_at_a_time = format!("1/{}ms", 1000 / plan.limit);
+            worker(
+                &emulator,
+                store,
+                &one_at_a_time,
+                plan.seconds,
+                homes.get(i)?,
+            )
+        })
         .collect::<Result<_, _>>()?;
     std::thread::sleep(Duration::from_secs(plan.seconds) / 2);
     let killed_at = chrono::Utc::now();
@@ -273,12 +322,12 @@ fn sigkill_run(plan: Plan, store: &str) -> Result<Duration, Failure> {
     Ok(longest_pause(&after))
 }
 
-/// The `fleet-worker` process: the settings in its environment (the limit `limit` per second),
+/// The `fleet-worker` process: the settings in its environment (the limit `limit`, `MAX/WINDOW`),
 /// calls for `seconds`, with `home` as its home and runtime directory.
 fn worker(
     emulator: &EmulatorProcess,
     store: &str,
-    limit: u32,
+    limit: &str,
     seconds: u64,
     home: &std::path::Path,
 ) -> Result<Child, Failure> {
@@ -306,7 +355,7 @@ fn worker(
         .env("CLOUD_API_KEY_SECRET", &key.secret)
         .env("FLEET_ORGANIZATION", service.0.to_string())
         .env("FLEET_SERVICE", service.1.to_string())
-        .env("CLOUD_RATE_LIMIT", format!("{limit}/1s"))
+        .env("CLOUD_RATE_LIMIT", limit)
         .env("CLOUD_RATE_LIMIT_STORE", store)
         .env("HOME", home)
         .env("XDG_RUNTIME_DIR", home)

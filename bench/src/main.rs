@@ -35,7 +35,8 @@ usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|
   --only fleet        only the fleet table (1, 8, 32 processes sharing one key through each rate
                       limit store, then eight at twice the server's limit; needs `cargo build
                       --release -p api-emulator` first)
-  --only below        only the runs at twice the server's limit (a minute per shared store)
+  --only below        only the runs above the server's limit (twice it for a minute, ten
+                      times it for four, per shared store)
   --only declared     only the declared pipes' cost in calls (an apply of 20, then 200, new pipes
                       under a limit of 20 per 2 s, then a plan of them; and a plan of 500 recorded
                       pipes with 2 secrets each: its wall and CPU time)

@@ -72,9 +72,10 @@ pub use learned::Learned;
 pub use metrics::{ATTEMPT_BUCKETS, CALL_BUCKETS};
 pub use operation::{Idempotency, Operation, ResponseBody};
 pub use rate_limit::{
-    BLOCK_WINDOWS, DECREASE, FallbackObserver, FallbackTo, MAX_BOOKED, MAX_QUEUE, MAX_SHARED_BLOCK,
-    MAX_SLOWDOWN, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR, RECOVERY_WINDOWS, REPORTED_WAIT, RateLimit,
-    RateLimitStore, RateLimiter, RedisUrl, StoreChange, StoreFallback, WaitObserver,
+    ABOVE_WINDOWS, BLOCK_WINDOWS, DECREASE, FallbackObserver, FallbackTo, MAX_BOOKED, MAX_BURST,
+    MAX_QUEUE, MAX_SHARED_BLOCK, MAX_SLOWDOWN, RATE_LIMIT_STORE_VAR, RATE_LIMIT_VAR,
+    RECOVERY_WINDOWS, REPORTED_WAIT, RateLimit, RateLimitStore, RateLimiter, RedisUrl, StoreChange,
+    StoreFallback, WaitObserver,
 };
 /// The HTTP client crate the SDK sends with, for [`ConfigBuilder::http_client`].
 pub use reqwest;

@@ -1,6 +1,7 @@
 //! Many processes, one key: eight `cloudctl` processes pace themselves together through the host
 //! store (and through Redis), so the emulator, limiting the key to 20 requests per 2 s, answers no
-//! 429 while serving at least 95% of that; the process store draws 429s; configured for twice the
+//! 429 while taking no more than a tenth longer than bursts of 20 every 2 s would; a process configured
+//! far lower delays only itself; the process store draws 429s; configured for twice the
 //! server's limit, they learn it, with one 429 per block the server imposes; a process killed with
 //! SIGKILL while it holds a slot, or the state file's lock, stalls the others by no more than
 //! that.
@@ -144,11 +145,14 @@ fn shares_the_limit_with(cloud: &Cloud, store: &str, make: impl Fn() -> Command)
     assert_eq!(throttled(&log), 0, "{store}: no 429");
     let served = served_lists(&log);
     assert_eq!(served.len(), 80);
-    // 20 per 2 s: 10 a second.
-    let fraction = served_log::fraction(&served, 10.0);
+    // Bursts of 20 every 2 s: 80 calls in three windows and a bit, no sooner. The fleet has at
+    // most 8 processes waiting at a window's start; the other 12 of its burst start after those
+    // end (some 30 ms a process), and the slots keep a 2% margin: measured, 0.93-0.94 of the floor
+    // (evenly paced, the same calls took a quarter longer: 0.76 of it).
+    let fraction = served_log::fraction_of_floor(&served, 20, Duration::from_secs(2));
     assert!(
-        (0.95..=1.0).contains(&fraction),
-        "{store}: served {fraction:.3} of the limit"
+        (0.90..=1.0).contains(&fraction),
+        "{store}: served at {fraction:.3} of the floor the key allows"
     );
 }
 
@@ -234,9 +238,10 @@ fn paced_per_process_the_same_fleet_draws_429s() {
     );
 }
 
-/// The slower limit of the SIGKILL tests: 4 per 2 s, one request every 510 ms, so that a process
-/// behind two others waits more than a second and says so.
-const SLOW: &str = "4/2s";
+/// The slower limit of the SIGKILL tests: one request at a time every 510 ms (within the server's
+/// 4 per 2 s), so that a process behind two others waits more than a second and says so, and a
+/// pause longer than the pace is a stall, not the end of a burst.
+const SLOW: &str = "1/500ms";
 const SLOW_INTERVAL: Duration = Duration::from_millis(510);
 
 /// The others' pace after a stall: no 429, the longest pause between two served requests, and
@@ -308,7 +313,8 @@ fn a_process_killed_while_it_holds_the_state_files_lock_stalls_the_others_no_lon
     cloud.clear_requests();
     let held = Duration::from_millis(600);
     std::thread::scope(|scope| {
-        let others = scope.spawn(|| fleet(&cloud, "host", 3, 8));
+        // One at a time, every INTERVAL: a pause longer than that is the lock's.
+        let others = scope.spawn(|| fleet_of(3, 8, || command_at(&cloud, "host", "1/100ms")));
         std::thread::sleep(Duration::from_millis(500));
         // Another process takes the lock (flock(1), without forking: the process holding it is the
         // one killed), and is seen to hold it.
@@ -345,6 +351,50 @@ fn a_process_killed_while_it_holds_the_state_files_lock_stalls_the_others_no_lon
         longest >= held - Duration::from_millis(100),
         "the lock held them: {longest:?}"
     );
+}
+
+/// Two processes on one key through the host store, one configured `1/1m`: after its call, the
+/// other's five calls go at once (its own `20/2s` allows them), not a minute later.
+#[test]
+fn a_process_configured_far_lower_delays_only_itself() {
+    let _alone = alone();
+    let cloud = limited();
+    assert_eq!(
+        fleet_of(1, 1, || command_at(&cloud, "host", "1/1m")),
+        [0],
+        "the slow one's call"
+    );
+    let started = std::time::Instant::now();
+    assert_eq!(fleet_of(1, 5, || command(&cloud, "host")), [0; 5]);
+    let took = started.elapsed();
+    // Its own interval is 102 ms; five calls one after another in processes of their own.
+    assert!(
+        took < Duration::from_secs(5),
+        "the fast one was held back by the slow one's configuration: {took:?}"
+    );
+    let log = cloud.requests();
+    let served = served_lists(&log);
+    let longest = served_log::longest_pause(&served[1..]);
+    assert!(
+        longest < INTERVAL * 10,
+        "a wait of {longest:?} between the fast one's calls"
+    );
+    // The slow one waits its own minute after the key's latest call, and says so.
+    let mut slow = cloud.process();
+    slow.args(["endpoint", "list", "-o", "human"])
+        .env("CLOUD_RATE_LIMIT", "1/1m")
+        .env("CLOUD_RATE_LIMIT_STORE", "host")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut slow = slow.spawn().expect("cloudctl starts");
+    let stderr = slow.stderr.take().expect("piped");
+    let waits = BufReader::new(stderr)
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.contains("waiting"));
+    let _ = slow.kill();
+    let _ = slow.wait();
+    assert!(waits, "the slow one went without waiting its minute");
 }
 
 #[test]

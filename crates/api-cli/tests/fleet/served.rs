@@ -29,6 +29,22 @@ pub fn fraction(served: &[&LogEntry], per_second: f64) -> f64 {
     (served.len() - 1) as f64 / span / per_second
 }
 
+/// The floor the key allows `served` (bursts of `max` once per `window`: the first `max` at once,
+/// the next when the first's window is over) over the time they took, from the first to the last:
+/// 1 at the floor, above 1 when a window held more than `max`; 0 with fewer than two.
+#[allow(dead_code)] // not every user of this module measures against the floor
+pub fn fraction_of_floor(served: &[&LogEntry], max: u32, window: Duration) -> f64 {
+    let (Some(first), Some(last)) = (served.first(), served.last()) else {
+        return 0.0;
+    };
+    let took = (last.at - first.at).num_microseconds().unwrap_or(0) as f64 / 1e6;
+    let windows = (served.len() as f64 / f64::from(max.max(1))).ceil() - 1.0;
+    if took <= 0.0 {
+        return if windows <= 0.0 { 1.0 } else { f64::INFINITY };
+    }
+    windows * window.as_secs_f64() / took
+}
+
 /// The longest pause between two served requests (zero with fewer than two).
 pub fn longest_pause(served: &[&LogEntry]) -> Duration {
     served

@@ -195,6 +195,7 @@ mod tests {
                 wait,
                 generation,
                 blocked: false,
+                before: 0,
             },
             store: StoreKind::Process,
         }

@@ -151,22 +151,26 @@ impl fmt::Debug for RateLimitStore {
     }
 }
 
-/// A client-side rate limiter. It paces requests evenly, one every `window / max` plus a 2% margin
-/// for network jitter, so that no window of the server's length holds more than `max` requests,
-/// whether the server counts in fixed or sliding windows; every call, retry and waiter poll takes a
-/// slot.
+/// A client-side rate limiter. It keeps at most `max` requests in any interval of `window` (plus a 2%
+/// margin for network jitter): a sliding log of the slots booked on the key, so a burst of up to
+/// `max` goes at once and the next goes when the first's window is over, safe whether the server
+/// counts in fixed or sliding windows (a limit of more than [`MAX_BURST`] per window is kept as at
+/// most that many per a share of the window); every call, retry and waiter poll takes a slot.
+/// Sharers of a key configured differently read the one log each with its own limit: one
+/// configured lower waits longer itself and delays no one.
 ///
 /// Where its state lives is its [`RateLimitStore`]: this process (the default; clones share it), a
 /// state file every process of the user on this host shares, or Redis for processes on many hosts.
 /// A 429 is shared too: its wait (`Retry-After`, `X-RateLimit-Reset`) holds every process back, and
 /// no call booked before it goes out into the block (each checks, just before it sends, that no 429
 /// came since it booked). The block is at most [`BLOCK_WINDOWS`] windows, whatever the header says.
-/// Each 429 lowers the shared rate to [`DECREASE`] times the rate it came at (never below one
-/// [`MAX_SLOWDOWN`]th); the rate climbs back linearly, in [`RECOVERY_WINDOWS`] windows to the rate
-/// of the 429 (additive increase, multiplicative decrease: a server limit lower than configured is
-/// learned and kept to with a 429 now and then), and never slower than a line from the floor to the
-/// configured rate over as many windows, so the configured rate is back within
-/// [`RECOVERY_WINDOWS`] windows of the last 429, however deep the cut.
+/// After a 429 calls go one at a time at a learned rate: [`DECREASE`] times the rate at which the
+/// trouble began (the rate of the 429, of the first of a run of them, or, when lower, one call more
+/// than the refused request's window held before it), never below one [`MAX_SLOWDOWN`]th; it climbs
+/// back to the rate at which the trouble began within [`RECOVERY_WINDOWS`] windows, however deep
+/// the cut, and then slowly above it (a fourth more every [`ABOVE_WINDOWS`] times as many windows),
+/// so a server limit below the configured one is learned from one 429 and kept to with a 429 now
+/// and then.
 ///
 /// A bound limiter (a client and its clones) holds at most [`MAX_BOOKED`] slots booked in its store
 /// at once; its other callers wait their turn in the process. A process killed while it waits
@@ -185,7 +189,9 @@ impl fmt::Debug for RateLimitStore {
 /// # Ok::<(), api_core::ConfigError>(())
 /// ```
 ///
+/// [`ABOVE_WINDOWS`]: crate::ABOVE_WINDOWS
 /// [`BLOCK_WINDOWS`]: crate::BLOCK_WINDOWS
+/// [`MAX_BURST`]: crate::MAX_BURST
 /// [`DECREASE`]: crate::DECREASE
 /// [`MAX_SLOWDOWN`]: crate::MAX_SLOWDOWN
 /// [`RECOVERY_WINDOWS`]: crate::RECOVERY_WINDOWS
@@ -306,7 +312,8 @@ impl RateLimit {
         self.window
     }
 
-    /// The time between two requests (the window over the maximum, 2% slower).
+    /// The time between two requests at the limit's rate (the window over the maximum, 2% slower):
+    /// the pace of one call at a time, after a 429.
     pub fn interval(&self) -> Duration {
         self.interval
     }
@@ -376,16 +383,19 @@ mod tests {
     use crate::rate_limit::clock::ns;
 
     #[tokio::test(flavor = "current_thread")]
-    async fn requests_are_paced_evenly() {
+    async fn requests_go_in_bursts_of_max_per_window() {
         let limit = RateLimit::new(10, Duration::from_millis(500)).unwrap();
         let limiter = limit.bind("http://h", "k");
         let start = std::time::Instant::now();
-        for _ in 0..6 {
+        for _ in 0..10 {
             limiter.acquire().await;
         }
-        // The first is immediate, the next five wait 51 ms each.
+        // Ten at once; the eleventh when the first ten's window (510 ms) is over.
+        let burst = start.elapsed();
+        assert!(burst < Duration::from_millis(100), "{burst:?}");
+        limiter.acquire().await;
         assert!(
-            start.elapsed() >= Duration::from_millis(250),
+            start.elapsed() >= Duration::from_millis(500),
             "{:?}",
             start.elapsed()
         );

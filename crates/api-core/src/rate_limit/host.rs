@@ -18,14 +18,14 @@ use std::time::{Duration, Instant};
 
 use super::booking::StoreKind;
 use super::clock;
-use super::pacing::{Pace, PaceState};
+use super::pacing::{LOG_CAP, Log, Pace, PaceState};
 use super::store::{Answer, Op, Store};
 
 /// The first word of a state file.
-const MAGIC: &str = "cloud-sdk-rate-limit-v3";
+const MAGIC: &str = "cloud-sdk-rate-limit-v4";
 
 /// The width of a record, its newline included.
-const RECORD: usize = 256;
+const RECORD: usize = 2048;
 
 /// How long a process waits for another's file lock before pacing without the file.
 pub(crate) const LOCK_WAIT: Duration = Duration::from_secs(2);
@@ -257,14 +257,21 @@ fn boot() -> &'static str {
     })
 }
 
-/// `MAGIC boot next blocked rate throttled generation seen checksum`, padded with spaces to
-/// [`RECORD`] bytes, then a newline.
+/// `MAGIC boot log floor blocked rate trouble throttled generation seen checksum` (the log's
+/// slots joined by commas, `-` for none), padded with spaces to [`RECORD`] bytes, then a newline.
 fn encode(state: &PaceState, boot: &str) -> String {
+    let log = if state.log.slots().is_empty() {
+        "-".to_string()
+    } else {
+        let slots: Vec<String> = state.log.slots().iter().map(u64::to_string).collect();
+        slots.join(",")
+    };
     let fields = format!(
-        "{MAGIC} {boot} {} {} {:e} {} {} {}",
-        state.next_slot,
+        "{MAGIC} {boot} {log} {} {} {:e} {:e} {} {} {}",
+        state.floor,
         state.blocked_until,
         state.rate,
+        state.trouble,
         state.throttled_at,
         state.generation,
         state.seen
@@ -284,10 +291,22 @@ fn decode(text: &str, boot: &str) -> Option<PaceState> {
     if parts.next()? != MAGIC || parts.next()? != boot {
         return None;
     }
+    let log = match parts.next()? {
+        "-" => Vec::new(),
+        slots => slots
+            .split(',')
+            .map(|slot| slot.parse().ok())
+            .collect::<Option<Vec<u64>>>()?,
+    };
+    if log.len() > LOG_CAP {
+        return None;
+    }
     let state = PaceState {
-        next_slot: parts.next()?.parse().ok()?,
+        log: Log::of(&log),
+        floor: parts.next()?.parse().ok()?,
         blocked_until: parts.next()?.parse().ok()?,
         rate: parts.next()?.parse().ok()?,
+        trouble: parts.next()?.parse().ok()?,
         throttled_at: parts.next()?.parse().ok()?,
         generation: parts.next()?.parse().ok()?,
         seen: parts.next()?.parse().ok()?,
@@ -368,9 +387,11 @@ mod tests {
 
     fn state() -> PaceState {
         PaceState {
-            next_slot: 5,
+            log: Log::of(&[5, 9, 11]),
+            floor: 1,
             blocked_until: 7,
             rate: 0.75,
+            trouble: 0.875,
             throttled_at: 3,
             generation: 2,
             seen: 4,
@@ -385,9 +406,11 @@ mod tests {
         assert_eq!(good.len(), RECORD);
         assert_eq!(decode(&good, boot), Some(state));
         let widest = PaceState {
-            next_slot: u64::MAX,
+            log: Log::of(&[u64::MAX; LOG_CAP]),
+            floor: u64::MAX,
             blocked_until: u64::MAX,
             rate: -f64::MIN_POSITIVE,
+            trouble: -f64::MIN_POSITIVE,
             throttled_at: u64::MAX,
             generation: u64::MAX,
             seen: u64::MAX,
@@ -411,12 +434,18 @@ mod tests {
         for foreign in [
             String::new(),
             "hello\n".into(),
-            good.replace(" 5 ", " 6 "),
+            good.replace(" 5,9,11 ", " 6,9,11 "),
+            good.replace(" 5,9,11 ", " 5,x,11 "),
             good.trim_end().to_string(),
             good.replace(MAGIC, "other-magic"),
             good.replacen(' ', "  ", 1),
             // The record of version 2, before boots were named.
             good.replace(&format!("{MAGIC} {boot} "), "cloud-sdk-rate-limit-v2 "),
+            // Version 3, a queue's next slot where the log is now.
+            good.replace(
+                &format!("{MAGIC} {boot} 5,9,11 "),
+                &format!("cloud-sdk-rate-limit-v3 {boot} 5 "),
+            ),
         ] {
             assert_eq!(decode(&foreign, boot), None, "{foreign:?}");
         }
@@ -465,14 +494,14 @@ mod tests {
         let ours = HostFile::of_boot(Some(dir.path()), "k", THIS_HOST);
         let theirs = HostFile::of_boot(Some(dir.path()), "k", OTHER_HOST);
         assert_ne!(ours.path(), theirs.path());
-        let set = |file: &HostFile, next_slot: u64| {
-            file.update(|state, _| (PaceState { next_slot, ..state }, ()))
+        let set = |file: &HostFile, floor: u64| {
+            file.update(|state, _| (PaceState { floor, ..state }, ()))
                 .unwrap()
         };
         set(&ours, 9);
         set(&theirs, 4);
         set(&theirs, 5);
-        let read = |file: &HostFile| file.update(|state, _| (state, state.next_slot)).unwrap();
+        let read = |file: &HostFile| file.update(|state, _| (state, state.floor)).unwrap();
         assert_eq!(read(&ours), 9, "another host's writes left ours alone");
         assert_eq!(read(&theirs), 5);
     }
@@ -522,15 +551,7 @@ mod tests {
         )
         .unwrap();
         let seen = file
-            .update(|state, _| {
-                (
-                    PaceState {
-                        next_slot: 9,
-                        ..state
-                    },
-                    state,
-                )
-            })
+            .update(|state, _| (PaceState { floor: 9, ..state }, state))
             .unwrap();
         assert_eq!(
             seen,
@@ -539,7 +560,7 @@ mod tests {
         );
         assert_eq!(std::fs::metadata(file.path()).unwrap().len(), RECORD as u64);
         let again = file.update(|state, _| (state, state)).unwrap();
-        assert_eq!(again.next_slot, 9);
+        assert_eq!(again.floor, 9);
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -582,7 +603,7 @@ mod tests {
                 file.update(|state, _| {
                     (
                         PaceState {
-                            next_slot: n,
+                            log: Log::of(&[n, n + 1]),
                             ..state
                         },
                         (),

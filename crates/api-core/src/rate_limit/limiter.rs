@@ -129,10 +129,7 @@ impl Limiter {
     /// The limit paced in this process's own state, whatever its store.
     pub(crate) fn in_process(limit: &RateLimit) -> Self {
         Self {
-            pace: Pace {
-                interval: ns(limit.interval()),
-                window: ns(limit.window()),
-            },
+            pace: Pace::new(limit.max(), ns(limit.window())),
             backend: Backend::Process(Arc::clone(&limit.process)),
             observer: limit.observer.clone(),
             bookings: Arc::default(),
@@ -161,6 +158,7 @@ impl Limiter {
                     wait: 0,
                     generation: 0,
                     blocked: false,
+                    before: 0,
                 },
                 store: StoreKind::Process,
             },
@@ -325,7 +323,8 @@ mod limiter_tests {
     #[tokio::test(flavor = "current_thread")]
     async fn two_limiters_on_one_host_file_share_the_pace() {
         let dir = tempfile::tempdir().unwrap();
-        let limit = RateLimit::new(10, Duration::from_millis(500))
+        // One at a time, 102 ms apart (and a block of up to 400 ms).
+        let limit = RateLimit::new(1, Duration::from_millis(100))
             .unwrap()
             .store(RateLimitStore::Host {
                 dir: Some(dir.path().to_path_buf()),
@@ -411,7 +410,7 @@ mod limiter_tests {
         a_429_holds_back(&a, &b).await;
     }
 
-    /// Three calls of `waiting` book their slots (0, 102 and 204 ms); 20 ms in, `throttled` draws a
+    /// Three calls of `waiting` book their slots (0, 306 and 612 ms); 20 ms in, `throttled` draws a
     /// 429 asking for a second. The calls booked before it do not go out into the block: each
     /// checks just before it sends, and books again after it. The times the three went at.
     async fn booked_calls_during_a_block(throttled: &Limiter, waiting: &Limiter) -> Vec<Duration> {
@@ -440,12 +439,11 @@ mod limiter_tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_call_booked_before_a_429_does_not_go_out_into_the_block() {
         let dir = tempfile::tempdir().unwrap();
-        let limit =
-            RateLimit::new(10, Duration::from_secs(1))
-                .unwrap()
-                .store(RateLimitStore::Host {
-                    dir: Some(dir.path().to_path_buf()),
-                });
+        // One at a time, 306 ms apart; a block of up to 1.2 s.
+        let one = || RateLimit::new(1, Duration::from_millis(300)).unwrap();
+        let limit = one().store(RateLimitStore::Host {
+            dir: Some(dir.path().to_path_buf()),
+        });
         for (store, went) in [
             (
                 "host",
@@ -458,15 +456,15 @@ mod limiter_tests {
             (
                 "process",
                 booked_calls_during_a_block(
-                    &Limiter::new(&RateLimit::new(10, Duration::from_secs(1)).unwrap(), "", ""),
-                    &Limiter::new(&RateLimit::new(10, Duration::from_secs(1)).unwrap(), "", ""),
+                    &Limiter::new(&one(), "", ""),
+                    &Limiter::new(&one(), "", ""),
                 )
                 .await,
             ),
         ] {
             if store == "process" {
                 // Two process stores share nothing: the control, where the booked calls go on.
-                assert!(went[2] < Duration::from_millis(500), "{store}: {went:?}");
+                assert!(went[2] < Duration::from_millis(900), "{store}: {went:?}");
                 continue;
             }
             assert!(
@@ -481,7 +479,7 @@ mod limiter_tests {
             );
         }
         // Clones of one process store share the 429 the same way.
-        let shared = RateLimit::new(10, Duration::from_secs(1)).unwrap();
+        let shared = one();
         let went = booked_calls_during_a_block(
             &Limiter::new(&shared, "", ""),
             &Limiter::new(&shared.clone(), "", ""),
@@ -547,10 +545,7 @@ mod limiter_tests {
             Duration::from_millis(300),
             Some(observer),
         );
-        let pace = Pace {
-            interval: 1_000,
-            window: 1_000_000,
-        };
+        let pace = Pace::new(1_000, 1_000_000);
         let Ok(Answer::Booked(first)) = chain.update(pace, Op::Reserve).await else {
             panic!("a reservation books")
         };
@@ -625,10 +620,7 @@ mod limiter_tests {
             Duration::from_millis(200),
             Some(observer),
         );
-        let pace = Pace {
-            interval: 1_000,
-            window: 1_000_000,
-        };
+        let pace = Pace::new(1_000, 1_000_000);
         let early = chain.update(
             pace,
             Op::Throttled {
@@ -673,14 +665,12 @@ mod limiter_tests {
 
     #[test]
     fn a_confirmation_in_another_store_is_a_new_reservation() {
-        let pace = Pace {
-            interval: 1_000,
-            window: 1_000_000,
-        };
+        let pace = Pace::new(1_000, 1_000_000);
         let ticket = Ticket {
             wait: 0,
             generation: 0,
             blocked: false,
+            before: 0,
         };
         let from_redis = Booked {
             ticket,
@@ -705,8 +695,9 @@ mod limiter_tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_caller_that_gives_up_leaves_its_slot_to_the_next() {
+        // One at a time, 102 ms apart.
         let limiter = Limiter::new(
-            &RateLimit::new(10, Duration::from_secs(1)).unwrap(),
+            &RateLimit::new(1, Duration::from_millis(100)).unwrap(),
             "http://h",
             "k",
         );
@@ -730,8 +721,9 @@ mod limiter_tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_busy_limiter_books_two_slots_ahead_and_no_more() {
         let dir = tempfile::tempdir().unwrap();
+        // One at a time, 51 ms apart.
         let limit =
-            RateLimit::new(20, Duration::from_secs(1))
+            RateLimit::new(1, Duration::from_millis(50))
                 .unwrap()
                 .store(RateLimitStore::Host {
                     dir: Some(dir.path().to_path_buf()),

@@ -9,7 +9,8 @@
 //! - `store`: the interface every store answers, and the rule it runs;
 //! - `config`: [`RateLimit`] and [`RateLimitStore`], as built or read from the environment;
 //! - `observers`: what a limit tells (long waits, store changes);
-//! - `booking` (a limiter's slots), `pacing` (the rule's state), `clock`, `rest`.
+//! - `booking` (a limiter's slots), `pacing` (the rule: a sliding log of slots and a learned rate),
+//!   `clock`, `rest`.
 
 mod booking;
 mod clock;
@@ -37,5 +38,6 @@ pub use observers::{
     FallbackObserver, FallbackTo, REPORTED_WAIT, StoreChange, StoreFallback, WaitObserver,
 };
 pub use pacing::{
-    BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SHARED_BLOCK, MAX_SLOWDOWN, RECOVERY_WINDOWS,
+    ABOVE_WINDOWS, BLOCK_WINDOWS, DECREASE, MAX_BURST, MAX_QUEUE, MAX_SHARED_BLOCK, MAX_SLOWDOWN,
+    RECOVERY_WINDOWS,
 };

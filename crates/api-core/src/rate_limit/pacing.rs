@@ -1,8 +1,13 @@
-//! The pacing rule every store shares, as pure arithmetic on a small state: a reservation in the
-//! style of GCRA (each request takes the next free slot, one pacing interval after the last), a
-//! block while a server-requested wait runs, a generation that turns every reservation made before
-//! a 429 stale (so that no call booked before it goes out into the block), and a learned rate:
-//! additive increase, multiplicative decrease (AIMD), as TCP finds a link's capacity.
+//! The pacing rule every store shares, as pure arithmetic on a small state: a sliding log of the
+//! slots booked on the key (at most `MAX` calls in any interval of the window, so a burst of up to
+//! `MAX` goes at once, safe under fixed-window and sliding-window servers alike), a block while a
+//! server-requested wait runs, a generation that turns every reservation made before a 429 stale
+//! (so that no call booked before it goes out into the block), and a learned rate: after a 429,
+//! calls go one at a time at a share of the configured rate, which climbs back to the rate at which
+//! the trouble began and only then, slowly, above it.
+//!
+//! Each sharer reads the one log with its own configuration: a process configured lower than the
+//! others waits longer itself, and its slots count once each for the others.
 //!
 //! Times are nanoseconds of the store's clock (see `clock.rs`). A clock that goes back (a Redis
 //! server's stepped clock, a reboot under a state file) moves every time of the state back with
@@ -11,15 +16,23 @@
 /// The slowest pace the rule learns: the configured interval this many times over.
 pub const MAX_SLOWDOWN: f64 = 64.0;
 
-/// What a 429 leaves of the rate: the rate it came at, times this.
+/// What a 429 leaves of the rate: the rate it came at, times this (or less, when the request it
+/// answered was one of only a few in its window: the server's limit is no more than those).
 pub const DECREASE: f64 = 0.8;
 
-/// The climb after a 429, in windows of the limit: without another 429, the rate climbs back
-/// linearly to the rate the last 429 came at in this many windows (slowly, where the server's
-/// limit was found), and never slower than a line from the floor (one [`MAX_SLOWDOWN`]th) to the
-/// configured rate over as many windows: so the configured rate is back within this many windows
-/// of the last 429, whatever the depth of the cut.
+/// The climb after a 429, in windows of the limit: without another 429, the rate climbs back from
+/// the rate the 429 left to the rate at which the trouble began in this many windows, whatever the
+/// depth of the cut; then on above it, slowly (see [`ABOVE_WINDOWS`]), to the configured rate.
 pub const RECOVERY_WINDOWS: u32 = 32;
+
+/// How slowly the rate climbs above the rate at which the trouble began: a fourth more (`1 /`
+/// [`DECREASE`]) every this many times [`RECOVERY_WINDOWS`] windows, so that a limit the server
+/// keeps below the configured one draws a 429 now and then, not every few windows.
+pub const ABOVE_WINDOWS: u32 = 8;
+
+/// The most calls of one burst the log keeps apart: a limit of more than this many calls per window
+/// is kept as this many (or fewer) per a share of the window (`100/1m` as 25 per 15 s).
+pub const MAX_BURST: u32 = 32;
 
 /// The longest shared block after a 429, in windows of the limit, whatever the server's answer
 /// says (a misread header must not stall a whole fleet).
@@ -39,15 +52,142 @@ pub(crate) const MAX_SHARED_BLOCK_NS: u64 = MAX_SHARED_BLOCK.as_secs() * 1_000_0
 /// than that (from a corrupt file) is forgotten; any queue callers can build short of it is kept.
 pub const MAX_QUEUE: u64 = 1 << 16;
 
+/// How many slots the shared log holds: the newest; a slot booked ahead that makes room is kept
+/// as the log's floor (no slot is booked before it), so that a queue longer than the log is never
+/// overtaken.
+pub(crate) const LOG_CAP: usize = 2 * MAX_BURST as usize;
+
+/// The slots booked on a key, earliest first.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Log {
+    len: usize,
+    at: [u64; LOG_CAP],
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Self {
+            len: 0,
+            at: [0; LOG_CAP],
+        }
+    }
+}
+
+impl std::fmt::Debug for Log {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.slots()).finish()
+    }
+}
+
+impl Log {
+    /// A log of `slots` (sorted here; the newest [`LOG_CAP`] kept).
+    pub(crate) fn of(slots: &[u64]) -> Self {
+        let mut log = Self::default();
+        for &slot in slots {
+            log.insert(slot);
+        }
+        log
+    }
+
+    /// The slots, earliest first.
+    pub fn slots(&self) -> &[u64] {
+        &self.at[..self.len]
+    }
+
+    /// Adds `slot` in its place; when the log is full, the earliest slot makes room and is
+    /// returned.
+    fn insert(&mut self, slot: u64) -> Option<u64> {
+        let place = self.slots().partition_point(|&t| t <= slot);
+        if self.len == LOG_CAP {
+            if place == 0 {
+                return Some(slot);
+            }
+            let dropped = self.at[0];
+            self.at.copy_within(1..place, 0);
+            self.at[place - 1] = slot;
+            return Some(dropped);
+        }
+        self.at.copy_within(place..self.len, place + 1);
+        self.at[place] = slot;
+        self.len += 1;
+        None
+    }
+
+    /// Keeps the slots `keep` holds for.
+    fn retain(&mut self, keep: impl Fn(u64) -> bool) {
+        let mut kept = 0;
+        for i in 0..self.len {
+            if keep(self.at[i]) {
+                self.at[kept] = self.at[i];
+                kept += 1;
+            }
+        }
+        self.len = kept;
+    }
+
+    /// Every slot `back` nanoseconds earlier.
+    fn shift_back(&mut self, back: u64) {
+        for slot in &mut self.at[..self.len] {
+            *slot = slot.saturating_sub(back);
+        }
+    }
+
+    /// How many slots lie within `window` before `slot` (`slot` itself counted, the new one not).
+    fn before(&self, slot: u64, window: u64) -> u32 {
+        let from = slot.saturating_sub(window);
+        let count = self
+            .slots()
+            .iter()
+            .filter(|&&t| t > from && t <= slot)
+            .count();
+        u32::try_from(count).unwrap_or(u32::MAX)
+    }
+
+    /// Whether `slot` may join the log with at most `most` slots in any interval of `window`: every
+    /// `most + 1` slots in a row that it would be one of span at least `window`.
+    fn admits(&self, slot: u64, most: usize, window: u64) -> bool {
+        let slots = self.slots();
+        let place = slots.partition_point(|&t| t <= slot);
+        // The slots in a row with the new one at `place`: `merged(i)`.
+        let merged = |i: usize| match i.cmp(&place) {
+            std::cmp::Ordering::Less => slots[i],
+            std::cmp::Ordering::Equal => slot,
+            std::cmp::Ordering::Greater => slots[i - 1],
+        };
+        let total = slots.len() + 1;
+        (place.saturating_sub(most)..=place)
+            .filter(|first| first + most < total)
+            .all(|first| merged(first + most) - merged(first) >= window)
+    }
+
+    /// The earliest slot from `from` on that the log admits under `most` per `window`: `from`, or
+    /// the end of one slot's window (the last slot's always admits).
+    fn earliest(&self, from: u64, most: usize, window: u64) -> u64 {
+        std::iter::once(from)
+            .chain(
+                self.slots()
+                    .iter()
+                    .map(|&t| t.saturating_add(window))
+                    .filter(|&t| t > from),
+            )
+            .find(|&t| self.admits(t, most, window))
+            .unwrap_or(u64::MAX)
+    }
+}
+
 /// The shared state of one key's limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PaceState {
-    /// When the next request may go (the theoretical arrival time).
-    pub next_slot: u64,
+    /// The slots booked, earliest first.
+    pub log: Log,
+    /// No slot is booked before this (the latest slot booked ahead that made room in the log).
+    pub floor: u64,
     /// No request goes before this (a server-requested wait of the whole key).
     pub blocked_until: u64,
     /// The share of the configured rate the last 429 left (1 = the configured rate).
     pub rate: f64,
+    /// The share of the configured rate at which the trouble of the last 429 began.
+    pub trouble: f64,
     /// When the last 429 that lowered the rate came.
     pub throttled_at: u64,
     /// How many 429s the state has seen: a reservation made under an older generation is stale.
@@ -59,9 +199,11 @@ pub struct PaceState {
 impl Default for PaceState {
     fn default() -> Self {
         Self {
-            next_slot: 0,
+            log: Log::default(),
+            floor: 0,
             blocked_until: 0,
             rate: 1.0,
+            trouble: 1.0,
             throttled_at: 0,
             generation: 0,
             seen: 0,
@@ -79,56 +221,112 @@ pub struct Ticket {
     /// Whether a block (a 429, here or anywhere the state is shared) was in force when it was
     /// reserved: the wait is the block's, not only the queue's.
     pub blocked: bool,
+    /// How many slots of the key lay within the configured window before it: a 429 to its request
+    /// says the server's limit is no more than that.
+    pub before: u32,
 }
 
-/// The pace of a limit: the interval between two requests, and its window.
+/// The pace of a limit as one sharer configured it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pace {
-    /// Nanoseconds between two requests at the configured rate.
+    /// The most calls in any interval of [`span`](Self::span) (at most [`MAX_BURST`]).
+    pub burst: u32,
+    /// Nanoseconds of the log's interval: the configured window (over how many parts a limit of
+    /// more than [`MAX_BURST`] was kept in), 2% longer for network jitter.
+    pub span: u64,
+    /// Nanoseconds between two requests at the configured rate (`span / burst`).
     pub interval: u64,
-    /// Nanoseconds of the limit's window.
+    /// Nanoseconds of the limit's window, which blocks and the climb are counted in.
     pub window: u64,
 }
 
 impl Pace {
-    /// The share of the configured rate at `now`: what the last 429 left, climbing back linearly to
-    /// the rate it came at over [`RECOVERY_WINDOWS`] windows and on at that pace, but never below a
-    /// line from the floor to 1 over as many windows: 1 within [`RECOVERY_WINDOWS`] windows.
+    /// At most `max` calls per `window` nanoseconds: kept as at most [`MAX_BURST`] calls per a
+    /// share of the window where `max` is larger, with a 2% margin.
+    pub fn new(max: u32, window: u64) -> Self {
+        let max = max.max(1);
+        let parts = max.div_ceil(MAX_BURST);
+        let burst = max / parts;
+        let span = (window as f64 * 1.02 / f64::from(parts)).min(u64::MAX as f64) as u64;
+        Self {
+            burst,
+            span,
+            interval: span / u64::from(burst),
+            window,
+        }
+    }
+
+    /// The share of the configured rate at `now`: what the last 429 left, climbing back to the rate
+    /// at which the trouble began over [`RECOVERY_WINDOWS`] windows (quickly at first, slowly near
+    /// it: the gap shrinks with the square of the time left), then on, slowly, above it: a fourth
+    /// more (`1 / DECREASE`) every [`ABOVE_WINDOWS`] times as many windows, up to 1.
     pub fn share(&self, state: &PaceState, now: u64) -> f64 {
-        let floor = 1.0 / MAX_SLOWDOWN;
         if !state.rate.is_finite() || state.rate >= 1.0 || state.rate <= 0.0 {
             return 1.0;
         }
-        let rate = state.rate.max(floor);
+        let rate = state.rate.max(1.0 / MAX_SLOWDOWN);
+        let trouble = self.trouble(state);
         let recovery = self
             .window
             .saturating_mul(u64::from(RECOVERY_WINDOWS))
             .max(1) as f64;
         let climbed = now.saturating_sub(state.throttled_at) as f64 / recovery;
-        let towards_the_429 = rate * (1.0 + (1.0 / DECREASE - 1.0) * climbed);
-        let bound = floor + (1.0 - floor) * climbed;
-        towards_the_429.max(bound).min(1.0)
+        let share = if climbed <= 1.0 {
+            trouble - (trouble - rate) * ((1.0 - climbed) * (1.0 - climbed))
+        } else {
+            trouble * (1.0 / DECREASE).powf((climbed - 1.0) / f64::from(ABOVE_WINDOWS))
+        };
+        share.min(1.0)
     }
 
-    /// The interval between two requests at `now`.
-    fn interval_at(&self, state: &PaceState, now: u64) -> u64 {
-        (self.interval as f64 / self.share(state, now)).min(u64::MAX as f64) as u64
+    /// The rate at which the trouble of the last 429 began: at least the rate the 429 left.
+    fn trouble(&self, state: &PaceState) -> f64 {
+        let rate = state.rate.max(1.0 / MAX_SLOWDOWN);
+        if state.trouble.is_finite() && state.trouble >= rate {
+            state.trouble.min(1.0)
+        } else {
+            (rate / DECREASE).min(1.0)
+        }
+    }
+
+    /// How many calls in any interval of how long at `share` of the configured rate: the burst in
+    /// the span at the configured rate; one at a time at a learned rate (a burst is what the server
+    /// refused).
+    pub fn allowance(&self, share: f64) -> (usize, u64) {
+        if share >= 1.0 {
+            (self.burst as usize, self.span)
+        } else {
+            (
+                1,
+                (self.interval as f64 / share.max(1.0 / MAX_SLOWDOWN)).min(u64::MAX as f64) as u64,
+            )
+        }
     }
 
     /// Reserves the next slot at `now`: the state after it, and the ticket.
     pub fn reserve(&self, state: PaceState, now: u64) -> (PaceState, Ticket) {
-        let state = self.sane(state, now);
-        let slot = state.next_slot.max(now).max(state.blocked_until);
-        let next = PaceState {
-            next_slot: slot.saturating_add(self.interval_at(&state, now)),
-            ..state
-        };
+        let mut state = self.sane(state, now);
+        let (most, window) = self.allowance(self.share(&state, now));
+        let mut from = now.max(state.blocked_until).max(state.floor);
+        if state.log.slots().len() == LOG_CAP {
+            // A full log makes room with its earliest slot: a new one goes after its latest, so
+            // that the slot that makes room is never one the new one should have counted.
+            from = from.max(state.log.slots()[LOG_CAP - 1]);
+        }
+        let slot = state.log.earliest(from, most, window);
+        let before = state.log.before(slot, self.span);
+        if let Some(dropped) = state.log.insert(slot)
+            && dropped > now
+        {
+            state.floor = state.floor.max(dropped);
+        }
         let ticket = Ticket {
             wait: slot - now,
             generation: state.generation,
             blocked: state.blocked_until > now,
+            before,
         };
-        (next, ticket)
+        (state, ticket)
     }
 
     /// Just before sending on `ticket`, at its slot: `None` when no 429 came since it was
@@ -149,26 +347,53 @@ impl Pace {
     }
 
     /// The state after a 429 at `now` whose answer asked to wait `wait` nanoseconds, to a request
-    /// sent on a slot of the generation `sent` (`None`: not known): nobody sends before the wait is
-    /// over (at most [`BLOCK_WINDOWS`] windows), every reservation made before it is stale, and the
-    /// rate drops to [`DECREASE`] times the rate it came at, unless the 429 answers a request sent
-    /// into a block already known, or sent before another 429 cut the rate (its generation is
-    /// older: ten 429s of requests in flight together cut the rate once, not ten times).
-    pub fn throttled(&self, state: PaceState, now: u64, wait: u64, sent: Option<u64>) -> PaceState {
+    /// sent on `sent` (`None`: not known): nobody sends before the wait is over (at most
+    /// [`BLOCK_WINDOWS`] windows), every reservation made before it is stale (its slot leaves the
+    /// log), and the rate drops to [`DECREASE`] times the rate at which the trouble began: the rate
+    /// of this 429, or of the first of a run of them (a 429 while the rate still climbs back), or,
+    /// when lower, the share of one call more than the request's window held before it (the
+    /// server refused that many).
+    /// A 429 answering a request sent into a block already known, or before another 429 cut the
+    /// rate (its generation is older), lowers nothing: ten 429s of requests in flight together
+    /// cut the rate once, not ten times.
+    pub fn throttled(
+        &self,
+        state: PaceState,
+        now: u64,
+        wait: u64,
+        sent: Option<Ticket>,
+    ) -> PaceState {
         let state = self.sane(state, now);
         let wait = wait.min(self.longest_block());
-        let since_the_last_cut = sent.is_none_or(|generation| generation == state.generation);
-        let (rate, throttled_at) = if now >= state.blocked_until && since_the_last_cut {
-            let rate = (self.share(&state, now) * DECREASE).max(1.0 / MAX_SLOWDOWN);
-            (rate, now)
+        let since_the_last_cut = sent.is_none_or(|ticket| ticket.generation == state.generation);
+        let (rate, trouble, throttled_at) = if now >= state.blocked_until && since_the_last_cut {
+            let share = self.share(&state, now);
+            // Still climbing back: the trouble began where it began. Else it begins here, or
+            // where the request's window held one call more than the calls before it, if lower.
+            let climbing = state.rate > 0.0 && state.rate < 1.0 && share < self.trouble(&state);
+            let began = if climbing {
+                self.trouble(&state)
+            } else {
+                share
+            };
+            let trouble = sent
+                .map(|ticket| f64::from(ticket.before))
+                .filter(|n| *n >= 1.0)
+                .map_or(began, |n| began.min((n + 1.0) / f64::from(self.burst)));
+            let rate = (share.min(trouble) * DECREASE).max(1.0 / MAX_SLOWDOWN);
+            (rate, trouble.max(rate), now)
         } else {
-            (state.rate, state.throttled_at)
+            (state.rate, state.trouble, state.throttled_at)
         };
         let blocked_until = state.blocked_until.max(now.saturating_add(wait));
+        let mut log = state.log;
+        log.retain(|slot| slot <= now);
         PaceState {
-            next_slot: blocked_until,
+            log,
+            floor: state.floor.min(now),
             blocked_until,
             rate,
+            trouble,
             throttled_at,
             generation: state.generation.wrapping_add(1),
             seen: now,
@@ -185,8 +410,13 @@ impl Pace {
     /// a block longer than any sharer could write, a rate that is no number).
     fn sane(&self, state: PaceState, now: u64) -> PaceState {
         let back = state.seen.saturating_sub(now);
+        let mut log = state.log;
+        log.shift_back(back);
+        // A slot an hour old matters to no sharer's window.
+        log.retain(|slot| slot.saturating_add(MAX_SHARED_BLOCK_NS) > now);
         let state = PaceState {
-            next_slot: state.next_slot.saturating_sub(back),
+            log,
+            floor: state.floor.saturating_sub(back),
             blocked_until: state.blocked_until.saturating_sub(back),
             throttled_at: state.throttled_at.saturating_sub(back),
             seen: now,
@@ -205,8 +435,17 @@ impl Pace {
     /// Whether the rule could have built `state` by `now` (its clock already moved back).
     fn believable(&self, state: &PaceState, now: u64) -> bool {
         let slowest = (self.interval as f64 * MAX_SLOWDOWN).min(u64::MAX as f64) as u64;
+        let queue = slowest.saturating_mul(MAX_QUEUE);
+        let latest = state
+            .log
+            .slots()
+            .last()
+            .copied()
+            .unwrap_or(0)
+            .max(state.floor);
         state.rate.is_finite()
-            && state.next_slot.saturating_sub(now) <= slowest.saturating_mul(MAX_QUEUE)
+            && !state.trouble.is_nan()
+            && latest.saturating_sub(now) <= queue
             && state.blocked_until.saturating_sub(now)
                 <= self.longest_block().max(MAX_SHARED_BLOCK_NS)
             && state.throttled_at <= now
@@ -220,11 +459,9 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// `10/1s`: bursts of 10 in any 1.02 s.
     fn pace() -> Pace {
-        Pace {
-            interval: 100 * MS,
-            window: 1_000 * MS,
-        }
+        Pace::new(10, 1_000 * MS)
     }
 
     fn waits(pace: &Pace, state: &mut PaceState, now: u64, n: usize) -> Vec<u64> {
@@ -238,18 +475,78 @@ mod tests {
     }
 
     #[test]
-    fn requests_take_evenly_spaced_slots() {
+    fn a_limit_is_kept_as_a_burst_in_a_span() {
+        let twenty = Pace::new(20, 2_000 * MS);
+        assert_eq!((twenty.burst, twenty.span), (20, 2_040 * MS));
+        assert_eq!(twenty.interval, 102 * MS);
+        // More than MAX_BURST per window: fewer per a share of it, never more in the window.
+        let hundred = Pace::new(100, 60_000 * MS);
+        assert_eq!((hundred.burst, hundred.span), (25, 15_300 * MS));
+        let odd = Pace::new(33, 1_000 * MS);
+        assert_eq!(odd.burst, 16, "16 per half window: 32 of 33 in the window");
+    }
+
+    #[test]
+    fn a_burst_of_max_goes_at_once_then_the_window_holds() {
         let pace = pace();
         let mut state = PaceState::default();
         let now = 10_000 * MS;
-        assert_eq!(waits(&pace, &mut state, now, 4), [0, 100, 200, 300]);
+        assert_eq!(waits(&pace, &mut state, now, 10), [0; 10]);
+        // The next ten go when the first ten's window is over, at once again.
+        assert_eq!(waits(&pace, &mut state, now, 10), [1_020; 10]);
+        assert_eq!(waits(&pace, &mut state, now, 1), [2_040]);
+        // Half-way through, the log is full: the next waits for the first's window to end.
+        let mut state = PaceState::default();
+        waits(&pace, &mut state, now, 5);
+        waits(&pace, &mut state, now + 500 * MS, 5);
+        assert_eq!(
+            waits(&pace, &mut state, now + 600 * MS, 6),
+            [420; 5].iter().copied().chain([920]).collect::<Vec<_>>()
+        );
         // After a quiet spell the next request goes at once.
         assert_eq!(pace.reserve(state, now + 5_000 * MS).1.wait, 0);
     }
 
+    /// Two sharers of a key, one configured `1/1m`: it waits a minute after the key's latest slot,
+    /// and its slots count once each in the other's `20/2s` window; the other is never held back
+    /// by its configuration.
+    #[test]
+    fn a_sharer_configured_lower_waits_alone() {
+        let fast = Pace::new(20, 2_000 * MS);
+        let slow = Pace::new(1, 60_000 * MS);
+        let now = 10_000 * MS;
+        let (state, first) = slow.reserve(PaceState::default(), now);
+        assert_eq!(first.wait, 0);
+        let (mut state, second) = slow.reserve(state, now);
+        assert_eq!(
+            second.wait,
+            61_200 * MS,
+            "the slow one waits its own minute"
+        );
+        // The slow one's first slot is one of the fast one's 20 in its window; its second, a
+        // minute ahead, is not.
+        assert_eq!(
+            waits(&fast, &mut state, now + 10 * MS, 19),
+            [0; 19],
+            "the fast one goes on"
+        );
+        assert_eq!(
+            waits(&fast, &mut state, now + 10 * MS, 1),
+            [2_030],
+            "its window holds 20"
+        );
+        assert_eq!(state.log.slots().len(), 22);
+    }
+
     #[test]
     fn a_429_blocks_everyone_and_turns_every_older_reservation_stale() {
-        let pace = pace();
+        // One at a time, 102 ms apart, in windows of a second.
+        let pace = Pace {
+            burst: 1,
+            span: 102 * MS,
+            interval: 102 * MS,
+            window: 1_000 * MS,
+        };
         let now = 10_000 * MS;
         let mut state = PaceState::default();
         let booked: Vec<Ticket> = (0..4)
@@ -259,18 +556,22 @@ mod tests {
                 ticket
             })
             .collect();
-        // The first went at once and drew a 429 asking for 2 s.
+        assert_eq!(state.log.slots().len(), 4);
+        // The first went at once and drew a 429 asking for 2 s: the slots booked ahead leave the
+        // log, their tickets are stale.
         state = pace.throttled(state, now + 10 * MS, 2_000 * MS, None);
+        assert_eq!(state.log.slots(), [now]);
         // The second wakes at its slot: its reservation is stale, it books again after the block.
-        let (next, again) = pace.confirm(state, now + 100 * MS, booked[1]);
+        let (next, again) = pace.confirm(state, now + 102 * MS, booked[1]);
         state = next;
         let again = again.expect("a stale reservation books again");
-        assert_eq!(again.wait, 2_010 * MS - 100 * MS, "after the server's wait");
-        // The third books after it, at the slower pace the 429 left (100 ms / DECREASE).
-        let (next, third) = pace.confirm(state, now + 200 * MS, booked[2]);
+        assert_eq!(again.wait, 2_010 * MS - 102 * MS, "after the server's wait");
+        assert!(again.blocked);
+        // The third books after it, at the slower pace the 429 left (102 ms / DECREASE).
+        let (next, third) = pace.confirm(state, now + 204 * MS, booked[2]);
         state = next;
-        let slower = (third.unwrap().wait - (2_010 * MS - 200 * MS)) as f64;
-        let expected = 100.0 * MS as f64 / DECREASE;
+        let slower = (third.unwrap().wait - (2_010 * MS - 204 * MS)) as f64;
+        let expected = 102.0 * MS as f64 / DECREASE;
         assert!((slower - expected).abs() < MS as f64, "{slower}");
         // A reservation made after the 429 is not stale: it goes at its slot.
         let (next, fresh) = pace.reserve(state, now + 300 * MS);
@@ -283,14 +584,8 @@ mod tests {
     #[test]
     fn a_block_written_under_one_configuration_holds_for_another() {
         // A `10/10s` tool and a `20/2s` one share a key.
-        let slow = Pace {
-            interval: 1_020 * MS,
-            window: 10_000 * MS,
-        };
-        let fast = Pace {
-            interval: 102 * MS,
-            window: 2_000 * MS,
-        };
+        let slow = Pace::new(10, 10_000 * MS);
+        let fast = Pace::new(20, 2_000 * MS);
         let now = 1_000_000 * MS;
         let state = slow.throttled(PaceState::default(), now, 40_000 * MS, None);
         assert_eq!(
@@ -315,15 +610,21 @@ mod tests {
         let (forgotten, ticket) = fast.reserve(corrupt, now);
         assert_eq!(ticket.wait, 0);
         assert_eq!(forgotten.generation, 0);
-        let hour_long_windows = Pace {
-            interval: 60_000 * MS,
-            window: MAX_SHARED_BLOCK_NS,
-        };
+        let hour_long_windows = Pace::new(60, MAX_SHARED_BLOCK_NS);
         let (_, ticket) = hour_long_windows.reserve(corrupt, now);
         assert!(
             ticket.wait > MAX_SHARED_BLOCK_NS,
             "within its own 4 windows"
         );
+    }
+
+    fn ticket(generation: u64, before: u32) -> Ticket {
+        Ticket {
+            wait: 0,
+            generation,
+            blocked: false,
+            before,
+        }
     }
 
     #[test]
@@ -334,10 +635,15 @@ mod tests {
         // one interval), and the answers come spread over a second.
         let mut state = PaceState::default();
         for answer in 0..10u64 {
-            state = pace.throttled(state, now + answer * 150 * MS, pace.interval, Some(0));
+            state = pace.throttled(
+                state,
+                now + answer * 150 * MS,
+                pace.interval,
+                Some(ticket(0, 9)),
+            );
         }
         let at = now + 9 * 150 * MS;
-        let once = pace.throttled(PaceState::default(), now, pace.interval, Some(0));
+        let once = pace.throttled(PaceState::default(), now, pace.interval, Some(ticket(0, 9)));
         assert!(
             (pace.share(&state, at) - pace.share(&once, at)).abs() < 1e-9,
             "one cut: {} where one 429 leaves {}",
@@ -355,12 +661,56 @@ mod tests {
         }
         assert!(pace.share(&unknown, now + 300 * MS) < DECREASE * DECREASE);
         // A request sent after the cut, on the new generation, cuts again when it draws a 429.
-        let after = pace.throttled(state, at + 150 * MS, pace.interval, Some(state.generation));
-        assert!(pace.share(&after, at + 150 * MS) < DECREASE * 0.81);
+        let later = at + 150 * MS;
+        let after = pace.throttled(
+            state,
+            later,
+            pace.interval,
+            Some(ticket(state.generation, 9)),
+        );
+        assert!((pace.share(&after, later) - pace.share(&state, later) * DECREASE).abs() < 1e-9);
+    }
+
+    /// A 429 to a request that had only one other in its window: the server allows no more than
+    /// one per window, so the trouble began at two, and the rate drops at once below that (not by
+    /// a fifth per 429); the climb goes back to two per window, then on, slowly.
+    #[test]
+    fn a_429_to_one_of_few_in_its_window_learns_the_limit_at_once() {
+        let pace = Pace::new(20, 2_000 * MS);
+        let now = 10_000 * MS;
+        let state = pace.throttled(PaceState::default(), now, 0, Some(ticket(0, 1)));
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(state.trouble, 2.0 / 20.0));
+        assert!(close(pace.share(&state, now), 2.0 / 20.0 * DECREASE));
+        let recovery = pace.window * u64::from(RECOVERY_WINDOWS);
+        // Three fourths of the way back half-way through: quickly at first, slowly near it.
+        assert!(close(
+            pace.share(&state, now + recovery / 2),
+            0.1 - 0.02 / 4.0
+        ));
+        assert!(close(pace.share(&state, now + recovery), 0.1));
+        // Above it, a fourth more every ABOVE_WINDOWS recoveries.
+        let period = recovery * u64::from(ABOVE_WINDOWS);
+        assert!(close(
+            pace.share(&state, now + recovery + period),
+            0.1 / DECREASE
+        ));
+        assert!(close(
+            pace.share(&state, now + recovery + 2 * period),
+            0.1 / DECREASE / DECREASE
+        ));
+        // At a learned rate, one call at a time: the interval of two per window.
+        let (state, _) = pace.reserve(state, now + recovery);
+        let (_, next) = pace.reserve(state, now + recovery);
+        assert_eq!(next.wait, 1_020 * MS);
+        // A 429 to the first in its window says nothing of the limit: a cut by DECREASE.
+        let first = pace.throttled(PaceState::default(), now, 0, Some(ticket(0, 0)));
+        assert!(close(pace.share(&first, now), DECREASE));
+        assert!(close(first.trouble, 1.0));
     }
 
     #[test]
-    fn the_rate_decreases_per_block_and_climbs_back_linearly() {
+    fn the_rate_decreases_per_block_and_climbs_back_to_the_trouble_then_slowly_on() {
         let pace = pace();
         let now = 10_000 * MS;
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
@@ -373,40 +723,33 @@ mod tests {
             pace.share(&state, now + 20 * MS)
         );
         assert_eq!(inflight.generation, 2, "but older reservations are stale");
-        // Half-way through the recovery, half-way back to the rate of the 429; then at it; and
-        // on, at that pace, to the configured rate (and no further).
+        // Half-way through the recovery, three fourths of the way back; then at the rate of the
+        // 429, the configured one.
         let recovery = 1_000 * MS * u64::from(RECOVERY_WINDOWS);
-        let halfway = DECREASE + (1.0 - DECREASE) / 2.0;
+        let halfway = 1.0 - (1.0 - DECREASE) / 4.0;
         assert!(close(pace.share(&state, now + recovery / 2), halfway));
         assert!(close(pace.share(&state, now + recovery), 1.0));
         assert!(close(pace.share(&state, now + recovery * 5), 1.0));
-        // A 429 after the block lowers the rate it came at again.
+        // A 429 while the rate climbs back cuts the rate it came at, and the trouble still began
+        // at the first: back to it within a recovery of the last 429.
         let later = now + recovery / 2;
         let again = pace.throttled(state, later, 0, None);
         assert!(close(pace.share(&again, later), halfway * DECREASE));
-        // From there, the climb goes at its pace, a quarter of the way in a quarter of the time;
-        // and the line has it back at the configured rate when the recovery is over.
-        assert!(close(
-            pace.share(&again, later + recovery / 4),
-            halfway * DECREASE * (1.0 + (1.0 / DECREASE - 1.0) / 4.0)
-        ));
+        assert!(close(again.trouble, 1.0));
         assert!(close(pace.share(&again, later + recovery), 1.0));
-        // Far down, the line from the floor is the faster: at 1/4 of the configured rate, half-way
-        // through the recovery it is at the line's half-way point, not at 1/4 * 1.125.
-        let deep = PaceState {
-            rate: 0.25,
+        // Once back at the trouble's rate and above it, a 429 begins a trouble of its own there.
+        let low = PaceState {
+            rate: 0.4,
+            trouble: 0.5,
             throttled_at: now,
-            ..state
+            ..PaceState::default()
         };
-        let floor = 1.0 / MAX_SLOWDOWN;
-        assert!(close(
-            pace.share(&deep, now + recovery / 2),
-            floor + (1.0 - floor) / 2.0
-        ));
-        assert!(close(
-            pace.share(&deep, now + recovery / 8),
-            0.25 * (1.0 + 0.25 / 8.0)
-        ));
+        let above = now + recovery * 2;
+        let share = pace.share(&low, above);
+        assert!(share > 0.5 && share < 0.5 / DECREASE, "{share}");
+        let next = pace.throttled(low, above, 0, None);
+        assert!(close(next.trouble, share));
+        assert!(close(pace.share(&next, above), share * DECREASE));
         // Never slower than MAX_SLOWDOWN times the interval.
         let mut slowest = PaceState::default();
         for step in 0..60 {
@@ -414,14 +757,14 @@ mod tests {
         }
         let at = now + 59 * 10 * MS;
         assert_eq!(pace.share(&slowest, at), 1.0 / MAX_SLOWDOWN);
-        assert_eq!(pace.interval_at(&slowest, at), 6_400 * MS);
+        assert_eq!(pace.allowance(pace.share(&slowest, at)), (1, 6_528 * MS));
     }
 
-    /// Whatever the depth of the cut (five minutes of 429s, or another client of the key that
-    /// does not use the SDK), the configured rate is back within RECOVERY_WINDOWS windows of the
-    /// last 429: from the floor, in exactly that many (the climb alone took some 8,000).
+    /// Whatever the depth of the cut (five minutes of 429s in a row, or another client of the key
+    /// that does not use the SDK), the rate at which the trouble began (here the configured rate)
+    /// is back within RECOVERY_WINDOWS windows of the last 429, not sooner.
     #[test]
-    fn from_the_floor_the_rate_is_back_within_the_recovery_windows() {
+    fn from_the_floor_the_rate_climbs_back_within_the_recovery_windows() {
         let pace = pace();
         let window = 1_000 * MS;
         let mut state = PaceState::default();
@@ -431,17 +774,17 @@ mod tests {
             state = pace.throttled(state, now, 0, None);
         }
         assert_eq!(pace.share(&state, now), 1.0 / MAX_SLOWDOWN);
+        assert_eq!(
+            state.trouble, 1.0,
+            "the trouble began at the configured rate"
+        );
         let back = now + window * u64::from(RECOVERY_WINDOWS);
         assert_eq!(pace.share(&state, back), 1.0);
-        let before = now + window * 31;
-        assert!(
-            pace.share(&state, before) < 1.0,
-            "not sooner than the line allows"
-        );
-        // Reservations follow: after the climb, one interval apart again.
+        assert!(pace.share(&state, back - window) < 1.0, "not sooner");
+        // Reservations follow: after the climb, bursts again.
         let (state, _) = pace.reserve(state, back);
         let (_, ticket) = pace.reserve(state, back);
-        assert_eq!(ticket.wait, pace.interval);
+        assert_eq!(ticket.wait, 0);
     }
 
     proptest! {
@@ -454,9 +797,146 @@ mod tests {
                 now += gap * MS;
                 state = pace.throttled(state, now, 0, None);
             }
+            // No 429 said how many calls its window held: the trouble began at the configured rate.
             let back = now + pace.window * u64::from(RECOVERY_WINDOWS);
             prop_assert_eq!(pace.share(&state, back), 1.0);
         }
+    }
+
+    /// A server that admits `max` requests per fixed `window` (the emulator's count), and answers a
+    /// 429 with the seconds left of the window (`X-RateLimit-Reset`).
+    struct FixedWindows {
+        max: u32,
+        window: u64,
+        start: u64,
+        count: u32,
+    }
+
+    impl FixedWindows {
+        /// Counts a request at `at`: whether it is admitted.
+        fn admit(&mut self, at: u64) -> Result<(), ()> {
+            if self.count == 0 || at - self.start >= self.window {
+                self.start = at;
+                self.count = 0;
+            }
+            if self.count >= self.max {
+                return Err(());
+            }
+            self.count += 1;
+            Ok(())
+        }
+
+        /// The wait a 429 at `at` asks for: the window's time left, in whole seconds.
+        fn reset(&self, at: u64) -> u64 {
+            let left = self.window - (at - self.start);
+            left.div_ceil(1_000 * MS) * 1_000 * MS
+        }
+    }
+
+    /// `sharers` processes of one configuration on one key, each making `calls` calls one after
+    /// another (a call waits for its slot, checks it just before it goes, and after a 429 tells the
+    /// rule and goes again), against `server`, its answers 20 ms after the request: the 429s to
+    /// requests sent before the first 429 came back (the first burst), the 429s after those, and
+    /// the calls served per second from the first to the last.
+    fn fleet_against(
+        pace: Pace,
+        server: &mut FixedWindows,
+        sharers: usize,
+        calls: usize,
+    ) -> (usize, usize, f64) {
+        #[derive(Clone, Copy)]
+        enum Next {
+            Book,
+            Send(Ticket),
+            Answer(Ticket, Option<u64>),
+        }
+        const ANSWER: u64 = 20 * MS;
+        let mut state = PaceState::default();
+        let start = 1_000_000 * MS;
+        // (time, sharer, what it does next), taken earliest first.
+        let mut queue: Vec<(u64, usize, Next)> =
+            (0..sharers).map(|s| (start, s, Next::Book)).collect();
+        let mut done = vec![0; sharers];
+        let (mut first_burst, mut after, mut first_answer) = (0, 0, None::<u64>);
+        let (mut first_served, mut last_served) = (None::<u64>, start);
+        while let Some(i) = (0..queue.len()).min_by_key(|&i| (queue[i].0, queue[i].1)) {
+            let (now, sharer, next) = queue.swap_remove(i);
+            match next {
+                Next::Book => {
+                    let (next_state, ticket) = pace.reserve(state, now);
+                    state = next_state;
+                    queue.push((now + ticket.wait, sharer, Next::Send(ticket)));
+                }
+                Next::Send(ticket) => {
+                    let (next_state, again) = if ticket.wait > 0 {
+                        pace.confirm(state, now, ticket)
+                    } else {
+                        (state, None)
+                    };
+                    state = next_state;
+                    match again {
+                        Some(again) => queue.push((now + again.wait, sharer, Next::Send(again))),
+                        None => {
+                            if server.admit(now).is_ok() {
+                                first_served.get_or_insert(now);
+                                last_served = now;
+                                queue.push((now + ANSWER, sharer, Next::Answer(ticket, None)));
+                            } else {
+                                let wait = server.reset(now);
+                                if first_answer.is_none_or(|answered| now < answered) {
+                                    first_burst += 1;
+                                } else {
+                                    after += 1;
+                                }
+                                queue.push((
+                                    now + ANSWER,
+                                    sharer,
+                                    Next::Answer(ticket, Some(wait)),
+                                ));
+                            }
+                        }
+                    }
+                }
+                Next::Answer(ticket, refused) => {
+                    if let Some(wait) = refused {
+                        first_answer.get_or_insert(now);
+                        state = pace.throttled(state, now, wait, Some(ticket));
+                        queue.push((now, sharer, Next::Book));
+                    } else {
+                        done[sharer] += 1;
+                        if done[sharer] < calls {
+                            queue.push((now, sharer, Next::Book));
+                        }
+                    }
+                }
+            }
+        }
+        let took = (last_served - first_served.unwrap_or(start)) as f64 / (1_000 * MS) as f64;
+        let per_second = (sharers * calls - 1) as f64 / took;
+        (first_burst, after, per_second)
+    }
+
+    /// Eight processes configured `20/2s` against a server that allows a tenth of it (`1/1s`),
+    /// 240 calls between them: the first burst draws a 429 for each of its requests past the
+    /// first (they went before any answer came back), the first 429 learns the limit from the
+    /// calls that were in the refused one's window, and from then on at most three 429s, with the
+    /// server's limit served within a tenth.
+    #[test]
+    fn a_fleet_configured_ten_times_too_high_learns_the_limit_and_keeps_to_it() {
+        let mut server = FixedWindows {
+            max: 1,
+            window: 1_000 * MS,
+            start: 0,
+            count: 0,
+        };
+        let (first_burst, after, per_second) =
+            fleet_against(Pace::new(20, 2_000 * MS), &mut server, 8, 30);
+        eprintln!("first burst {first_burst}, after {after}, {per_second:.3}/s");
+        // Seven of the eight first requests, and the next call of the one served: all sent before
+        // the first 429 came back.
+        assert!(first_burst <= 8, "{first_burst} 429s in the first burst");
+        assert!(after <= 3, "{after} 429s after the first burst");
+        assert!(per_second >= 0.9, "{per_second:.3} calls a second of 1");
     }
 
     #[test]
@@ -474,34 +954,54 @@ mod tests {
 
     #[test]
     fn a_clock_that_goes_back_takes_the_state_with_it() {
-        let pace = pace();
+        let pace = Pace::new(1, 100 * MS);
         let mut state = PaceState::default();
         let now = 10_000_000 * MS;
         waits(&pace, &mut state, now, 3);
         // The clock steps back an hour (a stepped wall clock, a reboot under the file): the queue
-        // is still 300 ms long, not an hour and 300 ms.
+        // is still 306 ms long, not an hour and 306 ms.
         let back = now - 3_600_000 * MS;
-        assert_eq!(pace.reserve(state, back).1.wait, 300 * MS);
+        assert_eq!(pace.reserve(state, back).1.wait, 306 * MS);
+    }
+
+    #[test]
+    fn a_queue_longer_than_the_log_is_never_overtaken() {
+        let pace = Pace::new(1, 100 * MS);
+        let now = 10_000 * MS;
+        let mut state = PaceState::default();
+        let queued = waits(&pace, &mut state, now, 3 * LOG_CAP);
+        let expected: Vec<u64> = (0..3 * LOG_CAP as u64).map(|i| i * 102).collect();
+        assert_eq!(queued, expected);
+        assert_eq!(state.log.slots().len(), LOG_CAP);
+        assert!(state.floor > now, "the slots booked ahead that made room");
+        // A sharer of a faster configuration books after the floor, not in the slots dropped.
+        let fast = Pace::new(32, 100 * MS);
+        let (_, ticket) = fast.reserve(state, now);
+        assert!(ticket.wait >= state.floor - now, "{} ms", ticket.wait / MS);
     }
 
     #[test]
     fn a_long_queue_is_kept_and_an_impossible_state_is_forgotten() {
-        let pace = pace();
+        let pace = Pace::new(1, 100 * MS);
         let now = 10_000 * MS;
-        // A bulk client with 600 calls booked, at the slowest pace: an hour and more of queue.
-        let mut state = PaceState::default();
-        for step in 0..60 {
-            state = pace.throttled(state, now + step, 0, None);
-            state.blocked_until = 0;
-        }
-        let at = now + 60;
-        let queued = waits(&pace, &mut state, at, 600);
-        assert!(queued[599].abs_diff(599 * 6_400) <= 1, "{}", queued[599]);
-        let next = pace.reserve(state, at).1.wait / MS;
-        assert!(next.abs_diff(600 * 6_400) <= 1, "kept: {next}");
+        // At the slowest pace, a queue of 60 calls is more than six minutes long: kept.
+        let mut state = PaceState {
+            rate: 1.0 / MAX_SLOWDOWN,
+            trouble: 1.0 / MAX_SLOWDOWN,
+            throttled_at: now,
+            ..PaceState::default()
+        };
+        let queued = waits(&pace, &mut state, now, 60);
+        assert!(queued[59].abs_diff(59 * 6_528) <= 1, "{}", queued[59]);
+        let next = pace.reserve(state, now).1.wait / MS;
+        assert!(next.abs_diff(60 * 6_528) <= 1, "kept: {next}");
         for state in [
             PaceState {
-                next_slot: u64::MAX,
+                log: Log::of(&[u64::MAX]),
+                ..PaceState::default()
+            },
+            PaceState {
+                floor: u64::MAX,
                 ..PaceState::default()
             },
             PaceState {
@@ -510,13 +1010,13 @@ mod tests {
             },
             PaceState {
                 rate: f64::NAN,
-                next_slot: now + 1_000 * MS,
+                log: Log::of(&[now + 1_000 * MS]),
                 ..PaceState::default()
             },
             PaceState {
                 throttled_at: now + 1,
                 seen: now - 1,
-                next_slot: now + 1_000 * MS,
+                log: Log::of(&[now + 1_000 * MS]),
                 ..PaceState::default()
             },
         ] {
@@ -525,28 +1025,12 @@ mod tests {
     }
 
     #[test]
-    fn a_queue_longer_than_max_queue_intervals_at_the_configured_rate_is_kept_at_a_slow_pace() {
-        // 70,000 intervals at the configured rate is more than MAX_QUEUE of them, but only about
-        // 1,100 reservations at the slowest pace: a state the rule builds, so it stays.
-        let pace = pace();
-        let now = 10_000 * MS;
-        let queue = 70_000 * pace.interval;
-        let state = PaceState {
-            rate: 1.0 / MAX_SLOWDOWN,
-            throttled_at: now,
-            next_slot: now + queue,
-            ..PaceState::default()
-        };
-        assert_eq!(pace.reserve(state, now).1.wait, queue);
-    }
-
-    #[test]
     fn a_state_forgotten_is_seen_now_so_a_clock_that_then_goes_back_takes_it_along() {
-        let pace = pace();
+        let pace = Pace::new(1, 100 * MS);
         let now = 10_000_000 * MS;
         let corrupt = PaceState {
             rate: f64::NAN,
-            next_slot: now + 1_000 * MS,
+            log: Log::of(&[now + 1_000 * MS]),
             ..PaceState::default()
         };
         let (state, ticket) = pace.reserve(corrupt, now);
@@ -588,16 +1072,48 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
 
+        /// Whatever sharers of whatever configurations book at whatever times (fewer than the
+        /// log holds), each slot keeps its sharer's rule over the slots booked before it: no
+        /// interval of the sharer's span around it holds more than its burst. The server's count,
+        /// whether it counts in fixed or sliding windows.
         #[test]
-        fn any_state_gives_a_bounded_wait_and_n_slots_span_n_intervals(
-            next_slot in any::<u64>(), blocked in any::<u64>(), rate in any::<f64>(),
+        fn no_span_holds_more_than_the_burst(
+            bookings in proptest::collection::vec((0usize..3, 0u64..400), 1..LOG_CAP),
+        ) {
+            let paces = [Pace::new(20, 2_000 * MS), Pace::new(5, 500 * MS), Pace::new(1, 3_000 * MS)];
+            let mut state = PaceState::default();
+            let mut now = 1_000_000 * MS;
+            let mut slots: Vec<u64> = Vec::new();
+            for (sharer, advance_ms) in bookings {
+                now += advance_ms * MS;
+                let pace = paces[sharer];
+                let (next, ticket) = pace.reserve(state, now);
+                state = next;
+                let slot = now + ticket.wait;
+                slots.push(slot);
+                let mut sorted = slots.clone();
+                sorted.sort_unstable();
+                // Every interval [first, first + span) that holds the new slot.
+                for first in sorted.iter().filter(|t| **t <= slot && slot - **t < pace.span) {
+                    let within = sorted.iter().filter(|t| **t >= *first && **t - first < pace.span).count();
+                    prop_assert!(within <= pace.burst as usize, "{within} from {first} ({sharer})");
+                }
+            }
+        }
+
+        #[test]
+        fn any_state_gives_a_bounded_wait(
+            slot in any::<u64>(), blocked in any::<u64>(), rate in any::<f64>(),
             throttled_at in any::<u64>(), seen in any::<u64>(), now in 0u64..(u64::MAX / 2),
             n in 1usize..40,
         ) {
-            let pace = pace();
-            let state = PaceState { next_slot, blocked_until: blocked, rate, throttled_at, generation: 0, seen };
+            let pace = Pace::new(1, 100 * MS);
+            let state = PaceState {
+                log: Log::of(&[slot]), floor: 0, blocked_until: blocked, rate, trouble: rate,
+                throttled_at, generation: 0, seen,
+            };
             let (mut state, first) = pace.reserve(state, now);
-            prop_assert!(first.wait <= MAX_QUEUE * 6_400 * MS);
+            prop_assert!(first.wait <= MAX_QUEUE * 6_528 * MS);
             let mut last = first.wait;
             for _ in 1..n {
                 let (next, ticket) = pace.reserve(state, now);
@@ -633,12 +1149,11 @@ mod tests {
                     Step::Throttled(wait_ms) => pace.throttled(state, now, wait_ms * MS, None),
                 };
                 let back = state.seen.saturating_sub(now);
-                let moved = PaceState {
-                    next_slot: state.next_slot.saturating_sub(back),
-                    blocked_until: state.blocked_until.saturating_sub(back),
-                    throttled_at: state.throttled_at.saturating_sub(back),
-                    ..state
-                };
+                let mut moved = state;
+                moved.log.shift_back(back);
+                moved.floor = state.floor.saturating_sub(back);
+                moved.blocked_until = state.blocked_until.saturating_sub(back);
+                moved.throttled_at = state.throttled_at.saturating_sub(back);
                 prop_assert!(pace.believable(&moved, now), "{state:?} at {now}");
             }
         }

@@ -12,8 +12,8 @@ use redis::aio::MultiplexedConnection;
 use super::booking::{Booked, StoreKind};
 use super::config::RedisUrl;
 use super::pacing::{
-    BLOCK_WINDOWS, DECREASE, MAX_QUEUE, MAX_SHARED_BLOCK_NS, MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS,
-    Ticket,
+    ABOVE_WINDOWS, BLOCK_WINDOWS, DECREASE, LOG_CAP, MAX_QUEUE, MAX_SHARED_BLOCK_NS, MAX_SLOWDOWN,
+    Pace, RECOVERY_WINDOWS, Ticket,
 };
 use super::store::{Answer, Op, Store};
 
@@ -30,49 +30,105 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(30);
 
 /// The pacing rule of `pacing.rs`, on the Redis server's clock (microseconds: Lua numbers are
-/// doubles, exact to 2^53). `ARGV`: `reserve`, `confirm` or `throttle`; the interval; the window;
-/// the wait of a 429 (`throttle`) or the ticket's generation (`confirm`); the time (0 for the
-/// server's clock); then the rule's constants; last, for `throttle`, the generation the request
-/// was sent under (-1: not known). Returns the wait in microseconds (-1: `confirm` says go) and
-/// the generation.
+/// doubles, exact to 2^53). `ARGV`: `reserve`, `confirm` or `throttle`; the burst, span, interval
+/// and window; the wait of a 429 (`throttle`) or the ticket's generation (`confirm`); the time (0
+/// for the server's clock); then the rule's constants; last, for `throttle`, the generation the
+/// request was sent under and how many slots lay before it (-1: not known). Returns the wait in
+/// microseconds (-1: `confirm` says go), the generation, whether a block held the slot (1) and how
+/// many slots lay before it.
 const SCRIPT: &str = r"
 local op = ARGV[1]
-local interval, window, arg = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-local now = tonumber(ARGV[5])
+local burst, span, interval, window = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+local arg, now = tonumber(ARGV[6]), tonumber(ARGV[7])
 if now == 0 then
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 end
-local most, windows = tonumber(ARGV[6]), tonumber(ARGV[7])
-local decrease, block_windows, max_queue = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-local max_shared_block = tonumber(ARGV[11])
-local sent = tonumber(ARGV[12]) or -1
-local s = redis.call('HMGET', KEYS[1], 'next', 'blocked', 'rate', 'throttled', 'generation', 'seen')
-local nxt, blocked = tonumber(s[1]) or 0, tonumber(s[2]) or 0
-local rate, at = tonumber(s[3]) or 1, tonumber(s[4]) or 0
-local gen, seen = tonumber(s[5]) or 0, tonumber(s[6]) or 0
+local slowest, windows, above = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local decrease, block_windows, max_queue = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
+local max_shared_block, log_cap = tonumber(ARGV[14]), tonumber(ARGV[15])
+local sent, sent_before = tonumber(ARGV[16]) or -1, tonumber(ARGV[17]) or -1
+local s = redis.call('HMGET', KEYS[1], 'log', 'floor', 'blocked', 'rate', 'trouble', 'throttled', 'generation', 'seen')
+local floor, blocked = tonumber(s[2]) or 0, tonumber(s[3]) or 0
+local rate, trouble, at = tonumber(s[4]) or 1, tonumber(s[5]) or 1, tonumber(s[6]) or 0
+local gen, seen = tonumber(s[7]) or 0, tonumber(s[8]) or 0
 local back = math.max(seen - now, 0)
-nxt, blocked, at = math.max(nxt - back, 0), math.max(blocked - back, 0), math.max(at - back, 0)
-local longest_block = window * block_windows
-if rate ~= rate or rate == math.huge or rate == -math.huge or nxt - now > interval * most * max_queue
-    or blocked - now > math.max(longest_block, max_shared_block) or at > now then
-  nxt, blocked, rate, at, gen = 0, 0, 1, 0, 0
+local log = {}
+if s[1] then
+  for slot in string.gmatch(s[1], '%d+') do
+    local t = math.max(tonumber(slot) - back, 0)
+    if t + max_shared_block > now then log[#log + 1] = t end
+  end
 end
-local recovery = math.max(window * windows, 1)
+table.sort(log)
+while #log > log_cap do table.remove(log, 1) end
+floor, blocked, at = math.max(floor - back, 0), math.max(blocked - back, 0), math.max(at - back, 0)
+local longest_block = window * block_windows
+local latest = math.max(log[#log] or 0, floor)
+if rate ~= rate or rate == math.huge or rate == -math.huge or trouble ~= trouble
+    or latest - now > interval * slowest * max_queue
+    or blocked - now > math.max(longest_block, max_shared_block) or at > now then
+  log, floor, blocked, rate, trouble, at, gen = {}, 0, 0, 1, 1, 0, 0
+end
+local function trouble_of()
+  local r = math.max(rate, 1 / slowest)
+  if trouble ~= math.huge and trouble ~= -math.huge and trouble >= r then return math.min(trouble, 1) end
+  return math.min(r / decrease, 1)
+end
 local function share()
   if rate >= 1 or rate <= 0 then return 1 end
-  local r = math.max(rate, 1 / most)
-  local climbed = math.max(now - at, 0) / recovery
-  local towards = r * (1 + (1 / decrease - 1) * climbed)
-  local bound = 1 / most + (1 - 1 / most) * climbed
-  return math.min(math.max(towards, bound), 1)
+  local r = math.max(rate, 1 / slowest)
+  local tr = trouble_of()
+  local climbed = math.max(now - at, 0) / math.max(window * windows, 1)
+  local v
+  if climbed <= 1 then
+    v = tr - (tr - r) * ((1 - climbed) * (1 - climbed))
+  else
+    v = tr * (1 / decrease) ^ ((climbed - 1) / above)
+  end
+  return math.min(v, 1)
 end
-local wait = 0
-local held = 0
+local function place_of(slot)
+  local place = 0
+  for i = 1, #log do if log[i] <= slot then place = i end end
+  return place
+end
+local function admits(slot, most, w)
+  local place = place_of(slot)
+  local total = #log + 1
+  local function merged(i)
+    if i < place then return log[i + 1] elseif i == place then return slot else return log[i] end
+  end
+  for first = math.max(place - most, 0), place do
+    if first + most < total and merged(first + most) - merged(first) < w then return false end
+  end
+  return true
+end
+local wait, held, before = 0, 0, 0
 local function reserve()
   if blocked > now then held = 1 else held = 0 end
-  local slot = math.max(nxt, now, blocked)
-  nxt = slot + math.floor(interval / share())
+  local sh = share()
+  local most, w = burst, span
+  if sh < 1 then most, w = 1, math.floor(interval / math.max(sh, 1 / slowest)) end
+  local from = math.max(now, blocked, floor)
+  if #log == log_cap then from = math.max(from, log[#log]) end
+  local slot = nil
+  if admits(from, most, w) then slot = from end
+  local i = 1
+  while slot == nil and i <= #log do
+    local c = log[i] + w
+    if c > from and admits(c, most, w) then slot = c end
+    i = i + 1
+  end
+  before = 0
+  for _, t in ipairs(log) do
+    if t > slot - span and t <= slot then before = before + 1 end
+  end
+  table.insert(log, place_of(slot) + 1, slot)
+  if #log > log_cap then
+    local dropped = table.remove(log, 1)
+    if dropped > now then floor = math.max(floor, dropped) end
+  end
   wait = slot - now
 end
 if op == 'reserve' then
@@ -81,24 +137,43 @@ elseif op == 'confirm' then
   if gen == arg then wait = -1 else reserve() end
 else
   if now >= blocked and (sent < 0 or sent == gen) then
-    rate = math.max(share() * decrease, 1 / most)
+    local sh = share()
+    local tr = sh
+    if rate > 0 and rate < 1 and sh < trouble_of() then tr = trouble_of() end
+    if sent_before >= 1 then tr = math.min(tr, (sent_before + 1) / burst) end
+    rate = math.max(math.min(sh, tr) * decrease, 1 / slowest)
+    trouble = math.max(tr, rate)
     at = now
   end
   blocked = math.max(blocked, now + math.min(arg, longest_block))
-  nxt = blocked
+  local kept = {}
+  for _, t in ipairs(log) do
+    if t <= now then kept[#kept + 1] = t end
+  end
+  log = kept
+  floor = math.min(floor, now)
   gen = gen + 1
 end
-redis.call('HSET', KEYS[1], 'next', string.format('%d', nxt), 'blocked', string.format('%d', blocked),
-  'rate', tostring(rate), 'throttled', string.format('%d', at), 'generation', string.format('%d', gen),
-  'seen', string.format('%d', now))
+local slots = {}
+for i, t in ipairs(log) do slots[i] = string.format('%d', t) end
+redis.call('HSET', KEYS[1], 'log', table.concat(slots, ','), 'floor', string.format('%d', floor),
+  'blocked', string.format('%d', blocked), 'rate', string.format('%.17g', rate),
+  'trouble', string.format('%.17g', trouble), 'throttled', string.format('%d', at),
+  'generation', string.format('%d', gen), 'seen', string.format('%d', now))
+redis.call('HDEL', KEYS[1], 'next')
 local full = at
 if rate < 1 and rate > 0 then
-  full = at + recovery
+  local periods = math.log(1 / math.max(trouble_of(), 1 / slowest)) / math.log(1 / decrease)
+  full = at + window * windows * (1 + above * periods)
 end
-local live = math.max(nxt, blocked, full) - now + recovery
+local live = math.max(log[#log] or 0, floor, blocked, full) - now + window * windows
 redis.call('PEXPIRE', KEYS[1], math.max(math.ceil(live / 1000), 1000))
-return {wait, gen, held}
+return {wait, gen, held, before}
 ";
+
+/// The script's answer: the wait in microseconds (-1: go), the generation, whether a block held
+/// the slot (1, else 0), and how many slots lay before it.
+pub(crate) type Reply = (i64, u64, i64, u32);
 
 /// One limit's state in Redis.
 pub(crate) struct RedisStore {
@@ -135,8 +210,8 @@ impl RedisStore {
         pace: Pace,
         arg: u64,
         now: u64,
-        sent: Option<u64>,
-    ) -> Result<(i64, u64, i64), String> {
+        sent: Option<Ticket>,
+    ) -> Result<Reply, String> {
         let connection = match tokio::time::timeout(CONNECT_TIMEOUT, self.connection()).await {
             Ok(Ok(connection)) => connection,
             Ok(Err(e)) => return Err(self.failed(&e.to_string()).await),
@@ -182,22 +257,30 @@ impl RedisStore {
         pace: Pace,
         arg: u64,
         now: u64,
-        sent: Option<u64>,
-    ) -> redis::RedisResult<(i64, u64, i64)> {
+        sent: Option<Ticket>,
+    ) -> redis::RedisResult<Reply> {
         self.script
             .key(&self.key)
             .arg(operation)
+            .arg(pace.burst)
+            .arg(pace.span / 1000)
             .arg(pace.interval / 1000)
             .arg(pace.window / 1000)
             .arg(arg)
             .arg(now)
             .arg(MAX_SLOWDOWN)
             .arg(RECOVERY_WINDOWS)
+            .arg(ABOVE_WINDOWS)
             .arg(DECREASE)
             .arg(BLOCK_WINDOWS)
             .arg(MAX_QUEUE)
             .arg(MAX_SHARED_BLOCK_NS / 1000)
-            .arg(sent.and_then(|g| i64::try_from(g).ok()).unwrap_or(-1))
+            .arg(LOG_CAP)
+            .arg(
+                sent.and_then(|t| i64::try_from(t.generation).ok())
+                    .unwrap_or(-1),
+            )
+            .arg(sent.map_or(-1, |t| i64::from(t.before)))
             .invoke_async(&mut connection)
             .await
     }
@@ -219,16 +302,14 @@ impl Store for RedisStore {
         let (operation, arg, sent) = match op.in_store(StoreKind::Redis) {
             Op::Reserve => ("reserve", 0, None),
             Op::Confirm(booked) => ("confirm", booked.ticket.generation, None),
-            Op::Throttled { wait, sent } => {
-                ("throttle", wait / 1000, sent.map(|b| b.ticket.generation))
-            }
+            Op::Throttled { wait, sent } => ("throttle", wait / 1000, sent.map(|b| b.ticket)),
         };
-        let (wait, generation, blocked) = self.run(operation, pace, arg, 0, sent).await?;
+        let (wait, generation, blocked, before) = self.run(operation, pace, arg, 0, sent).await?;
         Ok(match (operation, wait) {
             ("throttle", _) => Answer::Recorded,
             ("confirm", -1) => Answer::Go,
             _ => Answer::Booked(Booked {
-                ticket: ticket(wait, generation, blocked),
+                ticket: ticket((wait, generation, blocked, before)),
                 store: StoreKind::Redis,
             }),
         })
@@ -240,11 +321,12 @@ impl Store for RedisStore {
 }
 
 /// A ticket from the script's answer (microseconds).
-fn ticket(wait: i64, generation: u64, blocked: i64) -> Ticket {
+fn ticket((wait, generation, blocked, before): Reply) -> Ticket {
     Ticket {
         wait: u64::try_from(wait).unwrap_or(0).saturating_mul(1000),
         generation,
         blocked: blocked == 1,
+        before,
     }
 }
 
@@ -272,10 +354,9 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     /// The pace of `20/2s`.
-    const TWENTY_PER_2S: Pace = Pace {
-        interval: 102 * MS,
-        window: 2_000 * MS,
-    };
+    fn twenty_per_2s() -> Pace {
+        Pace::new(20, 2_000 * MS)
+    }
 
     fn url(text: &str) -> RedisUrl {
         match RateLimitStore::redis(text).expect("a Redis URL") {
@@ -339,8 +420,8 @@ mod tests {
         pace: Pace,
         arg: u64,
         now_us: u64,
-        sent: Option<u64>,
-    ) -> (i64, u64, i64) {
+        sent: Option<Ticket>,
+    ) -> Reply {
         runtime
             .block_on(redis.primary().run(operation, pace, arg, now_us, sent))
             .expect("Redis answers")
@@ -376,15 +457,12 @@ mod tests {
         else {
             return;
         };
-        let slow = Pace {
-            interval: 1_020 * MS,
-            window: 10_000 * MS,
-        };
-        let fast = TWENTY_PER_2S;
+        let slow = Pace::new(10, 10_000 * MS);
+        let fast = twenty_per_2s();
         let redis = store(&server.url, "test:two-configurations");
         let now_us = 1_700_000_000_000_000u64;
         ask(&runtime, &redis, "throttle", slow, 40_000_000, now_us, None);
-        let (wait, _, blocked) = ask(
+        let (wait, _, blocked, _) = ask(
             &runtime,
             &redis,
             "reserve",
@@ -396,16 +474,15 @@ mod tests {
         assert_eq!((wait, blocked), (39_000_000, 1));
     }
 
-    /// From the floor (300 429s in a row), the script's rate is back to the configured one within
-    /// RECOVERY_WINDOWS windows of the last 429, not sooner than its line allows, as the Rust rule's.
+    /// From the floor (300 429s in a row), the script's rate climbs back as the Rust rule's: one
+    /// call at a time at the slowest pace, and bursts again once the climb is over, not sooner.
     #[test]
-    fn from_the_floor_the_script_is_back_within_the_recovery_windows() {
-        let Some((server, runtime)) =
-            started("from_the_floor_the_script_is_back_within_the_recovery_windows")
+    fn from_the_floor_the_script_climbs_back_as_the_rule() {
+        let Some((server, runtime)) = started("from_the_floor_the_script_climbs_back_as_the_rule")
         else {
             return;
         };
-        let pace = TWENTY_PER_2S;
+        let pace = twenty_per_2s();
         let redis = store(&server.url, "test:floor");
         let mut now_us = 1_700_000_000_000_000u64;
         for _ in 0..300 {
@@ -415,17 +492,19 @@ mod tests {
         // Two reservations in a row: the second waits the interval of the rate at that time.
         let gap = |at_us: u64| {
             ask(&runtime, &redis, "reserve", pace, 0, at_us, None);
-            let (wait, _, _) = ask(&runtime, &redis, "reserve", pace, 0, at_us, None);
+            let (wait, ..) = ask(&runtime, &redis, "reserve", pace, 0, at_us, None);
             wait
         };
         let window_us = pace.window / 1000;
         let slowest = 102_000 * 64;
         let floor = gap(now_us + 1);
         assert!(floor >= slowest * 999 / 1000, "at the floor: {floor} µs");
-        let before = gap(now_us + window_us * 31);
-        assert!(before > 102_000, "not sooner than the line: {before} µs");
-        let back = gap(now_us + window_us * u64::from(RECOVERY_WINDOWS));
-        assert_eq!(back, 102_000, "the configured interval again");
+        // The trouble began at the configured rate: back to it in RECOVERY_WINDOWS windows.
+        let climb = u64::from(RECOVERY_WINDOWS);
+        let before = gap(now_us + window_us * (climb - 1));
+        assert!(before > 102_000, "not sooner than the climb: {before} µs");
+        let back = gap(now_us + window_us * climb + 10 * window_us);
+        assert_eq!(back, 0, "bursts again");
     }
 
     /// The Lua script and the Rust rule give the same waits and generations for any sequence of
@@ -436,7 +515,8 @@ mod tests {
         let Some((server, runtime)) = started("the_script_follows_the_pacing_rule") else {
             return;
         };
-        let pace = TWENTY_PER_2S;
+        // Two sharers of the key: `20/2s` and `1/3s`.
+        let paces = [twenty_per_2s(), Pace::new(1, 3_000 * MS)];
         let config = ProptestConfig {
             cases: 48,
             failure_persistence: None,
@@ -449,18 +529,23 @@ mod tests {
                 .prop_map(|(wait, sent)| Step::Throttle(wait, sent)),
         ];
         let case = std::sync::atomic::AtomicU32::new(0);
-        proptest!(config, |(steps in proptest::collection::vec((step, -1_500i64..3_000), 1..24))| {
+        proptest!(config, |(steps in proptest::collection::vec((step, 0usize..4, -1_500i64..3_000), 1..40))| {
             let key = format!("test:{}", case.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
             let redis = store(&server.url, &key);
             let mut state = PaceState::default();
             let mut now_ms = 1_700_000_000_000u64;
             let mut tickets: Vec<Ticket> = Vec::new();
-            for (i, (step, advance_ms)) in steps.into_iter().enumerate() {
+            for (i, (step, sharer, advance_ms)) in steps.into_iter().enumerate() {
+                // Mostly the fast sharer, now and then the slow one.
+                let pace = paces[usize::from(sharer == 0)];
                 now_ms = now_ms.saturating_add_signed(advance_ms);
                 let now_ns = now_ms * MS;
-                let close = |rust: Ticket, lua: (i64, u64, i64)| {
+                let close = |rust: Ticket, lua: Reply| {
                     let difference = (rust.wait / 1000).abs_diff(u64::try_from(lua.0).unwrap_or(u64::MAX));
-                    difference <= i as u64 + 1 && rust.generation == lua.1 && rust.blocked == (lua.2 == 1)
+                    difference <= i as u64 + 1
+                        && rust.generation == lua.1
+                        && rust.blocked == (lua.2 == 1)
+                        && rust.before == lua.3
                 };
                 match step {
                     Step::Reserve => {
@@ -489,7 +574,7 @@ mod tests {
                         // unknown one.
                         let sent = sent
                             .filter(|_| !tickets.is_empty())
-                            .map(|n| tickets[n % tickets.len()].generation);
+                            .map(|n| tickets[n % tickets.len()]);
                         state = pace.throttled(state, now_ns, wait_ms * MS, sent);
                         let lua = ask(&runtime, &redis, "throttle", pace, wait_ms * 1000, now_ms * 1000, sent);
                         prop_assert_eq!(lua.1, state.generation);
@@ -509,10 +594,7 @@ mod tests {
             return;
         };
         let runtime = runtime();
-        let pace = Pace {
-            interval: 10 * MS,
-            window: 1_000 * MS,
-        };
+        let pace = Pace::new(100, 1_000 * MS);
         let ours = store(&server.url, "stale");
         let theirs = store(&server.url, "stale");
         runtime.block_on(async {
@@ -580,10 +662,7 @@ mod tests {
             return;
         };
         let target = server.url.trim_start_matches("redis://").to_string();
-        let pace = Pace {
-            interval: 1_000,
-            window: 1_000 * MS,
-        };
+        let pace = Pace::new(1_000_000, 1_000 * MS);
         let (took, warned) = runtime.block_on(async {
             let relayed = far_away(target, Duration::from_millis(150)).await;
             let redis = store(&relayed, "far-first");
@@ -614,10 +693,7 @@ mod tests {
             .build()
             .unwrap();
         let target = server.url.trim_start_matches("redis://").to_string();
-        let pace = Pace {
-            interval: 1_000,
-            window: 1_000 * MS,
-        };
+        let pace = Pace::new(1_000_000, 1_000 * MS);
         let (elapsed, warned, generations) = runtime.block_on(async {
             let relayed = far_away(target, Duration::from_millis(40)).await;
             let redis = Arc::new(store(&relayed, "busy"));
@@ -646,10 +722,8 @@ mod tests {
     #[test]
     fn keys_expire_and_an_unreachable_redis_falls_back_at_once_and_says_so() {
         let runtime = runtime();
-        let pace = Pace {
-            interval: 100 * MS,
-            window: 1_000 * MS,
-        };
+        // One at a time, so that the host store's pace shows in the waits.
+        let pace = Pace::new(1, 1_000 * MS);
         // Nothing listens on port 9: the host store paces, without waiting for Redis.
         let told = Arc::new(std::sync::Mutex::new(Vec::<StoreChange>::new()));
         let dir = tempfile::tempdir().unwrap();

@@ -78,7 +78,7 @@ impl Pace {
                 (state, Some(ticket)) => (state, booked(ticket)),
             },
             Op::Throttled { wait, sent } => (
-                self.throttled(state, now, wait, sent.map(|b| b.ticket.generation)),
+                self.throttled(state, now, wait, sent.map(|b| b.ticket)),
                 Answer::Recorded,
             ),
         }
