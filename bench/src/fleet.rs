@@ -20,7 +20,7 @@ pub(crate) use api_test_support::redis_server;
 #[path = "../../crates/api-cli/tests/fleet/served.rs"]
 mod served_log;
 
-use served_log::{blocks, fraction, longest_pause, served};
+use served_log::{after_first_block, blocks, fraction, longest_pause, served};
 
 /// How big a fleet run is.
 #[derive(Debug, Clone, Copy)]
@@ -207,22 +207,6 @@ pub(crate) fn run_below(plan: Plan) -> Result<Vec<Below>, Failure> {
         }
     }
     Ok(runs)
-}
-
-/// The 429s after the first block: after the first served request that follows the first 429.
-fn after_first_block(log: &[LogEntry]) -> usize {
-    let mut answers: Vec<&LogEntry> = log.iter().collect();
-    answers.sort_by_key(|e| e.at);
-    let Some(first) = answers.iter().position(|e| e.status == 429) else {
-        return 0;
-    };
-    let Some(served) = answers[first..].iter().position(|e| e.status == 200) else {
-        return 0;
-    };
-    answers[first + served..]
-        .iter()
-        .filter(|e| e.status == 429)
-        .count()
 }
 
 /// The home directories of a run's processes: one shared by all for the host store, one each for

@@ -66,3 +66,21 @@ pub fn blocks(log: &[LogEntry]) -> usize {
         .count()
         + usize::from(answers.first().is_some_and(|e| e.status == 429))
 }
+
+/// The 429s after the first block (after the first served request that follows the first 429):
+/// those of the first are the answers to the calls in flight together when the server's limit was
+/// first reached.
+pub fn after_first_block(log: &[LogEntry]) -> usize {
+    let mut answers: Vec<&LogEntry> = log.iter().collect();
+    answers.sort_by_key(|e| e.at);
+    let Some(first) = answers.iter().position(|e| e.status == 429) else {
+        return 0;
+    };
+    let Some(served) = answers[first..].iter().position(|e| e.status == 200) else {
+        return 0;
+    };
+    answers[first + served..]
+        .iter()
+        .filter(|e| e.status == 429)
+        .count()
+}

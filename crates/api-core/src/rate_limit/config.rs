@@ -151,9 +151,10 @@ impl fmt::Debug for RateLimitStore {
     }
 }
 
-/// A client-side rate limiter. It keeps at most `max` requests in any interval of `window` (plus a 2%
-/// margin for network jitter): a sliding log of the slots booked on the key, so a burst of up to
-/// `max` goes at once and the next goes when the first's window is over, safe whether the server
+/// A client-side rate limiter. It keeps at most `max` requests in any interval of `window` (plus a
+/// 2% margin for network jitter, and 25 ms more when calls go in bursts): a sliding log of the slots
+/// booked on the key, so a burst of up to `max` goes at once and the next goes when the first's
+/// window is over, safe whether the server
 /// counts in fixed or sliding windows (a limit of more than [`MAX_BURST`] per window is kept as at
 /// most that many per a share of the window); every call, retry and waiter poll takes a slot.
 /// Sharers of a key configured differently read the one log each with its own limit: one
@@ -164,13 +165,14 @@ impl fmt::Debug for RateLimitStore {
 /// A 429 is shared too: its wait (`Retry-After`, `X-RateLimit-Reset`) holds every process back, and
 /// no call booked before it goes out into the block (each checks, just before it sends, that no 429
 /// came since it booked). The block is at most [`BLOCK_WINDOWS`] windows, whatever the header says.
-/// After a 429 calls go one at a time at a learned rate: [`DECREASE`] times the rate at which the
-/// trouble began (the rate of the 429, of the first of a run of them, or, when lower, one call more
-/// than the refused request's window held before it), never below one [`MAX_SLOWDOWN`]th; it climbs
-/// back to the rate at which the trouble began within [`RECOVERY_WINDOWS`] windows, however deep
-/// the cut, and then slowly above it (a fourth more every [`ABOVE_WINDOWS`] times as many windows),
-/// so a server limit below the configured one is learned from one 429 and kept to with a 429 now
-/// and then.
+/// After a 429 calls go one at a time at a learned rate: [`DECREASE`] times the rate that drew it
+/// (its own, or, when lower, one call more than the refused request's window held before it: the
+/// server refused that many; a 429 of the same burst that cuts nothing more still lowers it so),
+/// never below one [`MAX_SLOWDOWN`]th. It climbs back to just under the rate that drew the 429 (or
+/// the first of a run of them) within [`RECOVERY_WINDOWS`] windows, however deep the cut, then
+/// slowly above it (a fourth more every [`ABOVE_WINDOWS`] times as many windows): a server limit
+/// below the configured one is learned from the first burst's 429s and kept to with a 429 now and
+/// then.
 ///
 /// A bound limiter (a client and its clones) holds at most [`MAX_BOOKED`] slots booked in its store
 /// at once; its other callers wait their turn in the process. A process killed while it waits

@@ -3,8 +3,8 @@
 //! `MAX` goes at once, safe under fixed-window and sliding-window servers alike), a block while a
 //! server-requested wait runs, a generation that turns every reservation made before a 429 stale
 //! (so that no call booked before it goes out into the block), and a learned rate: after a 429,
-//! calls go one at a time at a share of the configured rate, which climbs back to the rate at which
-//! the trouble began and only then, slowly, above it.
+//! calls go one at a time at a share of the configured rate, which climbs back to just under the
+//! rate that drew the 429 and only then, slowly, above it.
 //!
 //! Each sharer reads the one log with its own configuration: a process configured lower than the
 //! others waits longer itself, and its slots count once each for the others.
@@ -21,14 +21,25 @@ pub const MAX_SLOWDOWN: f64 = 64.0;
 pub const DECREASE: f64 = 0.8;
 
 /// The climb after a 429, in windows of the limit: without another 429, the rate climbs back from
-/// the rate the 429 left to the rate at which the trouble began in this many windows, whatever the
-/// depth of the cut; then on above it, slowly (see [`ABOVE_WINDOWS`]), to the configured rate.
+/// the rate the 429 left to its aim (just under the rate that drew the 429, or that drew the first
+/// of a run of them) in this many windows, whatever the depth of the cut; then on above it, slowly
+/// (see [`ABOVE_WINDOWS`]), to the configured rate.
 pub const RECOVERY_WINDOWS: u32 = 32;
 
-/// How slowly the rate climbs above the rate at which the trouble began: a fourth more (`1 /`
+/// How slowly the rate climbs above the aim of the climb after a 429: a fourth more (`1 /`
 /// [`DECREASE`]) every this many times [`RECOVERY_WINDOWS`] windows, so that a limit the server
-/// keeps below the configured one draws a 429 now and then, not every few windows.
+/// keeps below the configured one draws a 429 now and then, not every few windows. After one 429
+/// at the configured rate, the configured rate is back in 91 windows.
 pub const ABOVE_WINDOWS: u32 = 8;
+
+/// Where the climb after a 429 aims: this share of the rate that drew it (just under it), before it
+/// goes on, slowly, above.
+pub(crate) const BELOW_THE_TROUBLE: f64 = 0.95;
+
+/// How much longer than the window (and its 2%) the log's span is: [`MAX_BURST`] calls that go
+/// together meet the server's window together, and the clocks of a host's processes differ by up
+/// to 10 ms.
+pub(crate) const JITTER_NS: u64 = 25_000_000;
 
 /// The most calls of one burst the log keeps apart: a limit of more than this many calls per window
 /// is kept as this many (or fewer) per a share of the window (`100/1m` as 25 per 15 s).
@@ -132,13 +143,12 @@ impl Log {
         }
     }
 
-    /// How many slots lie within `window` before `slot` (`slot` itself counted, the new one not).
-    fn before(&self, slot: u64, window: u64) -> u32 {
-        let from = slot.saturating_sub(window);
+    /// How many slots lie after `from`, up to `to` (a slot at `to` counted).
+    fn within(&self, from: u64, to: u64) -> u32 {
         let count = self
             .slots()
             .iter()
-            .filter(|&&t| t > from && t <= slot)
+            .filter(|&&t| t > from && t <= to)
             .count();
         u32::try_from(count).unwrap_or(u32::MAX)
     }
@@ -221,8 +231,8 @@ pub struct Ticket {
     /// Whether a block (a 429, here or anywhere the state is shared) was in force when it was
     /// reserved: the wait is the block's, not only the queue's.
     pub blocked: bool,
-    /// How many slots of the key lay within the configured window before it: a 429 to its request
-    /// says the server's limit is no more than that.
+    /// How many slots of the key lay within the configured window before it when it was booked:
+    /// a 429 to its request says the server's limit is no more than one call more.
     pub before: u32,
 }
 
@@ -232,9 +242,11 @@ pub struct Pace {
     /// The most calls in any interval of [`span`](Self::span) (at most [`MAX_BURST`]).
     pub burst: u32,
     /// Nanoseconds of the log's interval: the configured window (over how many parts a limit of
-    /// more than [`MAX_BURST`] was kept in), 2% longer for network jitter.
+    /// more than [`MAX_BURST`] was kept in), 2% longer for network jitter, and 25 ms more (at most
+    /// a tenth of it) for the clocks of a host's processes.
     pub span: u64,
-    /// Nanoseconds between two requests at the configured rate (`span / burst`).
+    /// Nanoseconds between two requests at the configured rate (the window's part, 2% longer,
+    /// over the burst).
     pub interval: u64,
     /// Nanoseconds of the limit's window, which blocks and the climb are counted in.
     pub window: u64,
@@ -242,24 +254,32 @@ pub struct Pace {
 
 impl Pace {
     /// At most `max` calls per `window` nanoseconds: kept as at most [`MAX_BURST`] calls per a
-    /// share of the window where `max` is larger, with a 2% margin.
+    /// share of the window where `max` is larger, with a 2% margin and 25 ms more.
     pub fn new(max: u32, window: u64) -> Self {
         let max = max.max(1);
         let parts = max.div_ceil(MAX_BURST);
         let burst = max / parts;
-        let span = (window as f64 * 1.02 / f64::from(parts)).min(u64::MAX as f64) as u64;
+        let part = (window as f64 * 1.02 / f64::from(parts)).min(u64::MAX as f64) as u64;
+        // A burst goes at once, so its calls meet the server's window together: the clocks of a
+        // host's processes differ by up to 10 ms (`clock::host`), and a process wakes late now
+        // and then. The log's span is longer by that much (at most a tenth of it).
+        let span = if burst > 1 {
+            part.saturating_add(JITTER_NS.min(part / 10))
+        } else {
+            part
+        };
         Self {
             burst,
             span,
-            interval: span / u64::from(burst),
+            interval: part / u64::from(burst),
             window,
         }
     }
 
-    /// The share of the configured rate at `now`: what the last 429 left, climbing back to the rate
-    /// at which the trouble began over [`RECOVERY_WINDOWS`] windows (quickly at first, slowly near
-    /// it: the gap shrinks with the square of the time left), then on, slowly, above it: a fourth
-    /// more (`1 / DECREASE`) every [`ABOVE_WINDOWS`] times as many windows, up to 1.
+    /// The share of the configured rate at `now`: what the last 429 left, climbing back to the
+    /// climb's aim over [`RECOVERY_WINDOWS`] windows (quickly at first, slowly near it: the gap
+    /// shrinks with the square of the time left), then on, slowly, above it: a fourth more
+    /// (`1 / DECREASE`) every [`ABOVE_WINDOWS`] times as many windows, up to 1.
     pub fn share(&self, state: &PaceState, now: u64) -> f64 {
         if !state.rate.is_finite() || state.rate >= 1.0 || state.rate <= 0.0 {
             return 1.0;
@@ -279,7 +299,7 @@ impl Pace {
         share.min(1.0)
     }
 
-    /// The rate at which the trouble of the last 429 began: at least the rate the 429 left.
+    /// The aim of the climb after the last 429: at least the rate the 429 left.
     fn trouble(&self, state: &PaceState) -> f64 {
         let rate = state.rate.max(1.0 / MAX_SLOWDOWN);
         if state.trouble.is_finite() && state.trouble >= rate {
@@ -314,7 +334,7 @@ impl Pace {
             from = from.max(state.log.slots()[LOG_CAP - 1]);
         }
         let slot = state.log.earliest(from, most, window);
-        let before = state.log.before(slot, self.span);
+        let before = state.log.within(slot.saturating_sub(self.span), slot);
         if let Some(dropped) = state.log.insert(slot)
             && dropped > now
         {
@@ -349,13 +369,13 @@ impl Pace {
     /// The state after a 429 at `now` whose answer asked to wait `wait` nanoseconds, to a request
     /// sent on `sent` (`None`: not known): nobody sends before the wait is over (at most
     /// [`BLOCK_WINDOWS`] windows), every reservation made before it is stale (its slot leaves the
-    /// log), and the rate drops to [`DECREASE`] times the rate at which the trouble began: the rate
-    /// of this 429, or of the first of a run of them (a 429 while the rate still climbs back), or,
-    /// when lower, the share of one call more than the request's window held before it (the
-    /// server refused that many).
+    /// log), and the rate drops to [`DECREASE`] times the rate that drew it: its own, or, when
+    /// lower, the share of one call more than the request's span held before it when it was
+    /// booked (the server refused that many). The climb back aims just under that rate ([`BELOW_THE_TROUBLE`]), or,
+    /// for one of a run of 429s, at where the run's first aimed.
     /// A 429 answering a request sent into a block already known, or before another 429 cut the
-    /// rate (its generation is older), lowers nothing: ten 429s of requests in flight together
-    /// cut the rate once, not ten times.
+    /// rate (its generation is older), cuts nothing more (ten 429s of requests in flight together
+    /// cut the rate once, not ten times), but what its window held still lowers what was learned.
     pub fn throttled(
         &self,
         state: PaceState,
@@ -366,22 +386,45 @@ impl Pace {
         let state = self.sane(state, now);
         let wait = wait.min(self.longest_block());
         let since_the_last_cut = sent.is_none_or(|ticket| ticket.generation == state.generation);
+        let share = self.share(&state, now);
+        let floor = 1.0 / MAX_SLOWDOWN;
+        // The share of one call more than the request's span held before it when it was booked:
+        // the server refused that many (when the requests reached it in the order they were
+        // booked).
+        let known = sent
+            .map(|ticket| ticket.before)
+            .filter(|before| *before >= 1)
+            .map(|before| f64::from(before + 1) / f64::from(self.burst));
+        let learned = state.rate > 0.0 && state.rate < 1.0;
         let (rate, trouble, throttled_at) = if now >= state.blocked_until && since_the_last_cut {
-            let share = self.share(&state, now);
-            // Still climbing back: the trouble began where it began. Else it begins here, or
-            // where the request's window held one call more than the calls before it, if lower.
-            let climbing = state.rate > 0.0 && state.rate < 1.0 && share < self.trouble(&state);
-            let began = if climbing {
-                self.trouble(&state)
+            // One of a run of 429s (within a block's length of the last cut, while the rate
+            // climbs back): the trouble began where the run's began. Else just under the rate
+            // that drew this 429: its own, or the known one, if lower.
+            let in_a_run = learned
+                && share < self.trouble(&state)
+                && now - state.throttled_at < self.longest_block();
+            let refused = known.map_or(share, |known| share.min(known));
+            let rate = (refused * DECREASE).max(floor);
+            let trouble = if in_a_run {
+                known.map_or(self.trouble(&state), |known| {
+                    self.trouble(&state).min(known * BELOW_THE_TROUBLE)
+                })
             } else {
-                share
+                refused * BELOW_THE_TROUBLE
             };
-            let trouble = sent
-                .map(|ticket| f64::from(ticket.before))
-                .filter(|n| *n >= 1.0)
-                .map_or(began, |n| began.min((n + 1.0) / f64::from(self.burst)));
-            let rate = (share.min(trouble) * DECREASE).max(1.0 / MAX_SLOWDOWN);
             (rate, trouble.max(rate), now)
+        } else if let Some(known) = known
+            && learned
+            && known * BELOW_THE_TROUBLE < self.trouble(&state)
+        {
+            // A 429 that cuts nothing more (sent before the last cut, or into a block) still says
+            // how many calls its window held: the learned rate keeps under that too.
+            let rate = state.rate.min(known * DECREASE).max(floor);
+            (
+                rate,
+                (known * BELOW_THE_TROUBLE).max(rate),
+                state.throttled_at,
+            )
         } else {
             (state.rate, state.trouble, state.throttled_at)
         };
@@ -477,11 +520,25 @@ mod tests {
     #[test]
     fn a_limit_is_kept_as_a_burst_in_a_span() {
         let twenty = Pace::new(20, 2_000 * MS);
-        assert_eq!((twenty.burst, twenty.span), (20, 2_040 * MS));
+        assert_eq!(
+            (twenty.burst, twenty.span),
+            (20, 2_065 * MS),
+            "2% and 25 ms longer"
+        );
         assert_eq!(twenty.interval, 102 * MS);
         // More than MAX_BURST per window: fewer per a share of it, never more in the window.
         let hundred = Pace::new(100, 60_000 * MS);
-        assert_eq!((hundred.burst, hundred.span), (25, 15_300 * MS));
+        assert_eq!((hundred.burst, hundred.span), (25, 15_325 * MS));
+        assert_eq!(
+            Pace::new(1, 100 * MS).span,
+            102 * MS,
+            "one at a time: 2% longer"
+        );
+        assert_eq!(
+            Pace::new(10, 100 * MS).span,
+            112_200_000,
+            "a tenth longer at most"
+        );
         let odd = Pace::new(33, 1_000 * MS);
         assert_eq!(odd.burst, 16, "16 per half window: 32 of 33 in the window");
     }
@@ -493,15 +550,15 @@ mod tests {
         let now = 10_000 * MS;
         assert_eq!(waits(&pace, &mut state, now, 10), [0; 10]);
         // The next ten go when the first ten's window is over, at once again.
-        assert_eq!(waits(&pace, &mut state, now, 10), [1_020; 10]);
-        assert_eq!(waits(&pace, &mut state, now, 1), [2_040]);
+        assert_eq!(waits(&pace, &mut state, now, 10), [1_045; 10]);
+        assert_eq!(waits(&pace, &mut state, now, 1), [2_090]);
         // Half-way through, the log is full: the next waits for the first's window to end.
         let mut state = PaceState::default();
         waits(&pace, &mut state, now, 5);
         waits(&pace, &mut state, now + 500 * MS, 5);
         assert_eq!(
             waits(&pace, &mut state, now + 600 * MS, 6),
-            [420; 5].iter().copied().chain([920]).collect::<Vec<_>>()
+            [445; 5].iter().copied().chain([945]).collect::<Vec<_>>()
         );
         // After a quiet spell the next request goes at once.
         assert_eq!(pace.reserve(state, now + 5_000 * MS).1.wait, 0);
@@ -532,7 +589,7 @@ mod tests {
         );
         assert_eq!(
             waits(&fast, &mut state, now + 10 * MS, 1),
-            [2_030],
+            [2_055],
             "its window holds 20"
         );
         assert_eq!(state.log.slots().len(), 22);
@@ -671,42 +728,41 @@ mod tests {
         assert!((pace.share(&after, later) - pace.share(&state, later) * DECREASE).abs() < 1e-9);
     }
 
-    /// A 429 to a request that had only one other in its window: the server allows no more than
-    /// one per window, so the trouble began at two, and the rate drops at once below that (not by
-    /// a fifth per 429); the climb goes back to two per window, then on, slowly.
+    /// A 429 to a request that had only one other in its span when it was booked: the server
+    /// refused two per window, so the rate drops at once below that (not by a fifth per 429), and
+    /// the climb aims just under it, then goes on, slowly. Here the first 429 answered had three
+    /// before it, and a 429 of the same burst, which cuts nothing more, teaches the two.
     #[test]
     fn a_429_to_one_of_few_in_its_window_learns_the_limit_at_once() {
         let pace = Pace::new(20, 2_000 * MS);
         let now = 10_000 * MS;
-        let state = pace.throttled(PaceState::default(), now, 0, Some(ticket(0, 1)));
         let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
-        assert!(close(state.trouble, 2.0 / 20.0));
+        let first = pace.throttled(PaceState::default(), now, 0, Some(ticket(0, 3)));
+        assert!(close(first.trouble, 4.0 / 20.0 * BELOW_THE_TROUBLE));
+        let state = pace.throttled(first, now + 5 * MS, 0, Some(ticket(0, 1)));
+        assert_eq!(state.throttled_at, now, "no second cut");
+        let aim = 2.0 / 20.0 * BELOW_THE_TROUBLE;
+        assert!(close(state.trouble, aim));
         assert!(close(pace.share(&state, now), 2.0 / 20.0 * DECREASE));
         let recovery = pace.window * u64::from(RECOVERY_WINDOWS);
         // Three fourths of the way back half-way through: quickly at first, slowly near it.
-        assert!(close(
-            pace.share(&state, now + recovery / 2),
-            0.1 - 0.02 / 4.0
-        ));
-        assert!(close(pace.share(&state, now + recovery), 0.1));
+        let halfway = aim - (aim - 0.1 * DECREASE) / 4.0;
+        assert!(close(pace.share(&state, now + recovery / 2), halfway));
+        assert!(close(pace.share(&state, now + recovery), aim));
         // Above it, a fourth more every ABOVE_WINDOWS recoveries.
         let period = recovery * u64::from(ABOVE_WINDOWS);
         assert!(close(
             pace.share(&state, now + recovery + period),
-            0.1 / DECREASE
+            aim / DECREASE
         ));
-        assert!(close(
-            pace.share(&state, now + recovery + 2 * period),
-            0.1 / DECREASE / DECREASE
-        ));
-        // At a learned rate, one call at a time: the interval of two per window.
+        // At a learned rate, one call at a time: the interval of the aim.
         let (state, _) = pace.reserve(state, now + recovery);
         let (_, next) = pace.reserve(state, now + recovery);
-        assert_eq!(next.wait, 1_020 * MS);
-        // A 429 to the first in its window says nothing of the limit: a cut by DECREASE.
-        let first = pace.throttled(PaceState::default(), now, 0, Some(ticket(0, 0)));
-        assert!(close(pace.share(&first, now), DECREASE));
-        assert!(close(first.trouble, 1.0));
+        assert_eq!(next.wait, (102.0 * MS as f64 / aim) as u64);
+        // A 429 to the first in its span says nothing of the limit: a cut by DECREASE.
+        let alone = pace.throttled(PaceState::default(), now, 0, Some(ticket(0, 0)));
+        assert!(close(pace.share(&alone, now), DECREASE));
+        assert!(close(alone.trouble, BELOW_THE_TROUBLE));
     }
 
     #[test]
@@ -723,33 +779,30 @@ mod tests {
             pace.share(&state, now + 20 * MS)
         );
         assert_eq!(inflight.generation, 2, "but older reservations are stale");
-        // Half-way through the recovery, three fourths of the way back; then at the rate of the
-        // 429, the configured one.
+        // The climb aims just under the rate of the 429: half-way through the recovery, three
+        // fourths of the way there; then at it; then slowly on, to the configured rate.
         let recovery = 1_000 * MS * u64::from(RECOVERY_WINDOWS);
-        let halfway = 1.0 - (1.0 - DECREASE) / 4.0;
+        let aim = BELOW_THE_TROUBLE;
+        let halfway = aim - (aim - DECREASE) / 4.0;
         assert!(close(pace.share(&state, now + recovery / 2), halfway));
-        assert!(close(pace.share(&state, now + recovery), 1.0));
+        assert!(close(pace.share(&state, now + recovery), aim));
+        assert!(pace.share(&state, now + recovery * 2) > aim);
         assert!(close(pace.share(&state, now + recovery * 5), 1.0));
-        // A 429 while the rate climbs back cuts the rate it came at, and the trouble still began
-        // at the first: back to it within a recovery of the last 429.
+        // Another 429 within a block's length of the last cut, while the rate climbs back, is one
+        // of a run: it cuts the rate it came at, and the climb aims where the run's first did.
+        let soon = now + 3_000 * MS;
+        let again = pace.throttled(state, soon, 0, None);
+        assert!(close(
+            pace.share(&again, soon),
+            pace.share(&state, soon) * DECREASE
+        ));
+        assert!(close(again.trouble, aim));
+        // Later, still climbing, a 429 says the trouble began lower: the climb aims under it.
         let later = now + recovery / 2;
-        let again = pace.throttled(state, later, 0, None);
-        assert!(close(pace.share(&again, later), halfway * DECREASE));
-        assert!(close(again.trouble, 1.0));
-        assert!(close(pace.share(&again, later + recovery), 1.0));
-        // Once back at the trouble's rate and above it, a 429 begins a trouble of its own there.
-        let low = PaceState {
-            rate: 0.4,
-            trouble: 0.5,
-            throttled_at: now,
-            ..PaceState::default()
-        };
-        let above = now + recovery * 2;
-        let share = pace.share(&low, above);
-        assert!(share > 0.5 && share < 0.5 / DECREASE, "{share}");
-        let next = pace.throttled(low, above, 0, None);
-        assert!(close(next.trouble, share));
-        assert!(close(pace.share(&next, above), share * DECREASE));
+        let lower = pace.throttled(state, later, 0, None);
+        assert!(close(pace.share(&lower, later), halfway * DECREASE));
+        assert!(close(lower.trouble, halfway * aim));
+        assert!(close(pace.share(&lower, later + recovery), halfway * aim));
         // Never slower than MAX_SLOWDOWN times the interval.
         let mut slowest = PaceState::default();
         for step in 0..60 {
@@ -760,9 +813,18 @@ mod tests {
         assert_eq!(pace.allowance(pace.share(&slowest, at)), (1, 6_528 * MS));
     }
 
+    /// The windows from a cut by one 429 (or a run of them) at the configured rate back to it: the
+    /// climb to the aim, then from the aim to 1 at a fourth more every ABOVE_WINDOWS recoveries.
+    fn windows_back() -> u64 {
+        let above =
+            f64::from(ABOVE_WINDOWS) * (1.0 / BELOW_THE_TROUBLE).ln() / (1.0 / DECREASE).ln();
+        (f64::from(RECOVERY_WINDOWS) * (1.0 + above)).ceil() as u64
+    }
+
     /// Whatever the depth of the cut (five minutes of 429s in a row, or another client of the key
-    /// that does not use the SDK), the rate at which the trouble began (here the configured rate)
-    /// is back within RECOVERY_WINDOWS windows of the last 429, not sooner.
+    /// that does not use the SDK), the climb reaches its aim (just under the rate at which the
+    /// run began, here the configured one) within RECOVERY_WINDOWS windows of the last 429, not
+    /// sooner, and the configured rate about three times that later (91 windows in all).
     #[test]
     fn from_the_floor_the_rate_climbs_back_within_the_recovery_windows() {
         let pace = pace();
@@ -775,15 +837,22 @@ mod tests {
         }
         assert_eq!(pace.share(&state, now), 1.0 / MAX_SLOWDOWN);
         assert_eq!(
-            state.trouble, 1.0,
-            "the trouble began at the configured rate"
+            state.trouble, BELOW_THE_TROUBLE,
+            "the run began at the configured rate"
         );
         let back = now + window * u64::from(RECOVERY_WINDOWS);
-        assert_eq!(pace.share(&state, back), 1.0);
-        assert!(pace.share(&state, back - window) < 1.0, "not sooner");
+        assert!((pace.share(&state, back) - BELOW_THE_TROUBLE).abs() < 1e-9);
+        assert!(
+            pace.share(&state, back - window) < BELOW_THE_TROUBLE,
+            "not sooner"
+        );
+        assert_eq!(windows_back(), 91);
+        let configured = now + window * windows_back();
+        assert_eq!(pace.share(&state, configured), 1.0);
+        assert!(pace.share(&state, configured - window) < 1.0);
         // Reservations follow: after the climb, bursts again.
-        let (state, _) = pace.reserve(state, back);
-        let (_, ticket) = pace.reserve(state, back);
+        let (state, _) = pace.reserve(state, configured);
+        let (_, ticket) = pace.reserve(state, configured);
         assert_eq!(ticket.wait, 0);
     }
 
@@ -797,9 +866,16 @@ mod tests {
                 now += gap * MS;
                 state = pace.throttled(state, now, 0, None);
             }
-            // No 429 said how many calls its window held: the trouble began at the configured rate.
+            // No 429 said how many calls its window held, and no cut goes below the floor.
+            let aim = state.trouble;
+            prop_assert!(aim >= BELOW_THE_TROUBLE / MAX_SLOWDOWN);
             let back = now + pace.window * u64::from(RECOVERY_WINDOWS);
-            prop_assert_eq!(pace.share(&state, back), 1.0);
+            prop_assert!((pace.share(&state, back) - aim).abs() < 1e-9);
+            // From the aim, a fourth more every ABOVE_WINDOWS recoveries, to the configured rate.
+            let periods = (1.0 / aim).ln() / (1.0 / DECREASE).ln();
+            let windows = f64::from(RECOVERY_WINDOWS) * (1.0 + f64::from(ABOVE_WINDOWS) * periods);
+            let configured = now + pace.window * (windows.ceil() as u64 + 1);
+            prop_assert_eq!(pace.share(&state, configured), 1.0);
         }
     }
 
@@ -843,14 +919,26 @@ mod tests {
         server: &mut FixedWindows,
         sharers: usize,
         calls: usize,
+        jitter_ms: u64,
     ) -> (usize, usize, f64) {
         #[derive(Clone, Copy)]
         enum Next {
             Book,
             Send(Ticket),
+            Arrive(Ticket),
             Answer(Ticket, Option<u64>),
         }
         const ANSWER: u64 = 20 * MS;
+        // Each sharer's clock off by up to `jitter_ms`, and each request later by up to as much
+        // again (deterministic).
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut random = move |below: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            if below == 0 { 0 } else { seed % below }
+        };
+        let skews: Vec<u64> = (0..sharers).map(|_| random(jitter_ms * MS)).collect();
         let mut state = PaceState::default();
         let start = 1_000_000 * MS;
         // (time, sharer, what it does next), taken earliest first.
@@ -877,24 +965,24 @@ mod tests {
                     match again {
                         Some(again) => queue.push((now + again.wait, sharer, Next::Send(again))),
                         None => {
-                            if server.admit(now).is_ok() {
-                                first_served.get_or_insert(now);
-                                last_served = now;
-                                queue.push((now + ANSWER, sharer, Next::Answer(ticket, None)));
-                            } else {
-                                let wait = server.reset(now);
-                                if first_answer.is_none_or(|answered| now < answered) {
-                                    first_burst += 1;
-                                } else {
-                                    after += 1;
-                                }
-                                queue.push((
-                                    now + ANSWER,
-                                    sharer,
-                                    Next::Answer(ticket, Some(wait)),
-                                ));
-                            }
+                            let late = skews[sharer] + random(jitter_ms * MS);
+                            queue.push((now + late, sharer, Next::Arrive(ticket)));
                         }
+                    }
+                }
+                Next::Arrive(ticket) => {
+                    if server.admit(now).is_ok() {
+                        first_served.get_or_insert(now);
+                        last_served = now;
+                        queue.push((now + ANSWER, sharer, Next::Answer(ticket, None)));
+                    } else {
+                        let wait = server.reset(now);
+                        if first_answer.is_none_or(|answered| now < answered) {
+                            first_burst += 1;
+                        } else {
+                            after += 1;
+                        }
+                        queue.push((now + ANSWER, sharer, Next::Answer(ticket, Some(wait))));
                     }
                 }
                 Next::Answer(ticket, refused) => {
@@ -917,26 +1005,37 @@ mod tests {
     }
 
     /// Eight processes configured `20/2s` against a server that allows a tenth of it (`1/1s`),
-    /// 240 calls between them: the first burst draws a 429 for each of its requests past the
-    /// first (they went before any answer came back), the first 429 learns the limit from the
-    /// calls that were in the refused one's window, and from then on at most three 429s, with the
-    /// server's limit served within a tenth.
+    /// 240 calls between them, with each process's clock and requests up to 0, 10 or 20 ms late (a
+    /// host's processes differ by up to 10 ms, and wake late under load): the first burst draws a
+    /// 429 for each of its requests past the first (they went before any answer came back), those
+    /// 429s learn the limit from the calls that were in the refused ones' windows, and from then on
+    /// at most three 429s, with the server's limit served within a tenth.
     #[test]
     fn a_fleet_configured_ten_times_too_high_learns_the_limit_and_keeps_to_it() {
-        let mut server = FixedWindows {
-            max: 1,
-            window: 1_000 * MS,
-            start: 0,
-            count: 0,
-        };
-        let (first_burst, after, per_second) =
-            fleet_against(Pace::new(20, 2_000 * MS), &mut server, 8, 30);
-        eprintln!("first burst {first_burst}, after {after}, {per_second:.3}/s");
-        // Seven of the eight first requests, and the next call of the one served: all sent before
-        // the first 429 came back.
-        assert!(first_burst <= 8, "{first_burst} 429s in the first burst");
-        assert!(after <= 3, "{after} 429s after the first burst");
-        assert!(per_second >= 0.9, "{per_second:.3} calls a second of 1");
+        for jitter_ms in [0, 10, 20] {
+            let mut server = FixedWindows {
+                max: 1,
+                window: 1_000 * MS,
+                start: 0,
+                count: 0,
+            };
+            let (first_burst, after, per_second) =
+                fleet_against(Pace::new(20, 2_000 * MS), &mut server, 8, 30, jitter_ms);
+            eprintln!(
+                "{jitter_ms} ms late: first burst {first_burst}, after {after}, {per_second:.3}/s"
+            );
+            // Seven of the eight first requests, and the next call of the one served: all sent
+            // before the first 429 came back.
+            assert!(first_burst <= 8, "{first_burst} 429s in the first burst");
+            assert!(
+                after <= 3,
+                "{jitter_ms} ms: {after} 429s after the first burst"
+            );
+            assert!(
+                per_second >= 0.9,
+                "{jitter_ms} ms: {per_second:.3} calls a second of 1"
+            );
+        }
     }
 
     #[test]

@@ -12,8 +12,8 @@ use redis::aio::MultiplexedConnection;
 use super::booking::{Booked, StoreKind};
 use super::config::RedisUrl;
 use super::pacing::{
-    ABOVE_WINDOWS, BLOCK_WINDOWS, DECREASE, LOG_CAP, MAX_QUEUE, MAX_SHARED_BLOCK_NS, MAX_SLOWDOWN,
-    Pace, RECOVERY_WINDOWS, Ticket,
+    ABOVE_WINDOWS, BELOW_THE_TROUBLE, BLOCK_WINDOWS, DECREASE, LOG_CAP, MAX_QUEUE,
+    MAX_SHARED_BLOCK_NS, MAX_SLOWDOWN, Pace, RECOVERY_WINDOWS, Ticket,
 };
 use super::store::{Answer, Op, Store};
 
@@ -33,7 +33,8 @@ pub(crate) const RETRY_AFTER: Duration = Duration::from_secs(30);
 /// doubles, exact to 2^53). `ARGV`: `reserve`, `confirm` or `throttle`; the burst, span, interval
 /// and window; the wait of a 429 (`throttle`) or the ticket's generation (`confirm`); the time (0
 /// for the server's clock); then the rule's constants; last, for `throttle`, the generation the
-/// request was sent under and how many slots lay before it (-1: not known). Returns the wait in
+/// request was sent under and how many slots lay before it (-1: not known); and where the climb
+/// after a 429 aims (`BELOW_THE_TROUBLE`). Returns the wait in
 /// microseconds (-1: `confirm` says go), the generation, whether a block held the slot (1) and how
 /// many slots lay before it.
 const SCRIPT: &str = r"
@@ -48,6 +49,7 @@ local slowest, windows, above = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(A
 local decrease, block_windows, max_queue = tonumber(ARGV[11]), tonumber(ARGV[12]), tonumber(ARGV[13])
 local max_shared_block, log_cap = tonumber(ARGV[14]), tonumber(ARGV[15])
 local sent, sent_before = tonumber(ARGV[16]) or -1, tonumber(ARGV[17]) or -1
+local below = tonumber(ARGV[18])
 local s = redis.call('HMGET', KEYS[1], 'log', 'floor', 'blocked', 'rate', 'trouble', 'throttled', 'generation', 'seen')
 local floor, blocked = tonumber(s[2]) or 0, tonumber(s[3]) or 0
 local rate, trouble, at = tonumber(s[4]) or 1, tonumber(s[5]) or 1, tonumber(s[6]) or 0
@@ -136,14 +138,28 @@ if op == 'reserve' then
 elseif op == 'confirm' then
   if gen == arg then wait = -1 else reserve() end
 else
+  local sh = share()
+  local known = -1
+  if sent_before >= 1 then known = (sent_before + 1) / burst end
+  local learned = rate > 0 and rate < 1
   if now >= blocked and (sent < 0 or sent == gen) then
-    local sh = share()
-    local tr = sh
-    if rate > 0 and rate < 1 and sh < trouble_of() then tr = trouble_of() end
-    if sent_before >= 1 then tr = math.min(tr, (sent_before + 1) / burst) end
-    rate = math.max(math.min(sh, tr) * decrease, 1 / slowest)
-    trouble = math.max(tr, rate)
+    local tr_now = trouble_of()
+    local in_a_run = learned and sh < tr_now and now - at < longest_block
+    local refused = sh
+    if known > 0 then refused = math.min(sh, known) end
+    local new_rate = math.max(refused * decrease, 1 / slowest)
+    local tr = refused * below
+    if in_a_run then
+      tr = tr_now
+      if known > 0 then tr = math.min(tr, known * below) end
+    end
+    rate = new_rate
+    trouble = math.max(tr, new_rate)
     at = now
+  elseif known > 0 and learned and known * below < trouble_of() then
+    local new_rate = math.max(math.min(rate, known * decrease), 1 / slowest)
+    trouble = math.max(known * below, new_rate)
+    rate = new_rate
   end
   blocked = math.max(blocked, now + math.min(arg, longest_block))
   local kept = {}
@@ -172,7 +188,7 @@ return {wait, gen, held, before}
 ";
 
 /// The script's answer: the wait in microseconds (-1: go), the generation, whether a block held
-/// the slot (1, else 0), and how many slots lay before it.
+/// the slot (1, else 0), and how many slots lay in its span before it.
 pub(crate) type Reply = (i64, u64, i64, u32);
 
 /// One limit's state in Redis.
@@ -281,6 +297,7 @@ impl RedisStore {
                     .unwrap_or(-1),
             )
             .arg(sent.map_or(-1, |t| i64::from(t.before)))
+            .arg(BELOW_THE_TROUBLE)
             .invoke_async(&mut connection)
             .await
     }
@@ -499,11 +516,14 @@ mod tests {
         let slowest = 102_000 * 64;
         let floor = gap(now_us + 1);
         assert!(floor >= slowest * 999 / 1000, "at the floor: {floor} µs");
-        // The trouble began at the configured rate: back to it in RECOVERY_WINDOWS windows.
-        let climb = u64::from(RECOVERY_WINDOWS);
-        let before = gap(now_us + window_us * (climb - 1));
+        // The run began at the configured rate: the climb aims just under it (RECOVERY_WINDOWS
+        // windows), then goes on slowly: the configured rate in 91 windows, bursts again.
+        let aim = gap(now_us + window_us * u64::from(RECOVERY_WINDOWS));
+        let expected = (102_000.0 / BELOW_THE_TROUBLE) as i64;
+        assert!((aim - expected).abs() <= 2, "at the aim: {aim} µs");
+        let before = gap(now_us + window_us * 90);
         assert!(before > 102_000, "not sooner than the climb: {before} µs");
-        let back = gap(now_us + window_us * climb + 10 * window_us);
+        let back = gap(now_us + window_us * 92);
         assert_eq!(back, 0, "bursts again");
     }
 
@@ -795,6 +815,10 @@ mod tests {
         let redis = store(&server.url, "expiring");
         runtime.block_on(redis.reserve(pace));
         let recovery_ms = 1_000 * i64::from(RECOVERY_WINDOWS);
+        // The climb from the aim (BELOW_THE_TROUBLE) to the configured rate.
+        let above_ms =
+            (recovery_ms as f64 * f64::from(ABOVE_WINDOWS) * (1.0 / BELOW_THE_TROUBLE).ln()
+                / (1.0 / DECREASE).ln()) as i64;
         let ttl = server.pttl("expiring");
         assert!(
             ttl > 0 && ttl <= recovery_ms + 1_000,
@@ -805,7 +829,7 @@ mod tests {
         runtime.block_on(redis.throttled(pace, 0));
         let ttl = server.pttl("expiring");
         assert!(
-            (recovery_ms..=2 * recovery_ms + 1_000).contains(&ttl),
+            (recovery_ms + above_ms..=2 * recovery_ms + above_ms + 1_000).contains(&ttl),
             "{ttl} ms"
         );
     }
