@@ -114,23 +114,15 @@ pub(crate) fn run(plan: Plan) -> Result<(Vec<Row>, Vec<Stall>), Failure> {
         for &processes in plan.processes {
             eprintln!("measuring: {processes} process(es), {store} store");
             let emulator = EmulatorProcess::start(plan.limit)?;
-            let homes = Homes::new(store)?;
-            let workers: Vec<Child> = (0..processes)
-                .map(|i| {
-                    worker(
-                        &emulator,
-                        value,
-                        &format!("{}/1s", plan.limit),
-                        plan.seconds,
-                        homes.get(i)?,
-                    )
-                })
-                .collect::<Result<_, _>>()?;
-            for mut worker in workers {
-                worker.wait()?;
-            }
-            homes.check_redis(&redis, &emulator)?;
-            let log = emulator.requests()?;
+            let limit = format!("{}/1s", plan.limit);
+            let log = fleet_log(
+                &redis,
+                &emulator,
+                (store, value),
+                processes,
+                &limit,
+                plan.seconds,
+            )?;
             let served = served(&log, OperationId::ListReversePrivateEndpoints);
             rows.push(Row {
                 store,
@@ -184,15 +176,7 @@ pub(crate) fn run_below(plan: Plan) -> Result<Vec<Below>, Failure> {
                  {seconds} s, {store} store"
             );
             let emulator = EmulatorProcess::start(server)?;
-            let homes = Homes::new(store)?;
-            let workers: Vec<Child> = (0..8)
-                .map(|i| worker(&emulator, &value, &configured, seconds, homes.get(i)?))
-                .collect::<Result<_, _>>()?;
-            for mut worker in workers {
-                worker.wait()?;
-            }
-            homes.check_redis(&redis, &emulator)?;
-            let log = emulator.requests()?;
+            let log = fleet_log(&redis, &emulator, (store, &value), 8, &configured, seconds)?;
             let served = served(&log, OperationId::ListReversePrivateEndpoints);
             runs.push(Below {
                 configured: configured.clone(),
@@ -207,6 +191,27 @@ pub(crate) fn run_below(plan: Plan) -> Result<Vec<Below>, Failure> {
         }
     }
     Ok(runs)
+}
+
+/// `processes` workers at `limit` through `store` (its name and value) for `seconds`, each with its
+/// home; the emulator's request log once they are done (and, for Redis, checked to be Redis's).
+fn fleet_log(
+    redis: &Option<redis_server::RedisServer>,
+    emulator: &EmulatorProcess,
+    (store, value): (&str, &str),
+    processes: usize,
+    limit: &str,
+    seconds: u64,
+) -> Result<Vec<LogEntry>, Failure> {
+    let homes = Homes::new(store)?;
+    let workers: Vec<Child> = (0..processes)
+        .map(|i| worker(emulator, value, limit, seconds, homes.get(i)?))
+        .collect::<Result<_, _>>()?;
+    for mut worker in workers {
+        worker.wait()?;
+    }
+    homes.check_redis(redis, emulator)?;
+    emulator.requests()
 }
 
 /// The home directories of a run's processes: one shared by all for the host store, one each for
