@@ -1,8 +1,9 @@
 //! The cost of declared pipes in calls: a plan of N recorded pipes (its reads and writes, from the
 //! emulator's request log), and an apply of N new pipes under a management rate limit (its wall
 //! time against the floor the key allows the calls it needs: bursts of the limit per window, each
-//! pipe's read once it runs; its 429s, and how many of its calls were waiting polls). The emulator runs in this process with its default timing (a pipe runs 2 s
-//! after its create); the calls go through the SDK's `declared` module, as `cloudctl apply` does.
+//! pipe's read once it runs; its 429s, and how many of its calls were waiting polls). The emulator
+//! runs in this process with its default timing (a pipe runs 2 s after its create); the calls go
+//! through the SDK's `declared` module, as `cloudctl apply` does.
 
 use std::time::{Duration, Instant};
 

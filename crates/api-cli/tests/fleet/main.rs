@@ -1,10 +1,10 @@
 //! Many processes, one key: eight `cloudctl` processes pace themselves together through the host
 //! store (and through Redis), so the emulator, limiting the key to 20 requests per 2 s, answers no
-//! 429 while taking no more than a tenth longer than bursts of 20 every 2 s would; a process configured
-//! far lower delays only itself; the process store draws 429s; configured for twice the
-//! server's limit, they learn it, with one 429 per block the server imposes; a process killed with
-//! SIGKILL while it holds a slot, or the state file's lock, stalls the others by no more than
-//! that.
+//! 429 while taking no more than a tenth longer than bursts of 20 every 2 s would; a process
+//! configured far lower delays only itself; the process store draws 429s; configured for twice the
+//! server's limit, they learn it, with one 429 per block the server imposes after the first; a
+//! process killed with SIGKILL while it holds a slot, or the state file's lock, stalls the others
+//! by no more than that.
 //!
 //! A test binary of its own: the served rate, and the 429s of the process store, depend on how fast
 //! processes start, so the machine's load must be the fleet's own while they are measured (cargo

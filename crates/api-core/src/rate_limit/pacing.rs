@@ -371,8 +371,8 @@ impl Pace {
     /// [`BLOCK_WINDOWS`] windows), every reservation made before it is stale (its slot leaves the
     /// log), and the rate drops to [`DECREASE`] times the rate that drew it: its own, or, when
     /// lower, the share of one call more than the request's span held before it when it was
-    /// booked (the server refused that many). The climb back aims just under that rate ([`BELOW_THE_TROUBLE`]), or,
-    /// for one of a run of 429s, at where the run's first aimed.
+    /// booked (the server refused that many). The climb back aims just under that rate
+    /// ([`BELOW_THE_TROUBLE`]), or, for one of a run of 429s, where the run's first aimed.
     /// A 429 answering a request sent into a block already known, or before another 429 cut the
     /// rate (its generation is older), cuts nothing more (ten 429s of requests in flight together
     /// cut the rate once, not ten times), but what its window held still lowers what was learned.
@@ -402,7 +402,7 @@ impl Pace {
             // that drew this 429: its own, or the known one, if lower.
             let in_a_run = learned
                 && share < self.trouble(&state)
-                && now - state.throttled_at < self.longest_block();
+                && now.saturating_sub(state.throttled_at) < self.longest_block();
             let refused = known.map_or(share, |known| share.min(known));
             let rate = (refused * DECREASE).max(floor);
             let trouble = if in_a_run {
@@ -1179,7 +1179,11 @@ mod tests {
         fn no_span_holds_more_than_the_burst(
             bookings in proptest::collection::vec((0usize..3, 0u64..400), 1..LOG_CAP),
         ) {
-            let paces = [Pace::new(20, 2_000 * MS), Pace::new(5, 500 * MS), Pace::new(1, 3_000 * MS)];
+            let paces = [
+                Pace::new(20, 2_000 * MS),
+                Pace::new(5, 500 * MS),
+                Pace::new(1, 3_000 * MS),
+            ];
             let mut state = PaceState::default();
             let mut now = 1_000_000 * MS;
             let mut slots: Vec<u64> = Vec::new();
@@ -1194,7 +1198,10 @@ mod tests {
                 sorted.sort_unstable();
                 // Every interval [first, first + span) that holds the new slot.
                 for first in sorted.iter().filter(|t| **t <= slot && slot - **t < pace.span) {
-                    let within = sorted.iter().filter(|t| **t >= *first && **t - first < pace.span).count();
+                    let within = sorted
+                        .iter()
+                        .filter(|t| **t >= *first && **t - first < pace.span)
+                        .count();
                     prop_assert!(within <= pace.burst as usize, "{within} from {first} ({sharer})");
                 }
             }
