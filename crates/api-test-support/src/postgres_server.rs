@@ -50,6 +50,14 @@ fn bin_dir() -> Option<PathBuf> {
     versions.pop().map(|(_, bin)| bin)
 }
 
+/// A loopback port free when asked.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -90,11 +98,8 @@ impl PostgresServer {
                 .expect("chown runs");
             assert!(status.success(), "{test}: chown {user}");
         }
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
-        let server = Self {
+        let port = free_port();
+        let mut server = Self {
             bin,
             data,
             user,
@@ -123,10 +128,7 @@ impl PostgresServer {
             "{test}: initdb: {}",
             String::from_utf8_lossy(&initdb.stderr)
         );
-        let mut options = format!(
-            "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off",
-            server.data.display()
-        );
+        let mut settings = String::new();
         if let Some((certificate, key)) = tls {
             // In the data directory, owned by the server's user, the key private to it.
             for (name, text) in [("server.crt", certificate), ("server.key", key)] {
@@ -147,23 +149,42 @@ impl PostgresServer {
                     assert!(status.success(), "{test}: chown {name}");
                 }
             }
-            options.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
+            settings.push_str(" -c ssl=on -c ssl_cert_file=server.crt -c ssl_key_file=server.key");
         }
-        let start = server
-            .command("pg_ctl")
-            .arg("-D")
-            .arg(&server.data)
-            .args(["-w", "-t", "30", "-o", &options, "-l"])
-            .arg(server.data.join("log"))
-            .arg("start")
-            .stdout(Stdio::null())
-            .output()
-            .expect("pg_ctl runs");
-        assert!(
-            start.status.success(),
-            "{test}: pg_ctl start: {}",
-            String::from_utf8_lossy(&start.stderr)
-        );
+        // The port was free when it was picked; another test may take it before the server binds
+        // it (tests start servers and proxies side by side): then another port, at most 3 times.
+        for attempt in 1.. {
+            let options = format!(
+                "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off{settings}",
+                server.port,
+                server.data.display()
+            );
+            let start = server
+                .command("pg_ctl")
+                .arg("-D")
+                .arg(&server.data)
+                .args(["-w", "-t", "30", "-o", &options, "-l"])
+                .arg(server.data.join("log"))
+                .arg("start")
+                .stdout(Stdio::null())
+                .output()
+                .expect("pg_ctl runs");
+            if start.status.success() {
+                break;
+            }
+            let log = std::fs::read_to_string(server.data.join("log")).unwrap_or_default();
+            let taken = log.contains("could not bind") || log.contains("already in use");
+            assert!(
+                taken && attempt < 3,
+                "{test}: pg_ctl start: {}\nthe server's log:\n{log}",
+                String::from_utf8_lossy(&start.stderr)
+            );
+            server.port = free_port();
+            server.url = format!(
+                "postgres://{superuser}:{PASSWORD}@127.0.0.1:{}/postgres",
+                server.port
+            );
+        }
         Some(server)
     }
 
