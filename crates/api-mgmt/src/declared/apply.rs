@@ -15,7 +15,7 @@ use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use super::fingerprint::observed_form;
+use super::fingerprint::{Memory, observed_form};
 use super::plan::{ActionKind, Creation, Plan, PlanAction};
 use super::stop::{StopSignal, unless_stopped};
 use super::{
@@ -995,7 +995,7 @@ async fn create(
         };
     }
     if let Some(answer) = answer {
-        let observed = observed_form(&answer, &creation.fingerprint)?;
+        let observed = observed_form(&answer, &creation.fingerprint, &mut Memory::default())?;
         recording
             .change(|state| {
                 if let Some(pipe) = state.pipes.get_mut(&name).filter(|p| p.id == id) {

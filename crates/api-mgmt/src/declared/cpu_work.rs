@@ -12,13 +12,16 @@ pub(crate) struct ShutDown;
 /// `work` applied to each of `items`, in the items' order: on one of tokio's blocking threads and
 /// as many more threads as the machine has cores (no more than there are items). Each thread takes
 /// the next item when it is done with one, so a pipe with many secrets does not hold back the
-/// others' share. Outside a tokio runtime the work runs on the caller's thread, and where the OS
-/// gives fewer threads, on those it gives. A panic of `work` is the caller's.
-pub(crate) async fn on_every_core<T, R, F>(items: Vec<T>, work: F) -> Result<Vec<R>, ShutDown>
+/// others' share, and each has a scratch `S` of its own (made with `S::default()`, dropped when the
+/// thread is done) that `work` is given with every item, for what is worth keeping from one item to
+/// the next (Argon2's working memory). Outside a tokio runtime the work runs on the caller's thread,
+/// and where the OS gives fewer threads, on those it gives. A panic of `work` is the caller's.
+pub(crate) async fn on_every_core<T, R, S, F>(items: Vec<T>, work: F) -> Result<Vec<R>, ShutDown>
 where
     T: Send + 'static,
     R: Send + 'static,
-    F: Fn(T) -> R + Send + Sync + 'static,
+    S: Default,
+    F: Fn(&mut S, T) -> R + Send + Sync + 'static,
 {
     if items.is_empty() {
         return Ok(Vec::new());
@@ -38,8 +41,12 @@ where
     }
 }
 
-/// `work` on each of `items` on this thread and up to one helper per further core.
-fn all_of<T: Send, R: Send>(items: Vec<T>, work: &(impl Fn(T) -> R + Sync)) -> Vec<R> {
+/// `work` on each of `items` on this thread and up to one helper per further core, each thread with
+/// its scratch.
+fn all_of<T: Send, R: Send, S: Default>(
+    items: Vec<T>,
+    work: &(impl Fn(&mut S, T) -> R + Sync),
+) -> Vec<R> {
     let helpers = std::thread::available_parallelism()
         .map_or(1, NonZeroUsize::get)
         .min(items.len())
@@ -53,9 +60,10 @@ fn all_of<T: Send, R: Send>(items: Vec<T>, work: &(impl Fn(T) -> R + Sync)) -> V
             .next()
     };
     let worker = || {
+        let mut scratch = S::default();
         let mut mine = Vec::new();
         while let Some((i, item)) = next() {
-            mine.push((i, work(item)));
+            mine.push((i, work(&mut scratch, item)));
         }
         mine
     };
@@ -86,7 +94,7 @@ mod tests {
     #[tokio::test(flavor = "current_thread")]
     async fn every_item_is_worked_once_and_answered_in_order() {
         let main = std::thread::current().id();
-        let results = on_every_core((0..100u64).collect(), move |i| {
+        let results = on_every_core((0..100u64).collect(), move |_: &mut (), i| {
             (i * i, std::thread::current().id() != main)
         })
         .await
@@ -98,7 +106,7 @@ mod tests {
             "none on the runtime's thread"
         );
         assert!(
-            on_every_core(Vec::<u8>::new(), |x| x)
+            on_every_core(Vec::<u8>::new(), |_: &mut (), x| x)
                 .await
                 .unwrap()
                 .is_empty()
@@ -108,18 +116,36 @@ mod tests {
     #[test]
     fn outside_a_runtime_the_work_runs_all_the_same() {
         use std::future::Future as _;
-        let mut future = std::pin::pin!(on_every_core(vec![1, 2, 3], |i: u32| i * 10));
+        let mut future = std::pin::pin!(on_every_core(vec![1, 2, 3], |_: &mut (), i: u32| i * 10));
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         let std::task::Poll::Ready(results) = future.as_mut().poll(&mut cx) else {
             panic!("outside a runtime the work is done at once");
         };
         assert_eq!(results.unwrap(), [10, 20, 30]);
-        assert_eq!(all_of(vec!["a"], &|s: &str| s.len()), [1]);
+        assert_eq!(all_of(vec!["a"], &|_: &mut (), s: &str| s.len()), [1]);
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn each_thread_keeps_its_scratch_from_one_item_to_the_next() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Each item answers how many items its thread's scratch has seen, itself included.
+        let seen = on_every_core((0..64u8).collect(), |count: &mut usize, _| {
+            *count += 1;
+            *count
+        })
+        .await
+        .unwrap();
+        let threads = seen.iter().filter(|&&n| n == 1).count();
+        assert!(
+            (1..=cores).contains(&threads),
+            "one fresh scratch per thread, not per item: {threads} fresh for {cores} cores"
+        );
+        assert_eq!(seen.len(), 64);
     }
 
     #[tokio::test(flavor = "current_thread")]
     async fn a_panic_of_the_work_is_the_callers() {
-        let worked = tokio::spawn(on_every_core(vec![1, 2, 3], |i: u8| {
+        let worked = tokio::spawn(on_every_core(vec![1, 2, 3], |_: &mut (), i: u8| {
             assert!(i != 2, "the work of item {i} panics");
             i
         }));
@@ -148,7 +174,7 @@ mod tests {
         let barrier = Arc::new(Barrier::new(2));
         let met = Arc::new(AtomicUsize::new(0));
         let (b, m) = (barrier.clone(), met.clone());
-        on_every_core(vec![(), ()], move |()| {
+        on_every_core(vec![(), ()], move |_: &mut (), ()| {
             b.wait();
             m.fetch_add(1, Ordering::SeqCst);
         })

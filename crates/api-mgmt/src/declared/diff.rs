@@ -551,9 +551,12 @@ mod tests {
     ) -> (Vec<String>, Option<Value>) {
         let schemas = SchemaSet::management();
         let request = schemas.schema("PipeCreateRequest");
-        let now =
-            super::super::fingerprint::observed_form(&server, &super::super::Fingerprint::fresh())
-                .unwrap();
+        let now = super::super::fingerprint::observed_form(
+            &server,
+            &super::super::Fingerprint::fresh(),
+            &mut super::super::fingerprint::Memory::default(),
+        )
+        .unwrap();
         let sides = Sides {
             file: &file,
             recorded: (file != recorded).then_some(&recorded),
@@ -612,6 +615,7 @@ mod tests {
         let observed = super::super::fingerprint::observed_form(
             &server_pipe(),
             &super::super::Fingerprint::fresh(),
+            &mut super::super::fingerprint::Memory::default(),
         )
         .unwrap();
         Some(observed)
@@ -760,6 +764,7 @@ mod tests {
         let observed = super::super::fingerprint::observed_form(
             &recorded_server,
             &super::super::Fingerprint::fresh(),
+            &mut super::super::fingerprint::Memory::default(),
         )
         .unwrap();
         let mut now = recorded_server.clone();

@@ -16,7 +16,7 @@ pub(crate) use self::binding::{Bindings, DeclaredBinding};
 use self::decide::Decided;
 use super::cpu_work::{ShutDown, on_every_core};
 use super::diff::Change;
-use super::fingerprint::{Fingerprint, declared_form};
+use super::fingerprint::{Fingerprint, Memory, declared_form};
 use super::impact::Impact;
 use super::{Declaration, DeclaredError, Lifecycle, RecordedState, ServiceTarget, StateTarget};
 use crate::ServiceHandle;
@@ -551,8 +551,8 @@ async fn with_creations(
             ))
         })
         .collect();
-    for (i, creation) in on_every_core(to_create, |(i, pipe, lifecycle)| {
-        (i, creation(&pipe, &Fingerprint::fresh(), lifecycle))
+    for (i, creation) in on_every_core(to_create, |memory: &mut Memory, (i, pipe, lifecycle)| {
+        (i, creation(&pipe, &Fingerprint::fresh(), lifecycle, memory))
     })
     .await
     .map_err(shut_down)?
@@ -574,8 +574,9 @@ fn creation(
     pipe: &NewPipe,
     fingerprint: &Fingerprint,
     lifecycle: Lifecycle,
+    memory: &mut Memory,
 ) -> Result<Creation, DeclaredError> {
-    let (form, fingerprint) = declared_form(pipe, fingerprint)?;
+    let (form, fingerprint) = declared_form(pipe, fingerprint, memory)?;
     Ok(Creation {
         pipe: pipe.clone(),
         form,

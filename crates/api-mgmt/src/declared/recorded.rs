@@ -12,7 +12,7 @@ use api_core::management::NewPipe;
 use super::store::{StateError, StateLock, StateStore};
 
 use super::Lifecycle;
-use super::fingerprint::{Fingerprint, declared_form, observed_form};
+use super::fingerprint::{Fingerprint, Memory, declared_form, observed_form};
 
 /// The version of the recorded state this SDK writes; a newer one is refused, never rewritten.
 ///
@@ -228,8 +228,9 @@ impl RecordedState {
     ) -> Result<Vec<super::Change>, StateError> {
         let name = pipe.as_raw().name.to_string();
         self.check_import(id, &name)?;
-        let (declared, fingerprint) = declared_form(pipe, &Fingerprint::fresh())?;
-        let observed = observed_form(server, &fingerprint)?;
+        let memory = &mut Memory::default();
+        let (declared, fingerprint) = declared_form(pipe, &Fingerprint::fresh(), memory)?;
+        let observed = observed_form(server, &fingerprint, memory)?;
         let schemas = api_core::raw::support::schema::SchemaSet::management();
         let sides = super::diff::Sides {
             file: &declared,
@@ -317,7 +318,7 @@ impl RecordedState {
                     .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
             )));
         }
-        let observed = observed_form(server, &pending.fingerprint)?;
+        let observed = observed_form(server, &pending.fingerprint, &mut Memory::default())?;
         if let Some(pending) = self.pending.remove(name) {
             self.pipes.insert(
                 name.to_string(),

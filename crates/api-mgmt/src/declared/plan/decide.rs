@@ -16,7 +16,7 @@ use super::{
 };
 use crate::declared::cpu_work::on_every_core;
 use crate::declared::diff::{Cause, Change, Effect, Sides, compare};
-use crate::declared::fingerprint::{Fingerprint, declared_form, digest, observed_form};
+use crate::declared::fingerprint::{Fingerprint, Memory, declared_form, digest, observed_form};
 use crate::declared::impact::impacts;
 use crate::declared::{
     Declaration, DeclaredError, Lifecycle, PendingCreate, RecordedState, SavedObserved,
@@ -159,16 +159,17 @@ impl Decided {
         compared: Vec<Compared>,
         recorded: &RecordedState,
     ) -> Result<(), DeclaredError> {
-        let formed = on_every_core(compared, |compared| {
-            let forms = declared_form(&compared.pipe, &compared.fingerprint).and_then(|declared| {
-                let now = if compared.read {
-                    observed_form(&compared.server, &compared.fingerprint)?
-                } else {
-                    // Recorded as stored already.
-                    compared.server.clone()
-                };
-                Ok((declared, now))
-            });
+        let formed = on_every_core(compared, |memory: &mut Memory, compared| {
+            let forms =
+                declared_form(&compared.pipe, &compared.fingerprint, memory).and_then(|declared| {
+                    let now = if compared.read {
+                        observed_form(&compared.server, &compared.fingerprint, memory)?
+                    } else {
+                        // Recorded as stored already.
+                        compared.server.clone()
+                    };
+                    Ok((declared, now))
+                });
             (compared, forms)
         })
         .await
