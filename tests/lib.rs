@@ -1,4 +1,5 @@
-//! Workspace-level test package; the tests live in `tests/tests/`, their fixtures in `tests/fixtures/`.
+//! Workspace-level test package; the tests live in `tests/tests/` (most in one binary,
+//! `tests/tests/suite/`), their fixtures in `tests/fixtures/`.
 //!
 //! The README's Rust examples are compiled here as doctests, so they cannot drift from the API.
 

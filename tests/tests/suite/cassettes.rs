@@ -4,7 +4,7 @@
 //! that was not recorded is refused naming what was asked; a cassette with production's quirks is
 //! checked finding by finding.
 
-mod support;
+use crate::support;
 
 use std::net::SocketAddr;
 use std::path::Path;

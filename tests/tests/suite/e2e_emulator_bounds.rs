@@ -3,7 +3,7 @@
 //! again, a private data directory, a deterministic restart that continues its ids, and a `Debug`
 //! without secrets.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::time::Duration;

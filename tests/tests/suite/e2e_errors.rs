@@ -1,6 +1,6 @@
 //! End to end: every error class of the emulator surfaces as the right SDK error.
 
-mod support;
+use crate::support;
 
 use api_emulator::EmulatorOptions;
 use api_mgmt::services::ServiceCommand;

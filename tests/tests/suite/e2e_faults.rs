@@ -1,6 +1,6 @@
 //! End to end: the SDK's retries under faults injected into the emulator.
 
-mod support;
+use crate::support;
 
 use api_emulator::Fault;
 use api_mgmt::{Error, pipes::PipeState};

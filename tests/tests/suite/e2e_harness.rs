@@ -1,7 +1,7 @@
 //! End to end: the emulator as a test harness — the request log, scripted faults (by operation,
 //! counted, hangups, applied), typed access to its state, and deterministic mode.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::time::Duration;

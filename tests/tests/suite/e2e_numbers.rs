@@ -2,7 +2,7 @@
 //! operation of both APIs, a whole number is `3`, never `3.0` (a client that reads such fields as
 //! integers must not fail against the emulator), and fractions stay fractions.
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::emulated::start;

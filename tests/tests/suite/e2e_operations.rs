@@ -1,7 +1,7 @@
 //! End to end: every operation of both APIs through the SDK facades against the emulator, and the
 //! state machines the waiters follow.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

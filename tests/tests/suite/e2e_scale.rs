@@ -1,7 +1,7 @@
 //! End to end: rate limiting with the SDK limiter, persistence across an emulator restart, and many
 //! concurrent operations from clones of one client.
 
-mod support;
+use crate::support;
 
 use std::collections::HashSet;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! its `Retry-After`, holds the other client's next request back; with the process store each
 //! client keeps its own state and the other goes straight through.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::time::Duration;
@@ -221,6 +221,19 @@ async fn victim_with_a_thousand_callers() {
     }
 }
 
+/// The victim's name as the test harness knows it: its module's path in the test binary, without
+/// the binary's name.
+fn victim_test() -> String {
+    let module = module_path!()
+        .split_once("::")
+        .map_or("", |(_, module)| module);
+    if module.is_empty() {
+        "victim_with_a_thousand_callers".into()
+    } else {
+        format!("{module}::victim_with_a_thousand_callers")
+    }
+}
+
 fn parse_store(text: &str) -> RateLimitStore {
     match text.strip_prefix("host:") {
         Some(dir) => host_store(Path::new(dir)),
@@ -250,7 +263,7 @@ fn a_process_killed_with_a_thousand_callers_stalls_the_others_by_its_bookings_at
         .unwrap();
     for store in stores {
         let mut victim = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "victim_with_a_thousand_callers", "--ignored"])
+            .args(["--exact", &victim_test(), "--ignored"])
             .args(["--nocapture", "--test-threads=1"])
             .env(VICTIM_STORE, &store)
             .stdout(Stdio::piped())

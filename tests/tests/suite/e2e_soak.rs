@@ -10,7 +10,7 @@
 //!   after it was stored among them) is reported as outcome unknown, reads and deletes never are;
 //! - nothing panics.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! End to end: the waiters against the emulator with real transition times, in the cases a real
 //! service produces (a start while the service is still stopping, a one-shot pipe, a deadline).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -9,25 +9,25 @@ use api_mgmt::{
     pipes::{Destination, KafkaSource, PipeId, PipeState, Scaling},
 };
 
-#[path = "../../guide/examples/declared_apply.rs"]
+#[path = "../../../guide/examples/declared_apply.rs"]
 mod declared_apply;
-#[path = "../../guide/examples/domain_values.rs"]
+#[path = "../../../guide/examples/domain_values.rs"]
 mod domain_values;
-#[path = "../../guide/examples/emulator_in_tests.rs"]
+#[path = "../../../guide/examples/emulator_in_tests.rs"]
 mod emulator_in_tests;
-#[path = "../../guide/examples/fault_rules.rs"]
+#[path = "../../../guide/examples/fault_rules.rs"]
 mod fault_rules;
-#[path = "../../guide/examples/first_program.rs"]
+#[path = "../../../guide/examples/first_program.rs"]
 mod first_program;
-#[path = "../../guide/examples/host_store.rs"]
+#[path = "../../../guide/examples/host_store.rs"]
 mod host_store;
-#[path = "../../guide/examples/metrics.rs"]
+#[path = "../../../guide/examples/metrics.rs"]
 mod metrics;
-#[path = "../../guide/examples/transport.rs"]
+#[path = "../../../guide/examples/transport.rs"]
 mod transport;
-#[path = "../../guide/examples/unknown_outcome.rs"]
+#[path = "../../../guide/examples/unknown_outcome.rs"]
 mod unknown_outcome;
-#[path = "../../guide/examples/wait_for_condition.rs"]
+#[path = "../../../guide/examples/wait_for_condition.rs"]
 mod wait_for_condition;
 
 async fn emulator() -> Emulator {

@@ -4,7 +4,7 @@
 //! (not applied). Without a connect timeout of its own a client could only say that the attempt
 //! timed out, and a create's outcome would be unknown.
 
-mod support;
+use crate::support;
 
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};

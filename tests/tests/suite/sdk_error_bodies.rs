@@ -3,7 +3,7 @@
 //! JSON), no part of a secret survives in the error's message, body, `Display` or `Debug`, and the
 //! SDK reads a bounded amount of it.
 
-mod support;
+use crate::support;
 
 use api_mgmt::{
     NewPipe,

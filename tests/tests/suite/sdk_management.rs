@@ -1,6 +1,6 @@
 //! The management facade over real HTTP against a scripted server: what is sent and what comes back.
 
-mod support;
+use crate::support;
 
 use api_mgmt::{
     NewPipe,

@@ -3,7 +3,7 @@
 //! latency per call and per attempt, with the HTTP semantic conventions' attributes (status code,
 //! error type, server address), and nothing secret in any attribute.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;

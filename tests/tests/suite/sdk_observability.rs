@@ -1,6 +1,6 @@
 //! The observability facade over real HTTP against a scripted server.
 
-mod support;
+use crate::support;
 
 use api_obs::{
     alerts::{AlertInterval, AlertState},

@@ -1,6 +1,6 @@
 //! Retries, rate limits, timeouts and error decoding over real HTTP against a scripted server.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 
@@ -658,7 +658,7 @@ async fn an_error_body_that_breaks_off_is_classified_by_its_status(transport: Tr
     assert!(api.body.starts_with(r#"{"status":404"#), "{}", api.body);
 }
 
-for_both_transports!(
+crate::for_both_transports!(
     a_429_with_reset_is_retried_after_the_server_wait,
     a_get_is_retried_through_two_503s,
     a_create_is_not_retried_after_a_500_or_503,

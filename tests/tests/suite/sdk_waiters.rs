@@ -1,6 +1,6 @@
 //! Pipe and service waiters over real HTTP against a scripted server.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -16,7 +16,6 @@ use api_mgmt::{
     pipes::{Destination, KafkaSource, Scaling},
 };
 
-mod support;
 use api_test_support::postgres_server::PostgresServer;
 use api_test_support::redis_server::RedisServer;
 
