@@ -150,20 +150,59 @@ impl Server for Pooled {
     }
 }
 
-/// The fleet once more, its state in PostgreSQL through PgBouncer in transaction mode, where any
-/// session state (an advisory lock, a named prepared statement, a `SET`) would break: each step is
-/// one statement of its own.
+/// Eight runners apply one directory round after round while the lease's holder is killed or stopped
+/// past its lease: with the state in Redis, in PostgreSQL, and in PostgreSQL through PgBouncer in
+/// transaction mode (where any session state, an advisory lock, a named prepared statement or a
+/// `SET`, would break: each step is one statement of its own). The three fleets run at once, each
+/// in a thread named for its store: most of each is waiting for leases to lapse, and their claims
+/// are about what is written, never about how fast.
 #[test]
-fn eight_runners_through_pgbouncer_in_transaction_mode() {
+fn eight_runners_apply_one_directory_with_kills_and_pauses() {
     let _beside = super::beside_others();
-    let test = "eight_runners_through_pgbouncer_in_transaction_mode";
-    let Some(server) = PostgresServer::start(test) else {
-        return;
-    };
-    let Some(bouncer) = super::pgbouncer::PgBouncer::start(test, &server) else {
-        return;
-    };
-    eight_runners(&Pooled { server, bouncer }, POOLED_ROUNDS);
+    let test = "eight_runners_apply_one_directory_with_kills_and_pauses";
+    std::thread::scope(|scope| {
+        let fleets = [
+            std::thread::Builder::new()
+                .name("redis".into())
+                .spawn_scoped(scope, || {
+                    if let Some(server) = RedisServer::start(test) {
+                        eight_runners(&server, ROUNDS);
+                    }
+                }),
+            std::thread::Builder::new()
+                .name("postgres".into())
+                .spawn_scoped(scope, || {
+                    if let Some(server) = PostgresServer::start(test) {
+                        eight_runners(&server, ROUNDS);
+                    }
+                }),
+            std::thread::Builder::new()
+                .name("pgbouncer".into())
+                .spawn_scoped(scope, || {
+                    let pooled = format!("{test}_through_pgbouncer");
+                    let Some(server) = PostgresServer::start(&pooled) else {
+                        return;
+                    };
+                    let Some(bouncer) = super::pgbouncer::PgBouncer::start(&pooled, &server) else {
+                        return;
+                    };
+                    eight_runners(&Pooled { server, bouncer }, POOLED_ROUNDS);
+                }),
+        ];
+        // Each fleet to its end, then the first failure (each printed its panic, named by its thread).
+        let failed: Vec<String> = fleets
+            .into_iter()
+            .map(|fleet| fleet.expect("a thread starts"))
+            .filter_map(|fleet| {
+                let name = fleet.thread().name().unwrap_or_default().to_string();
+                fleet.join().is_err().then_some(name)
+            })
+            .collect();
+        assert!(
+            failed.is_empty(),
+            "the fleets that failed: {failed:?} (their panics above)"
+        );
+    });
 }
 
 /// Runs each check against a Redis and against a PostgreSQL, as two tests.
@@ -196,7 +235,6 @@ macro_rules! on_both {
 
 on_both!(
     a_holder_stopped_past_its_lease_writes_nothing_once_another_took_over,
-    eight_runners_apply_one_directory_with_kills_and_pauses,
     a_state_pushed_to_the_store_and_back_and_a_lease_ended_by_hand,
     a_store_without_the_state_is_refused_before_any_call,
     a_runner_cut_off_from_its_store_sends_nothing_past_its_lease,
@@ -559,10 +597,6 @@ const STOPPED_FOR: Duration = TTL.saturating_add(Duration::from_millis(300));
 /// Sleeps until `since` is [`STOPPED_FOR`] ago.
 fn keep_stopped(since: Instant) {
     std::thread::sleep(STOPPED_FOR.saturating_sub(since.elapsed()));
-}
-
-fn eight_runners_apply_one_directory_with_kills_and_pauses(server: &impl Server) {
-    eight_runners(server, ROUNDS);
 }
 
 fn eight_runners(server: &impl Server, rounds: usize) {
