@@ -396,26 +396,26 @@ impl Pace {
             .filter(|before| *before >= 1)
             .map(|before| f64::from(before + 1) / f64::from(self.burst));
         let learned = state.rate > 0.0 && state.rate < 1.0;
+        // The share the climb aims for, as the state had it before this 429.
+        let aim = self.trouble(&state);
         let (rate, trouble, throttled_at) = if now >= state.blocked_until && since_the_last_cut {
             // One of a run of 429s (within a block's length of the last cut, while the rate
             // climbs back): the trouble began where the run's began. Else just under the rate
             // that drew this 429: its own, or the known one, if lower.
             let in_a_run = learned
-                && share < self.trouble(&state)
+                && share < aim
                 && now.saturating_sub(state.throttled_at) < self.longest_block();
             let refused = known.map_or(share, |known| share.min(known));
             let rate = (refused * DECREASE).max(floor);
             let trouble = if in_a_run {
-                known.map_or(self.trouble(&state), |known| {
-                    self.trouble(&state).min(known * BELOW_THE_TROUBLE)
-                })
+                known.map_or(aim, |known| aim.min(known * BELOW_THE_TROUBLE))
             } else {
                 refused * BELOW_THE_TROUBLE
             };
             (rate, trouble.max(rate), now)
         } else if let Some(known) = known
             && learned
-            && known * BELOW_THE_TROUBLE < self.trouble(&state)
+            && known * BELOW_THE_TROUBLE < aim
         {
             // A 429 that cuts nothing more (sent before the last cut, or into a block) still says
             // how many calls its window held: the learned rate keeps under that too.
