@@ -2,8 +2,8 @@
 # `cloudctl apply --yes` of N new pipes (20 by default) as a user runs it: the release binaries,
 # the emulator with its 2 s transitions and a management limit of 20 per 2 s, cloudctl at 20/2s,
 # its default parallelism and state file. Prints the wall time, the floor the key allows (20 creates
-# at once, each pipe's read once it runs: `cargo run -p api-bench` computes it the same way), their
-# ratio, and the 429s. Needs `cargo build --release -p api-emulator -p api-cli` and curl, jq.
+# at once, each pipe's read once it runs, as `api-bench burst-floor` computes it), their ratio, and
+# the 429s. Needs `cargo build --release -p api-emulator -p api-cli -p api-bench` and curl, jq.
 set -euo pipefail
 pipes=${1:-20}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,22 +45,8 @@ ended=$(date +%s.%N)
 log=$(curl -sf -H 'Authorization: Bearer emulator-control-token' "$CLOUD_API_URL/_emulator/requests")
 throttled=$(jq '[.[] | select(.status == 429)] | length' <<< "$log")
 calls=$(jq 'length' <<< "$log")
-# The floor: bursts of 20 per 2 s; the calls other than creates and pipe reads go first.
-floor=$(python3 - "$pipes" "$calls" <<'PY'
-import sys
-pipes, calls = int(sys.argv[1]), int(sys.argv[2])
-other = max(calls - 2 * pipes, 0)
-waiting = [(0.0, False)] * other + [(0.0, True)] * pipes
-sent = []
-while waiting:
-    waiting.sort()
-    earliest, create = waiting.pop(0)
-    at = max(earliest, sent[-20] + 2.0) if len(sent) >= 20 else earliest
-    sent.append(at)
-    if create:
-        waiting.append((at + 2.0, False))
-print(max(sent))
-PY
-)
+# The floor: bursts of 20 per 2 s; the calls other than creates and pipe reads go first (the same
+# computation as the benchmark's, from its binary).
+floor=$("$bin/api-bench" burst-floor "$(( calls > 2 * pipes ? calls - 2 * pipes : 0 ))" "$pipes")
 [ -n "${TIMELINE:-}" ] && echo "started $(date -u -d @$started +%T.%N) ended $(date -u -d @$ended +%T.%N)" >&2 && jq -r '.[] | "\(.at) \(.method) \(.status) \(.path)"' <<< "$log" | cut -c12-60 >&2
 python3 -c "w=$ended-$started; f=$floor; print(f'{$pipes} pipes: {w:.2f} s, floor {f:.2f} s ({$calls} calls), {w/f:.2f}x, $throttled 429s')"

@@ -28,6 +28,7 @@ use emulator::Storage;
 const USAGE: &str = "\
 usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|below|declared|traces] [--server-threads N]
        cargo run --release -p api-bench -- --repeat facade|generated|floor|peer start|pipe|endpoints|dashboards N [--callers K]
+       cargo run --release -p api-bench -- burst-floor OTHER PIPES
 
   --quick             a few seconds, to check that everything runs (figures not to be trusted)
   --only sdk          only the facade / generated client / floor table
@@ -44,7 +45,10 @@ usage: cargo run --release -p api-bench -- [--quick] [--only sdk|emulator|fleet|
                       one recording every span, each against the generated client
   --server-threads N  worker threads of the canned server's own runtime (default 1)
   --repeat V C N      only N sequential calls C by variant V, for a profiler (perf, callgrind)
-  --callers K         with --repeat: the N calls made by K concurrent callers (default 1)";
+  --callers K         with --repeat: the N calls made by K concurrent callers (default 1)
+  burst-floor O P     prints, in seconds, the floor of an apply of P new pipes after O other calls
+                      under 20 per 2 s, each pipe read 2 s after its create (what `--only declared`
+                      compares with; bench/scripts/cloudctl-apply.sh reads it)";
 
 /// What to run.
 struct Args {
@@ -138,6 +142,24 @@ fn repeat(v: Option<&str>, c: Option<&str>, n: Option<&str>) -> Option<(Variant,
     Some((variant, call, n?.parse().ok()?))
 }
 
+/// `burst-floor OTHER PIPES`: [`declared::burst_floor`] under the bench's limit, in seconds.
+fn burst_floor(args: &[String]) -> ExitCode {
+    let count = |i: usize| args.get(i).and_then(|n| n.parse::<usize>().ok());
+    let (Some(other), Some(pipes)) = (count(0), count(1)) else {
+        eprintln!(
+            "error: burst-floor takes two counts: the calls besides creates and reads, and the pipes"
+        );
+        return ExitCode::FAILURE;
+    };
+    // The emulator's own pipe transition (2 s), as the script runs it.
+    let provisioning =
+        std::time::Duration::from_millis(api_emulator::Timing::default().pipe_provisioning_ms);
+    let plan = declared::Plan::FULL;
+    let floor = declared::burst_floor(other, pipes, plan.limit, plan.window, provisioning);
+    println!("{:.3}", floor.as_secs_f64());
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("fleet-worker") {
@@ -152,6 +174,9 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if args.first().map(String::as_str) == Some("burst-floor") {
+        return burst_floor(&args[1..]);
     }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         println!("{USAGE}");
