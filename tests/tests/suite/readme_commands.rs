@@ -259,3 +259,68 @@ fn contributing_lists_every_test_binary() {
         "the test binaries CONTRIBUTING.md times, against the workspace's"
     );
 }
+
+/// The packages of `cargo tree` with `args`, each with its features (`NAME vVERSION [FEATURES]`).
+fn tree(args: &[&str]) -> std::collections::BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = std::process::Command::new(cargo)
+        .args([
+            "tree",
+            "--locked",
+            "-e",
+            "normal,build,dev",
+            "-f",
+            "{p} [{f}]",
+        ])
+        .args(["--prefix", "none"])
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| line.trim_end_matches(" (*)").to_string())
+        .collect()
+}
+
+/// `cargo run --example tour`, the README's first command, builds every dependency with the features
+/// `cargo test --workspace`, its second, builds it with: the second reuses the first's build (and
+/// CI's tour step the tests' build) instead of building 222 crates again. Each package and feature
+/// set of the tour's tree is one of the workspace's.
+#[test]
+fn the_tour_builds_its_dependencies_as_the_tests_do() {
+    let workspace = tree(&["--workspace"]);
+    let tour = tree(&["-p", "api-tests"]);
+    let apart: Vec<&String> = tour.difference(&workspace).collect();
+    assert!(
+        apart.is_empty(),
+        "the tour builds these with features the tests' build does not give them; turn the \
+         workspace's on in tests/Cargo.toml's dev-dependencies:\n{}\n(the workspace builds them so:\n{})",
+        apart
+            .iter()
+            .map(|p| format!("  {p}"))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        apart
+            .iter()
+            .flat_map(|p| {
+                let name = p.split(" [").next().unwrap_or_default();
+                workspace
+                    .iter()
+                    .filter(move |w| w.split(" [").next() == Some(name))
+            })
+            .map(|w| format!("  {w}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        tour.len() > 100,
+        "{} packages in the tour's tree",
+        tour.len()
+    );
+}
