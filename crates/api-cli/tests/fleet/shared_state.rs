@@ -532,10 +532,11 @@ fn production_cloud(provisioning: Duration) -> Cloud {
 
 fn a_holder_stopped_past_its_lease_writes_nothing_once_another_took_over(server: &impl Server) {
     let cloud = production_cloud(Duration::ZERO);
-    // Every create is answered after 1.5 s: the first runner is stopped in the middle of one.
+    // Every create takes effect at once and is answered 1.5 s later: the first runner is stopped
+    // while it waits for an answer.
     cloud.inject(
         FaultRule::operation(OperationId::CreatePipe)
-            .then(Fault::delay(Duration::from_millis(1500)).always()),
+            .then(Fault::delay(Duration::from_millis(1500)).applied().always()),
     );
     let files: Vec<(String, u32)> = ["orders", "events", "clicks"]
         .iter()
@@ -546,14 +547,14 @@ fn a_holder_stopped_past_its_lease_writes_nothing_once_another_took_over(server:
     second.checkout(&files);
     first.init(&cloud, server);
     let stopped = first.spawn_apply(&cloud, server);
+    // Caught waiting for a create's answer (its intent in the state, the pipe on the server), not
+    // once a create is answered: the emulator logs a request when it answers it, and a runner
+    // stopped between two creates' answers and its next intent had nothing pending, so the second
+    // runner rightly created the rest (CI saw it once, under the load of the other fleets).
     let deadline = Instant::now() + Duration::from_secs(20);
-    while cloud
-        .requests()
-        .iter()
-        .all(|r| r.operation_id != Some(OperationId::CreatePipe))
-    {
+    while !create_answer_awaited(&cloud, server) {
         assert!(Instant::now() < deadline, "the first runner never created");
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(5));
     }
     signal(&stopped, "-STOP");
     // Past its lease, the second runner takes the service over, and its plan finds the creates the
