@@ -2,14 +2,15 @@
 
 use std::process::Command;
 
-/// The lines of `cargo tree --locked -p package --prefix none` with `args` besides. Not
+/// The lines of `cargo tree --locked --prefix none` with `args` besides (`-p package` or
+/// `--workspace` among them), run in the workspace. Not
 /// `--offline`: with `--all-features` cargo reads the manifest of every optional dependency
 /// (`aws-lc-rs`), which a machine whose cargo cache never held it has not downloaded (this test
 /// failed so on a new machine); `--locked` fetches what is missing and changes no version.
-fn cargo_tree(package: &str, args: &[&str]) -> String {
+pub(crate) fn cargo_tree(args: &[&str]) -> String {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let out = Command::new(cargo)
-        .args(["tree", "--locked", "-p", package, "--prefix", "none"])
+        .args(["tree", "--locked", "--prefix", "none"])
         .args(args)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
@@ -25,7 +26,7 @@ fn cargo_tree(package: &str, args: &[&str]) -> String {
 /// The `api-raw` features that building `package` alone turns on.
 fn raw_features_of(package: &str) -> Vec<String> {
     // What a downstream crate builds: the facade's dev-dependencies (the emulator) are not.
-    let tree = cargo_tree(package, &["-e", "features,normal,build"]);
+    let tree = cargo_tree(&["-p", package, "-e", "features,normal,build"]);
     let mut features: Vec<String> = tree
         .lines()
         .filter_map(|line| line.strip_prefix("api-raw feature \""))
@@ -50,10 +51,15 @@ fn api_mgmt_does_not_compile_the_observability_api() {
 
 /// Every package the crates published to users build, with every feature on.
 fn runtime_packages_of(package: &str) -> Vec<String> {
-    let tree = cargo_tree(
+    let tree = cargo_tree(&[
+        "-p",
         package,
-        &["--all-features", "-e", "normal,build", "--format", "{p}"],
-    );
+        "--all-features",
+        "-e",
+        "normal,build",
+        "--format",
+        "{p}",
+    ]);
     tree.lines()
         .filter_map(|line| line.split_whitespace().next())
         .map(str::to_string)

@@ -262,27 +262,9 @@ fn contributing_lists_every_test_binary() {
 
 /// The packages of `cargo tree` with `args`, each with its features (`NAME vVERSION [FEATURES]`).
 fn tree(args: &[&str]) -> std::collections::BTreeSet<String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let out = std::process::Command::new(cargo)
-        .args([
-            "tree",
-            "--locked",
-            "-e",
-            "normal,build,dev",
-            "-f",
-            "{p} [{f}]",
-        ])
-        .args(["--prefix", "none"])
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("cargo tree runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    let mut all = vec!["-e", "normal,build,dev", "-f", "{p} [{f}]"];
+    all.extend_from_slice(args);
+    crate::feature_isolation::cargo_tree(&all)
         .lines()
         .map(|line| line.trim_end_matches(" (*)").to_string())
         .collect()
