@@ -189,7 +189,8 @@ fn eight_runners_apply_one_directory_with_kills_and_pauses() {
                     eight_runners(&Pooled { server, bouncer }, POOLED_ROUNDS);
                 }),
         ];
-        // Each fleet to its end, then the first failure (each printed its panic, named by its thread).
+        // Each fleet to its end, then the names of those that failed (each printed its panic,
+        // named by its thread).
         let failed: Vec<String> = fleets
             .into_iter()
             .map(|fleet| fleet.expect("a thread starts"))
