@@ -42,10 +42,15 @@ spec = add("PipeCreateRequest", "        owner:\n          type: string\n       
 spec = add("Pipe", "        owner:\n          type: string\n          nullable: true\n          description: Who owns the pipe.\n")
 open(path, "w").write(spec)
 EOF
-sed -i 's/^version = "0.2.0"$/version = "0.2.0-spec-member"/' "$copy/Cargo.toml"
+# The workspace's version, read from its manifest (a version written here once went stale at a
+# release, and the copy's crates overwrote the workspace's artifacts).
+version=$(sed -n 's/^version = "\([^"]*\)"$/\1/p' "$copy/Cargo.toml" | head -1)
+[ -n "$version" ] || fail "no workspace version in Cargo.toml"
+sed -i "s/^version = \"$version\"\$/version = \"$version-spec-member\"/" "$copy/Cargo.toml"
 # The workspace's crates require each other at exactly their version.
-sed -i 's/version = "=0.2.0"/version = "=0.2.0-spec-member"/' "$copy/Cargo.toml"
-grep -q '"=0.2.0"' "$copy/Cargo.toml" && fail "a path dependency still requires =0.2.0"
+sed -i "s/version = \"=$version\"/version = \"=$version-spec-member\"/" "$copy/Cargo.toml"
+grep -q "^version = \"$version-spec-member\"\$" "$copy/Cargo.toml" || fail "the copy's version is not $version-spec-member"
+grep -q "\"=$version\"" "$copy/Cargo.toml" && fail "a path dependency still requires =$version"
 sed -i '/^\[\[bin\]\]$/{n;s/^name = "cloudctl"$/name = "cloudctl-spec-member"/}' "$copy/crates/api-cli/Cargo.toml"
 sed -i '/^\[\[bin\]\]$/{n;s/^name = "api-emulator"$/name = "api-emulator-spec-member"/}' "$copy/crates/api-emulator/Cargo.toml"
 printf '\n[[bin]]\nname = "xtask-spec-member"\npath = "src/main.rs"\n' >> "$copy/xtask/Cargo.toml"
