@@ -1,7 +1,8 @@
 //! The binary's memory under many large requests: the request log keeps at most its budget
 //! ([`LOG_BUDGET`] bytes of entries), so nine hundred creates with bodies just under the size the log
 //! keeps whole (about 53 MiB in all, three times the budget) leave the process's resident memory
-//! grown by about the budget (at most twice it), not by what was sent.
+//! grown by about the budget (at most twice it), not by what was sent; so do bodies of many tiny
+//! values, and a hundred bodies of a mebibyte, too large for the log to keep.
 
 mod support;
 
@@ -33,10 +34,9 @@ fn post(port: u16, path: &str, authorization: &str, body: &str) -> u16 {
     request(port, "POST", path, authorization, Some(body)).0
 }
 
-#[test]
-fn nine_hundred_large_creates_grow_the_binary_by_about_its_log_budget() {
-    let (basic, service) = admin();
-    let path = format!("{service}/pipes");
+/// The binary started on a free port with instant transitions and no rate limit: the running
+/// process, its pid and its port; `None` where its memory cannot be read (no `/proc`).
+fn started() -> Option<(Running, u32, u16)> {
     let port = port();
     let emulator = Running(spawn(
         &[
@@ -48,7 +48,15 @@ fn nine_hundred_large_creates_grow_the_binary_by_about_its_log_budget() {
         port,
     ));
     let pid = emulator.0.id();
-    let Some(_) = resident_bytes(pid) else {
+    resident_bytes(pid)?;
+    Some((emulator, pid, port))
+}
+
+#[test]
+fn nine_hundred_large_creates_grow_the_binary_by_about_its_log_budget() {
+    let (basic, service) = admin();
+    let path = format!("{service}/pipes");
+    let Some((_emulator, pid, port)) = started() else {
         eprintln!("no /proc here: the memory of the binary is not measured");
         return;
     };
@@ -97,6 +105,50 @@ fn nine_hundred_large_creates_grow_the_binary_by_about_its_log_budget() {
     );
 }
 
+#[test]
+fn a_hundred_creates_of_a_mebibyte_grow_the_binary_by_less_than_its_log_budget() {
+    let (basic, service) = admin();
+    let path = format!("{service}/pipes");
+    let Some((_emulator, pid, port)) = started() else {
+        eprintln!("no /proc here: the memory of the binary is not measured");
+        return;
+    };
+    let size = 1 << 20;
+    // What every request allocates once is in the baseline.
+    assert_eq!(
+        post(port, &path, &basic, &large_create_body("warm-up", size)),
+        200
+    );
+    let before = resident_bytes(pid).unwrap();
+    let body = large_create_body("big-000", size);
+    assert!(body.len() > LOG_BODY_LIMIT, "too large for the log to keep");
+    let count = 100;
+    for n in 0..count {
+        let status = post(
+            port,
+            &path,
+            &basic,
+            &large_create_body(&format!("big-{n:03}"), size),
+        );
+        assert_eq!(status, 200, "create {n}");
+    }
+    let after = resident_bytes(pid).unwrap();
+    let sent = count * body.len();
+    let growth = after.saturating_sub(before);
+    eprintln!(
+        "{count} creates of {} bytes ({sent} bytes): RSS {before} -> {after} (+{growth}), budget {LOG_BUDGET}",
+        body.len()
+    );
+    // Six budgets sent: a process that kept the bodies (in its log or anywhere else) would break
+    // the bound below.
+    assert!(sent >= 6 * LOG_BUDGET);
+    let bound = 2 * LOG_BUDGET as u64;
+    assert!(
+        growth <= bound,
+        "RSS grew by {growth} bytes after {sent} bytes of requests (bound {bound})"
+    );
+}
+
 /// A body of `size` bytes or a little less, of many tiny JSON values: `[[0],[0],...]` or
 /// `[{},{},...]`.
 fn tiny_values(size: usize, objects: bool) -> String {
@@ -109,18 +161,7 @@ fn tiny_values(size: usize, objects: bool) -> String {
 fn bodies_of_many_tiny_values_keep_the_binary_within_its_log_budget() {
     let (basic, service) = admin();
     let path = format!("{service}/pipes");
-    let port = port();
-    let emulator = Running(spawn(
-        &[
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-            "--instant",
-            "--no-rate-limit",
-        ],
-        port,
-    ));
-    let pid = emulator.0.id();
-    let Some(_) = resident_bytes(pid) else {
+    let Some((_emulator, pid, port)) = started() else {
         eprintln!("no /proc here: the memory of the binary is not measured");
         return;
     };
