@@ -7,7 +7,7 @@ use super::support::Cloud;
 
 fn shared_state_session(url: &str, password: Option<&str>) {
     // Not beside the fleets, whose timing a PostgreSQL start would disturb.
-    let _alone = super::beside_others();
+    let _busy = super::busy();
     let cloud = Cloud::start();
     let ran = run(
         &cloud,

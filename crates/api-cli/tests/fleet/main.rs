@@ -8,14 +8,15 @@
 //!
 //! A test binary of its own: the served rate, and the 429s of the process store, depend on how fast
 //! processes start, so the machine's load must be the fleet's own while they are measured (cargo
-//! runs test binaries one after another). The tests that measure a rate or time a stall run alone;
+//! runs test binaries one after another). A fleet that bursts at the key's rhythm runs alone; the
+//! other tests that measure a rate or time a stall run beside each other (each takes little CPU);
 //! the declared-pipe tests, whose claims are about what is written and never about how fast, run
-//! two at a time beside each other.
+//! beside each other, never beside a timed test.
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::Duration;
 
 use api_emulator::{EmulatorOptions, LogEntry, OperationId};
@@ -40,18 +41,65 @@ const LIMIT: &str = "20/2s";
 /// One request every 2 s / 20, 2% slower.
 const INTERVAL: Duration = Duration::from_millis(102);
 
-/// The machine's load: a test that measures a rate or times a stall has it to itself.
-static LOAD: RwLock<()> = RwLock::new(());
+/// What kind of test runs now, and how many of it: a fleet that bursts runs alone; timed tests
+/// (a rate measured or a stall timed by a few processes; little CPU) beside each other; busy ones
+/// (fleets of processes whose claims hold at any speed) beside each other; never two kinds at once.
+static RUNNING: Mutex<(Option<Kind>, usize)> = Mutex::new((None, 0));
+/// Signalled when the last test of a kind ends.
+static TURN: Condvar = Condvar::new();
 
-/// Held by a test that measures a rate or times a stall while it runs: no other test runs.
-fn alone() -> RwLockWriteGuard<'static, ()> {
-    LOAD.write().unwrap_or_else(PoisonError::into_inner)
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Alone,
+    Timed,
+    Busy,
+}
+
+/// A test's admission: held while it runs.
+struct Admitted;
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        running.1 -= 1;
+        if running.1 == 0 {
+            running.0 = None;
+            TURN.notify_all();
+        }
+    }
+}
+
+/// Waits until the tests that run allow one of `kind` beside them.
+fn admit(kind: Kind) -> Admitted {
+    let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+    while running
+        .0
+        .is_some_and(|now| now != kind || kind == Kind::Alone)
+    {
+        running = TURN.wait(running).unwrap_or_else(PoisonError::into_inner);
+    }
+    *running = (Some(kind), running.1 + 1);
+    Admitted
+}
+
+/// Held by a test whose fleet bursts at the key's rhythm while it runs: no other test runs (a
+/// burst's processes starting at once, beside another fleet's, delayed calls past the margin the
+/// limiter keeps: one 429 seen in a hundred calls).
+fn alone() -> Admitted {
+    admit(Kind::Alone)
+}
+
+/// Held by a test that measures a rate or times a stall with a few processes while it runs: it
+/// runs beside others like it (together they keep a core a tenth busy), never beside a bursting
+/// fleet or a [`busy`] test.
+fn timed() -> Admitted {
+    admit(Kind::Timed)
 }
 
 /// Held by a test whose claims hold at any speed while it runs: it runs beside others like it,
-/// never beside one that runs [`alone`].
-fn beside_others() -> RwLockReadGuard<'static, ()> {
-    LOAD.read().unwrap_or_else(PoisonError::into_inner)
+/// never beside a timed one.
+fn busy() -> Admitted {
+    admit(Kind::Busy)
 }
 
 fn limited() -> Cloud {
@@ -238,7 +286,7 @@ fn configured_above_the_servers_limit_the_fleet_learns_it_with_one_429_per_block
 
 #[test]
 fn paced_per_process_the_same_fleet_draws_429s() {
-    let _alone = alone();
+    let _timed = timed();
     let cloud = limited();
     fleet(&cloud, "process", 8, 4);
     assert!(
@@ -263,7 +311,7 @@ fn longest_pause_after(cloud: &Cloud) -> Duration {
 
 #[test]
 fn a_process_killed_while_it_holds_a_slot_stalls_the_others_by_that_slot_at_most() {
-    let _alone = alone();
+    let _timed = timed();
     let cloud = Cloud::with(EmulatorOptions::for_tests().management_rate_limit(4, 2));
     let killed = std::thread::scope(|scope| {
         let others = scope.spawn(|| fleet_of(3, 5, || command_at(&cloud, "host", SLOW)));
@@ -310,7 +358,7 @@ fn a_process_killed_while_it_holds_a_slot_stalls_the_others_by_that_slot_at_most
 
 #[test]
 fn a_process_killed_while_it_holds_the_state_files_lock_stalls_the_others_no_longer() {
-    let _alone = alone();
+    let _timed = timed();
     let cloud = limited();
     // The fleet's first call makes the state file.
     assert_eq!(fleet(&cloud, "host", 1, 1), [0]);
@@ -366,7 +414,7 @@ fn a_process_killed_while_it_holds_the_state_files_lock_stalls_the_others_no_lon
 /// other's five calls go at once (its own `20/2s` allows them), not a minute later.
 #[test]
 fn a_process_configured_far_lower_delays_only_itself() {
-    let _alone = alone();
+    let _timed = timed();
     let cloud = limited();
     assert_eq!(
         fleet_of(1, 1, || command_at(&cloud, "host", "1/1m")),
@@ -408,7 +456,7 @@ fn a_process_configured_far_lower_delays_only_itself() {
 
 #[test]
 fn a_wait_on_the_shared_limit_is_said_in_human_mode_only() {
-    let _alone = alone();
+    let _timed = timed();
     let cloud = Cloud::with(EmulatorOptions::for_tests());
     // One call per 2 s, through the host store: each process after the first waits for its slot.
     let run = |mode: &str| {

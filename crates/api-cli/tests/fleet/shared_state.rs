@@ -158,7 +158,7 @@ impl Server for Pooled {
 /// are about what is written, never about how fast.
 #[test]
 fn eight_runners_apply_one_directory_with_kills_and_pauses() {
-    let _beside = super::beside_others();
+    let _busy = super::busy();
     let test = "eight_runners_apply_one_directory_with_kills_and_pauses";
     std::thread::scope(|scope| {
         let fleets = [
@@ -213,7 +213,7 @@ macro_rules! on_both {
             $(
                 #[test]
                 fn $name() {
-                    let _beside = super::super::beside_others();
+                    let _busy = super::super::busy();
                     if let Some(server) = super::RedisServer::start(stringify!($name)) {
                         super::$name(&server);
                     }
@@ -224,7 +224,7 @@ macro_rules! on_both {
             $(
                 #[test]
                 fn $name() {
-                    let _beside = super::super::beside_others();
+                    let _busy = super::super::busy();
                     if let Some(server) = super::PostgresServer::start(stringify!($name)) {
                         super::$name(&server);
                     }
