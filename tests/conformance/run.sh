@@ -11,9 +11,15 @@ if [ ! -x "$venv/bin/st" ] || ! "$venv/bin/pip" freeze 2>/dev/null | grep -qxF -
   "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/conformance/requirements.txt
 fi
 
-cargo build --quiet --locked -p api-emulator
+# The emulator binary: built here, unless CONFORMANCE_EMULATOR names one built from this
+# workspace's sources (CI passes the one its tests ran).
+emulator_bin=${CONFORMANCE_EMULATOR:-}
+if [ -z "$emulator_bin" ]; then
+  cargo build --quiet --locked -p api-emulator
+  emulator_bin=target/debug/api-emulator
+fi
 log=$(mktemp)
-target/debug/api-emulator --listen 127.0.0.1:0 --instant --no-rate-limit >"$log" 2>&1 &
+"$emulator_bin" --listen 127.0.0.1:0 --instant --no-rate-limit >"$log" 2>&1 &
 emulator=$!
 trap 'kill "$emulator" 2>/dev/null || true; rm -f "$log"' EXIT
 for _ in $(seq 1 100); do

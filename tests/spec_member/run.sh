@@ -55,8 +55,14 @@ sed -i '/^\[\[bin\]\]$/{n;s/^name = "cloudctl"$/name = "cloudctl-spec-member"/}'
 sed -i '/^\[\[bin\]\]$/{n;s/^name = "api-emulator"$/name = "api-emulator-spec-member"/}' "$copy/crates/api-emulator/Cargo.toml"
 printf '\n[[bin]]\nname = "xtask-spec-member"\npath = "src/main.rs"\n' >> "$copy/xtask/Cargo.toml"
 
-# The workspace's own cloudctl, for the contrast below (built here: no earlier step is relied on).
-(cd "$root" && CARGO_TARGET_DIR="$target" cargo build --quiet --locked -p api-cli)
+# The workspace's own cloudctl, for the contrast below: built here, unless SPEC_MEMBER_CLOUDCTL
+# names one built from this workspace's sources (CI passes the one its tests ran).
+workspace_cloudctl=${SPEC_MEMBER_CLOUDCTL:-}
+if [ -z "$workspace_cloudctl" ]; then
+  (cd "$root" && CARGO_TARGET_DIR="$target" cargo build --quiet --locked -p api-cli)
+  workspace_cloudctl="$target/debug/cloudctl"
+fi
+[ -x "$workspace_cloudctl" ] || fail "no cloudctl at $workspace_cloudctl"
 
 echo "== the copy: cargo xtask codegen, then cloudctl and the emulator"
 # --offline: the new version changes only the lock's own crates; nothing is fetched.
@@ -102,7 +108,7 @@ EOF
 
 echo "== the unmodified cloudctl does not know the member"
 code=0
-"$target/debug/cloudctl" pipe create -f "$copy/pipes/orders.yaml" --dry-run -o json 2>"$copy/unknown.json" >/dev/null || code=$?
+"$workspace_cloudctl" pipe create -f "$copy/pipes/orders.yaml" --dry-run -o json 2>"$copy/unknown.json" >/dev/null || code=$?
 [ "$code" = 2 ] || fail "the workspace's own cloudctl took the member (exit $code)"
 grep -q '"path":"owner"' "$copy/unknown.json" || fail "no unknown-member problem at owner: $(cat "$copy/unknown.json")"
 
