@@ -66,8 +66,14 @@ fi
 
 echo "== the copy: cargo xtask codegen, then cloudctl and the emulator"
 # --offline: the new version changes only the lock's own crates; nothing is fetched.
-(cd "$copy" && CARGO_TARGET_DIR="$target" XTASK_WORKSPACE_ROOT="$copy" \
-  cargo run --quiet --offline -p xtask --bin xtask-spec-member -- codegen)
+# The copy's xtask is the workspace's (the copy has its files): SPEC_MEMBER_XTASK may name one built
+# from this workspace's sources (CI passes the one its tests built); else the copy builds its own.
+if [ -n "${SPEC_MEMBER_XTASK:-}" ]; then
+  (cd "$copy" && XTASK_WORKSPACE_ROOT="$copy" "$SPEC_MEMBER_XTASK" codegen)
+else
+  (cd "$copy" && CARGO_TARGET_DIR="$target" XTASK_WORKSPACE_ROOT="$copy" \
+    cargo run --quiet --offline -p xtask --bin xtask-spec-member -- codegen)
+fi
 grep -q 'pub owner:' "$copy/crates/api-raw/src/generated/management.rs" || fail "codegen did not add the member"
 (cd "$copy" && CARGO_TARGET_DIR="$target" cargo build --quiet --offline -p api-cli -p api-emulator)
 cloudctl="$target/debug/cloudctl-spec-member"
