@@ -599,6 +599,20 @@ mod tests {
     /// cut short says how much of it goes.
     #[test]
     fn only_a_line_cut_short_is_warned_about() {
+        // `tracing` caches each callsite's interest process-wide. Another test reaching this
+        // warning on its own thread, with no subscriber anywhere, while this one's subscriber came
+        // or went, left it cached as wanted by no one, and the scoped subscriber below saw nothing
+        // (once in three runs with eight test threads). A global subscriber that takes warnings
+        // and drops them keeps every warning wanted; the scoped one still gets this thread's.
+        static GLOBAL: std::sync::Once = std::sync::Once::new();
+        GLOBAL.call_once(|| {
+            let _ = tracing::subscriber::set_global_default(
+                tracing_subscriber::fmt()
+                    .with_max_level(tracing::Level::WARN)
+                    .with_writer(std::io::sink)
+                    .finish(),
+            );
+        });
         let continued = |path: &Path| -> String {
             let logs = api_test_support::captured_log::CapturedLog::default();
             let writer = logs.clone();
