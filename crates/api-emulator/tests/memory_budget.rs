@@ -34,6 +34,37 @@ fn post(port: u16, path: &str, authorization: &str, body: &str) -> u16 {
     request(port, "POST", path, authorization, Some(body)).0
 }
 
+/// Creates `warm` pipes of about `size` bytes (what every request allocates once is then in the
+/// baseline), then `count` more: the bytes those sent, and how much the binary's resident memory
+/// grew over them (printed).
+fn growth_over_creates(
+    port: u16,
+    pid: u32,
+    path: &str,
+    basic: &str,
+    size: usize,
+    warm: usize,
+    count: usize,
+) -> (usize, u64) {
+    for n in 0..warm {
+        let body = large_create_body(&format!("warm-{n}"), size);
+        assert_eq!(post(port, path, basic, &body), 200);
+    }
+    let before = resident_bytes(pid).unwrap();
+    let mut sent = 0;
+    for n in 0..count {
+        let body = large_create_body(&format!("big-{n:03}"), size);
+        sent += body.len();
+        assert_eq!(post(port, path, basic, &body), 200, "create {n}");
+    }
+    let after = resident_bytes(pid).unwrap();
+    let growth = after.saturating_sub(before);
+    eprintln!(
+        "{count} creates of about {size} bytes ({sent} bytes): RSS {before} -> {after} (+{growth}), budget {LOG_BUDGET}"
+    );
+    (sent, growth)
+}
+
 /// The binary started on a free port with instant transitions and no rate limit: the running
 /// process, its pid and its port; `None` where its memory cannot be read (no `/proc`).
 fn started() -> Option<(Running, u32, u16)> {
@@ -61,39 +92,12 @@ fn nine_hundred_large_creates_grow_the_binary_by_about_its_log_budget() {
         return;
     };
 
-    // What every request allocates once is in the baseline.
     let size = LOG_BODY_LIMIT - 4 * 1024;
-    for n in 0..20 {
-        assert_eq!(
-            post(
-                port,
-                &path,
-                &basic,
-                &large_create_body(&format!("warm-{n}"), size)
-            ),
-            200
-        );
-    }
-    let before = resident_bytes(pid).unwrap();
-    let body = large_create_body("big-000", size);
-    assert!(body.len() < LOG_BODY_LIMIT, "kept whole by the log");
-    let count = 900;
-    for n in 0..count {
-        let status = post(
-            port,
-            &path,
-            &basic,
-            &large_create_body(&format!("big-{n:03}"), size),
-        );
-        assert_eq!(status, 200, "create {n}");
-    }
-    let after = resident_bytes(pid).unwrap();
-    let sent = count * body.len();
-    let growth = after.saturating_sub(before);
-    eprintln!(
-        "{count} creates of {} bytes ({sent} bytes): RSS {before} -> {after} (+{growth}), budget {LOG_BUDGET}",
-        body.len()
+    assert!(
+        large_create_body("big-000", size).len() < LOG_BODY_LIMIT,
+        "kept whole by the log"
     );
+    let (sent, growth) = growth_over_creates(port, pid, &path, &basic, size, 20, 900);
     // Three budgets sent: a log that kept them all would break the bound below.
     assert!(sent >= 3 * LOG_BUDGET, "the log had to evict");
     // The budget counts entries as JSON text; held as values they take a little more, and the
@@ -114,31 +118,11 @@ fn a_hundred_creates_of_a_mebibyte_grow_the_binary_by_less_than_its_log_budget()
         return;
     };
     let size = 1 << 20;
-    // What every request allocates once is in the baseline.
-    assert_eq!(
-        post(port, &path, &basic, &large_create_body("warm-up", size)),
-        200
+    assert!(
+        large_create_body("big-000", size).len() > LOG_BODY_LIMIT,
+        "too large for the log to keep"
     );
-    let before = resident_bytes(pid).unwrap();
-    let body = large_create_body("big-000", size);
-    assert!(body.len() > LOG_BODY_LIMIT, "too large for the log to keep");
-    let count = 100;
-    for n in 0..count {
-        let status = post(
-            port,
-            &path,
-            &basic,
-            &large_create_body(&format!("big-{n:03}"), size),
-        );
-        assert_eq!(status, 200, "create {n}");
-    }
-    let after = resident_bytes(pid).unwrap();
-    let sent = count * body.len();
-    let growth = after.saturating_sub(before);
-    eprintln!(
-        "{count} creates of {} bytes ({sent} bytes): RSS {before} -> {after} (+{growth}), budget {LOG_BUDGET}",
-        body.len()
-    );
+    let (sent, growth) = growth_over_creates(port, pid, &path, &basic, size, 1, 100);
     // Six budgets sent: a process that kept the bodies (in its log or anywhere else) would break
     // the bound below.
     assert!(sent >= 6 * LOG_BUDGET);
