@@ -54,6 +54,18 @@ impl<C: GeneratedClient> Connection<C> {
         }
     }
 
+    /// The same connection, asking `check` right before each request is sent (see
+    /// [`Runtime::with_send_check`]).
+    pub fn with_send_check(
+        &self,
+        check: impl Fn(&crate::Operation) -> Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            runtime: self.runtime.with_send_check(check),
+            raw: self.raw.clone(),
+        }
+    }
+
     fn wire(runtime: &Runtime) -> C {
         let (http, defaults) = runtime.transport();
         C::connect(runtime.config().base_url(), http.clone(), defaults.clone())

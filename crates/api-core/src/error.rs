@@ -68,6 +68,15 @@ pub enum Error {
         /// Whether a create was in flight when time ran out (see [`Error::is_outcome_unknown`]).
         outcome_unknown: bool,
     },
+    /// Not sent: the client's send check ([`Runtime::with_send_check`](crate::Runtime::with_send_check))
+    /// refused the call right before its first attempt would have left. Nothing reached the server.
+    #[error("{operation}: not sent: {reason}")]
+    Withheld {
+        /// The operation id.
+        operation: &'static str,
+        /// What the check said.
+        reason: String,
+    },
     /// The client configuration is unusable.
     #[error(transparent)]
     Config(#[from] ConfigError),
@@ -104,6 +113,7 @@ impl Error {
                 last_error: Some(last),
                 ..
             } => last.redact_with(redactor),
+            Error::Withheld { reason, .. } => *reason = redactor.text(reason).into_owned(),
             #[cfg(feature = "management")]
             Error::Wait(crate::management::WaitError::PipeWaitInterrupted { source, .. }) => {
                 source.redact_with(redactor)
@@ -216,7 +226,7 @@ impl Error {
             Error::Api(e) => Some(e.operation),
             Error::Decode(e) => Some(e.operation),
             Error::Transport(e) => Some(e.operation),
-            Error::Timeout { operation, .. } => Some(operation),
+            Error::Timeout { operation, .. } | Error::Withheld { operation, .. } => Some(operation),
             _ => None,
         }
     }

@@ -75,6 +75,20 @@ macro_rules! facade_client {
                 }
             }
 
+            /// A client that shares this one's connections and rate limiter and asks `check`
+            /// right before each request leaves, after the rate limit's wait and any backoff: a
+            /// refusal sends nothing more, and the call ends with [`Error::Withheld`](
+            /// $crate::Error::Withheld) (or, on a retry, the error of the attempt that was sent).
+            /// For a condition that can lapse while a call waits, such as a lease.
+            pub fn with_send_check(
+                &self,
+                check: impl Fn(&$crate::Operation) -> Result<(), String> + Send + Sync + 'static,
+            ) -> Self {
+                Self {
+                    connection: self.connection.with_send_check(check),
+                }
+            }
+
             /// The configuration.
             pub fn config(&self) -> &$crate::Config {
                 self.connection.config()

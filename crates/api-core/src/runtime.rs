@@ -56,7 +56,13 @@ pub struct Runtime {
     learned: Arc<crate::Learned>,
     /// The host and port of the API's URL, for the attempt spans.
     server: Option<(Arc<str>, u16)>,
+    /// Asked right before each attempt is sent ([`with_send_check`](Self::with_send_check)).
+    send_check: Option<SendCheck>,
 }
+
+/// What a runtime asks right before each attempt is sent: see
+/// [`Runtime::with_send_check`]. `Err` holds why the call may not go.
+type SendCheck = Arc<dyn Fn(&Operation) -> std::result::Result<(), String> + Send + Sync>;
 
 impl fmt::Debug for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -159,6 +165,7 @@ impl Runtime {
             first_attempt_bounded,
             learned: Arc::default(),
             server,
+            send_check: None,
         })
     }
 
@@ -189,6 +196,32 @@ impl Runtime {
         config.retry = policy;
         Self {
             config: Arc::new(config),
+            ..self.clone()
+        }
+    }
+
+    /// A runtime that shares this one's connections, rate limiter and what it learned, and asks
+    /// `check` right before each attempt is sent: after the rate limit's wait and any backoff, so
+    /// a condition that can lapse while a call waits (a lease, a leadership) still holds when the
+    /// request leaves. A refusal sends nothing more: the call ends with [`Error::Withheld`], or,
+    /// when an earlier attempt was sent, with that attempt's error (its outcome as it was). A check
+    /// this runtime already has is asked first.
+    pub fn with_send_check(
+        &self,
+        check: impl Fn(&Operation) -> std::result::Result<(), String> + Send + Sync + 'static,
+    ) -> Self {
+        let check: SendCheck = match &self.send_check {
+            None => Arc::new(check),
+            Some(earlier) => {
+                let earlier = Arc::clone(earlier);
+                Arc::new(move |op: &Operation| {
+                    earlier(op)?;
+                    check(op)
+                })
+            }
+        };
+        Self {
+            send_check: Some(check),
             ..self.clone()
         }
     }
@@ -326,7 +359,7 @@ impl Runtime {
             // From the second attempt on, when the whole call is not under a timer, each step is
             // under the operation's deadline.
             let retry_deadline = deadline.filter(|_| attempt > 1 && self.first_attempt_bounded);
-            let (exchanged, sent, mut attempt_span) = match retry_deadline {
+            let attempted = match retry_deadline {
                 Some(deadline) => {
                     let retry = self.attempt(
                         op,
@@ -351,6 +384,14 @@ impl Runtime {
                         (span, secrets),
                     )
                     .await
+                }
+            };
+            let (exchanged, sent, mut attempt_span) = match attempted {
+                Ok(attempted) => attempted,
+                Err(reason) => {
+                    call.attempts.fetch_sub(1, Ordering::Relaxed);
+                    span.record("cloud_api.attempts", attempt - 1);
+                    return Err(withheld(op, call, reason));
                 }
             };
             // A success returns at once. The exchange is taken apart in a plain function: a decoded
@@ -435,8 +476,8 @@ impl Runtime {
 
     /// One exchange, in its attempt span (returned, for the answer's sorting): waits for the
     /// client-side rate limit first on a retry (the first attempt took its permit before the clock
-    /// started), marks the call in flight, then sends with the span's trace context; with the time
-    /// it was sent at.
+    /// started), asks the send check, marks the call in flight, then sends with the span's trace
+    /// context; with the time it was sent at. `Err` is the send check's refusal: nothing was sent.
     async fn attempt<T, Fut>(
         &self,
         op: &'static Operation,
@@ -445,11 +486,14 @@ impl Runtime {
         call: &Call,
         deadline: Option<tokio::time::Instant>,
         (call_span, secrets): (&tracing::Span, &[&str]),
-    ) -> (
-        Box<Attempt<std::result::Result<ResponseValue<T>, RawError<()>>>>,
-        Instant,
-        spans::SpanEnd,
-    )
+    ) -> std::result::Result<
+        (
+            Box<Attempt<std::result::Result<ResponseValue<T>, RawError<()>>>>,
+            Instant,
+            spans::SpanEnd,
+        ),
+        String,
+    >
     where
         Fut: Future<Output = std::result::Result<ResponseValue<T>, RawError<()>>>,
     {
@@ -459,6 +503,10 @@ impl Runtime {
             let (waited, slot) = Box::pin(self.limit_wait(limiter)).await;
             call.sent_on(slot);
             self.metrics.limiter_wait(op, waited);
+        }
+        // Last, after every wait: what the check guards must hold when the request leaves.
+        if let Some(check) = &self.send_check {
+            check(op)?;
         }
         let server = self.server.as_ref().map(|(host, port)| (&**host, *port));
         let span = spans::attempt(op, number, server);
@@ -486,7 +534,7 @@ impl Runtime {
         // dropping the call) drops it, which records how.
         let attempt = spans::SpanEnd::new(span.clone(), deadline);
         let exchanged = with_attempt(send, headers, on_url).instrument(span).await;
-        (exchanged, sent, attempt)
+        Ok((exchanged, sent, attempt))
     }
 
     /// Sorts a failed attempt by [`outcome`](crate::outcome)'s rule; an unexpected 2xx or a tolerated
@@ -652,6 +700,17 @@ impl Call {
 
 /// Reads at most `limit` bytes of a body; the rest is never read. A body that breaks off gives what
 /// came before the break.
+/// The end of a call whose send check refused an attempt: [`Error::Withheld`] when nothing was sent
+/// yet, else the error of the last attempt that was (the check only stopped a retry).
+fn withheld(op: &'static Operation, call: &Call, reason: String) -> Error {
+    let earlier = call.last_error.lock().ok().and_then(|mut e| e.take());
+    tracing::debug!(operation = op.id, %reason, "not sent: the send check refused");
+    earlier.unwrap_or_else(|| Error::Withheld {
+        operation: op.id,
+        reason,
+    })
+}
+
 async fn read_bounded(mut response: reqwest::Response, limit: usize) -> String {
     let mut bytes = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {

@@ -2,6 +2,8 @@
 
 use crate::support;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use api_mgmt::{
@@ -324,6 +326,88 @@ async fn the_client_rate_limit_paces_requests_across_clones(transport: Transport
         started.elapsed()
     );
     assert_eq!(server.requests().len(), 6);
+}
+
+async fn a_send_check_is_asked_after_the_rate_limit_wait_and_a_refusal_sends_nothing(
+    transport: Transport,
+) {
+    let server = ScriptServer::start(vec![
+        Reply::fixture("get_pipe_kinesis"),
+        Reply::fixture("create_pipe_kafka"),
+    ])
+    .await;
+    let client = transport
+        .mgmt_builder(&server.url)
+        .retry(fast_retries())
+        .rate_limit(RateLimit::new(1, Duration::from_secs(1)).unwrap())
+        .build()
+        .unwrap();
+    // The window's one slot: the next call waits about a second for its turn.
+    service(&client)
+        .pipe(PIPE.parse().unwrap())
+        .get()
+        .await
+        .unwrap();
+    // The check refuses from 400 ms on: asked before the wait, it would have let the create go.
+    let since = Instant::now();
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let checked = client.with_send_check(move |op| {
+        let now = since.elapsed();
+        seen.lock().unwrap().push((op.id, now));
+        if now >= Duration::from_millis(400) {
+            Err("the lease lapsed".into())
+        } else {
+            Ok(())
+        }
+    });
+    let err = service(&checked)
+        .pipes()
+        .create(&new_pipe())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Withheld { operation: "createPipe", reason } if reason == "the lease lapsed"),
+        "{err:?}"
+    );
+    assert_eq!(err.to_string(), "createPipe: not sent: the lease lapsed");
+    assert!(!err.is_outcome_unknown() && !err.is_retryable() && err.status().is_none());
+    assert_eq!(server.requests().len(), 1, "the create never left");
+    let asked = asked.lock().unwrap().clone();
+    assert!(
+        matches!(asked[..], [("createPipe", at)] if at >= Duration::from_millis(900)),
+        "asked once, when its turn came: {asked:?}"
+    );
+    // The client it was made from asks nothing.
+    service(&client).pipes().create(&new_pipe()).await.unwrap();
+    assert_eq!(server.requests().len(), 2);
+}
+
+async fn a_retry_its_send_check_refuses_ends_with_the_error_of_the_attempt_sent(
+    transport: Transport,
+) {
+    let server = ScriptServer::start(vec![
+        Reply::mgmt_error(429, "TOO_MANY_REQUESTS", "slow down").header("x-ratelimit-reset", "0"),
+        Reply::fixture("create_pipe_kafka"),
+    ])
+    .await;
+    let asked = Arc::new(AtomicUsize::new(0));
+    let count = asked.clone();
+    let checked = server.mgmt_via(transport).with_send_check(move |_| {
+        match count.fetch_add(1, Ordering::SeqCst) {
+            0 => Ok(()),
+            _ => Err("asked to stop".into()),
+        }
+    });
+    let err = service(&checked)
+        .pipes()
+        .create(&new_pipe())
+        .await
+        .unwrap_err();
+    assert_eq!(err.status(), Some(429), "the 429 the create got: {err}");
+    assert!(!err.is_outcome_unknown(), "a 429 proves nothing was made");
+    assert_eq!(server.requests().len(), 1, "the retry never left");
+    assert_eq!(asked.load(Ordering::SeqCst), 2, "asked before each attempt");
 }
 
 async fn waiting_for_the_limiter_does_not_count_against_the_operation_timeout(
@@ -671,6 +755,8 @@ crate::for_both_transports!(
     a_single_slow_attempt_ends_at_the_attempt_timeout,
     the_client_rate_limit_paces_requests_across_clones,
     waiting_for_the_limiter_does_not_count_against_the_operation_timeout,
+    a_send_check_is_asked_after_the_rate_limit_wait_and_a_refusal_sends_nothing,
+    a_retry_its_send_check_refuses_ends_with_the_error_of_the_attempt_sent,
     an_operation_timeout_keeps_the_last_error_and_knows_what_was_in_flight,
     a_stalled_attempt_is_cut_and_retried,
     the_generated_client_sends_credentials_and_keeps_the_attempt_timeout,

@@ -239,6 +239,7 @@ on_both!(
     a_state_pushed_to_the_store_and_back_and_a_lease_ended_by_hand,
     a_store_without_the_state_is_refused_before_any_call,
     a_runner_cut_off_from_its_store_sends_nothing_past_its_lease,
+    a_call_whose_turn_comes_past_the_lease_is_not_sent,
     a_store_cut_for_a_moment_loses_no_create_in_flight,
 );
 
@@ -323,6 +324,20 @@ impl Runner {
         parallelism: &str,
         ttl: &str,
     ) -> Child {
+        self.apply_through(cloud, server, store, parallelism, ttl)
+            .spawn()
+            .expect("cloudctl starts")
+    }
+
+    /// The command [`spawn_apply_through`](Self::spawn_apply_through) starts.
+    fn apply_through(
+        &self,
+        cloud: &Cloud,
+        server: &impl Server,
+        store: &str,
+        parallelism: &str,
+        ttl: &str,
+    ) -> Command {
         let dir = self.dir();
         let mut command = self.command(
             cloud,
@@ -344,7 +359,7 @@ impl Runner {
             .env("CLOUD_STATE", store)
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        command.spawn().expect("cloudctl starts")
+        command
     }
 
     /// Sets the service's state up in the store (`cloudctl state init`).
@@ -1029,6 +1044,53 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
     assert!(
         cloud.pipes().iter().all(|p| p.deleted),
         "every pipe is gone once the directory is applied"
+    );
+}
+
+fn a_call_whose_turn_comes_past_the_lease_is_not_sent(server: &impl Server) {
+    let cloud = production_cloud(Duration::ZERO);
+    let (cut_off, other) = (Runner::new(), Runner::new());
+    let names: Vec<(String, u32)> = (0..2).map(|i| (format!("t{i}"), 1)).collect();
+    other.checkout(&names);
+    other.init(&cloud, server);
+    let (code, _, stderr) = other.run(&cloud, server, &["apply", "--yes"]);
+    assert_eq!(code, 0, "{stderr}");
+    // One call every 2 s, two at a time: both deletes pass the apply's own check together, and the
+    // second's turn comes 2 s after the first's, past the 1 s lease of a runner cut off from its
+    // store right after the first.
+    cut_off.checkout(&[]);
+    let (proxy, through) = TcpProxy::in_front_of(&server.url());
+    cloud.clear_requests();
+    let running = cut_off
+        .apply_through(&cloud, server, &through, "2", "1s")
+        .env("CLOUD_RATE_LIMIT", "1/2s")
+        .spawn()
+        .expect("cloudctl starts");
+    let deletes = || {
+        cloud
+            .requests()
+            .iter()
+            .filter(|r| r.operation_id == Some(OperationId::DeletePipe))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while deletes() == 0 {
+        assert!(Instant::now() < deadline, "the runner never deleted");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    proxy.cut();
+    let (code, stderr) = finish(running, Duration::from_secs(30));
+    assert_eq!(code, 11, "{stderr}");
+    assert!(stderr.contains("LEASE_LOST"), "{stderr}");
+    assert_eq!(
+        deletes(),
+        1,
+        "the delete whose turn came past the lease was not sent: {stderr}"
+    );
+    assert_eq!(
+        cloud.pipes().iter().filter(|p| !p.deleted).count(),
+        1,
+        "its pipe is still there"
     );
 }
 

@@ -9,6 +9,8 @@ use api_core::management::{
     Pipe, PipeState, ServiceState, WaitFor, WaitOptions, wait_for_pipe, wait_for_pipe_gone,
 };
 use api_core::{DecodeError, Error, PipeId, Response};
+
+use crate::ServiceHandle;
 use chrono::Utc;
 use futures::StreamExt as _;
 use futures::stream::FuturesUnordered;
@@ -18,6 +20,7 @@ use tokio::sync::Semaphore;
 use super::fingerprint::{Memory, observed_form};
 use super::plan::{ActionKind, Creation, Plan, PlanAction};
 use super::stop::{StopSignal, unless_stopped};
+use super::store::LeaseClock;
 use super::{
     PendingCreate, RecordedPipe, RecordedState, ServiceTarget, StateError, StateLock, StateStore,
 };
@@ -242,14 +245,47 @@ const STORE_RETRY_FIRST: std::time::Duration = std::time::Duration::from_millis(
 const STORE_RETRY_MOST: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What is asked before every call that changes the server: whether the apply was asked to stop,
-/// and whether its lease still holds by this process's clock.
+/// and whether its lease still holds by this process's clock. Asked by the apply before it starts
+/// a step, and again by the client right before each such request leaves (after the rate limit's
+/// wait and any backoff, which can outlast a lease): `handle` is the plan's service handle with
+/// that check.
 #[derive(Clone, Copy)]
 struct Gate<'a> {
     lock: &'a StateLock,
     stop: Option<&'a StopSignal>,
+    handle: &'a ServiceHandle,
+}
+
+/// The plan's service handle, its client asking right before each request that is not a read
+/// leaves whether the apply may still send it (`stop`, the lease of `lock`); a refusal sends
+/// nothing and ends the call with [`Error::Withheld`].
+fn guarded(handle: &ServiceHandle, lock: &StateLock, stop: Option<&StopSignal>) -> ServiceHandle {
+    let lease = lock.lease_clock();
+    let stop = stop.cloned();
+    let client = handle.client.with_send_check(move |op| {
+        if op.method == "GET" {
+            Ok(())
+        } else if stop.as_ref().is_some_and(StopSignal::is_stopped) {
+            Err("the apply was asked to stop".into())
+        } else if lease.as_ref().is_some_and(LeaseClock::lapsed) {
+            Err("the apply's lease of the state may have lapsed while the request waited".into())
+        } else {
+            Ok(())
+        }
+    });
+    ServiceHandle::new(client, handle.organization, handle.service)
 }
 
 impl Gate<'_> {
+    /// Why the client withheld a request ([`Error::Withheld`]): the stop, else the lease.
+    fn withheld(&self) -> Outcome {
+        if self.stop.is_some_and(StopSignal::is_stopped) {
+            Outcome::Interrupted
+        } else {
+            Outcome::LeaseLost
+        }
+    }
+
     /// Why nothing more may be sent, if so.
     fn closed(&self) -> Option<Outcome> {
         if self.stop.is_some_and(StopSignal::is_stopped) {
@@ -390,9 +426,11 @@ impl Plan {
             lock,
             stop: options.stop.as_ref(),
         };
+        let handle = guarded(&self.handle, lock, options.stop.as_ref());
         let gate = Gate {
             lock,
             stop: options.stop.as_ref(),
+            handle: &handle,
         };
         // The calls in flight: fair, so every waiting pipe is read in its turn.
         let calls = Semaphore::new(options.parallelism);
@@ -415,12 +453,22 @@ impl Plan {
             });
             let changed = unless_stopped(gate.stop, async {
                 match change.to {
-                    ServiceTarget::Running => self.handle.start_and_wait(&options.wait).await,
-                    ServiceTarget::Stopped => self.handle.stop_and_wait(&options.wait).await,
+                    ServiceTarget::Running => gate.handle.start_and_wait(&options.wait).await,
+                    ServiceTarget::Stopped => gate.handle.stop_and_wait(&options.wait).await,
                 }
             })
             .await;
-            if let Some(result) = changed {
+            if let Some(Err(Error::Withheld { .. })) = changed {
+                let outcome = gate.withheld();
+                progress(Progress {
+                    name: None,
+                    step: not_sent(&outcome).into(),
+                    state: None,
+                });
+                report.lease_lost = matches!(outcome, Outcome::LeaseLost);
+                report.interrupted = matches!(outcome, Outcome::Interrupted);
+                service_ok = false;
+            } else if let Some(result) = changed {
                 service_ok = result.is_ok();
                 let state = result.as_ref().ok().map(|s| s.state_name().to_string());
                 progress(Progress {
@@ -611,7 +659,7 @@ impl Plan {
         let Some(id) = action.id else {
             return Ok(());
         };
-        let pipe = self.handle.pipe(id);
+        let pipe = gate.handle.pipe(id);
         // A slot taken (and the gate checked) by the caller, else one waited for here and the
         // gate checked once it is had, right before the call: a wait for a slot can be long.
         let slot = match taken {
@@ -629,6 +677,11 @@ impl Plan {
         let deleted = pipe.delete_if_exists().await;
         drop(slot);
         let result = match deleted {
+            Err(Error::Withheld { .. }) => {
+                let outcome = gate.withheld();
+                progress(step(action, not_sent(&outcome), None));
+                return Err(outcome);
+            }
             Err(error) => Err(error),
             Ok(_) => {
                 progress(step(action, "waiting until gone", None));
@@ -885,7 +938,7 @@ async fn create(
         let least = std::time::Duration::from_millis(10);
         let mut pause = ctx.wait.initial_interval.max(least);
         loop {
-            let answered = ctx.plan.handle.pipes().create(&creation.pipe).await;
+            let answered = ctx.gate.handle.pipes().create(&creation.pipe).await;
             let held = after_delete
                 && answered.as_ref().err().and_then(Error::status) == Some(409)
                 && std::time::Instant::now() + pause < until;
@@ -907,6 +960,11 @@ async fn create(
     };
     let created = match answered {
         Ok(created) => created.into_inner(),
+        // Held back right before it left (a lease lapsed or a stop while it waited for its turn):
+        // known not sent, so its intent goes.
+        Err(Error::Withheld { .. }) => {
+            return Ok(not_created(ctx, action, ctx.gate.withheld()).await);
+        }
         // A 409 says a pipe of that name exists (a resolve that said `--absent` wrongly): it may be
         // this create's, so the name stays blocked. Not after this apply's own delete: there it
         // is the deleted pipe's name, held past the wait, and the create is known not made.
@@ -964,7 +1022,7 @@ async fn create(
         &format!("waiting for {target}"),
         Some(created.state.to_string()),
     ));
-    let pipe = ctx.plan.handle.pipe(id);
+    let pipe = ctx.gate.handle.pipe(id);
     let last_answer: Mutex<Option<Value>> = Mutex::new(None);
     let waited = if target.is_done(&created) {
         Some(Ok(created))

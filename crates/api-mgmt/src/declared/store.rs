@@ -110,6 +110,14 @@ pub(crate) struct LeaseClock {
     pub(crate) ttl: Duration,
 }
 
+impl LeaseClock {
+    /// Whether the lease may have lapsed by this process's own clock.
+    pub(crate) fn lapsed(&self) -> bool {
+        let until = *self.valid_until.lock().unwrap_or_else(|p| p.into_inner());
+        std::time::Instant::now() >= until
+    }
+}
+
 impl std::fmt::Debug for StateLock {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("StateLock")
@@ -156,13 +164,19 @@ impl StateLock {
     /// own clock: asked before every call that changes the server, so a runner cut off from its
     /// store (while the API still answers) changes nothing after another may have taken over.
     pub fn check_lease(&self) -> Result<(), StateError> {
-        match (&self.lease, self.lease_valid_for()) {
-            (Some(clock), Some(left)) if left.is_zero() => Err(StateError::LeaseLost {
+        match &self.lease {
+            Some(clock) if clock.lapsed() => Err(StateError::LeaseLost {
                 store: clock.store.clone(),
                 ttl: clock.ttl,
             }),
             _ => Ok(()),
         }
+    }
+
+    /// The clock of its lease, for a check that outlives the borrow (asked right before each
+    /// request an apply sends); `None` for a lock that cannot lapse.
+    pub(crate) fn lease_clock(&self) -> Option<LeaseClock> {
+        self.lease.clone()
     }
 
     /// With the fencing number of its lease (for stores that fence their writes: every write
