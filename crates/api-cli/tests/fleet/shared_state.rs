@@ -971,15 +971,26 @@ fn a_store_without_the_state_is_refused_before_any_call(server: &impl Server) {
     );
 }
 
-fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Server) {
-    const LEASE: Duration = Duration::from_secs(2);
+/// A cloud whose `count` pipes (`prefix` and a number) one runner applied, with its state in
+/// `server`: the cloud, a runner of its own (to be cut off), the one that applied them, the names.
+fn applied_by_another(
+    server: &impl Server,
+    prefix: &str,
+    count: usize,
+) -> (Cloud, Runner, Runner, Vec<(String, u32)>) {
     let cloud = production_cloud(Duration::ZERO);
-    let (cut_off, other) = (Runner::new(), Runner::new());
-    let names: Vec<(String, u32)> = (0..6).map(|i| (format!("d{i}"), 1)).collect();
+    let (runner, other) = (Runner::new(), Runner::new());
+    let names: Vec<(String, u32)> = (0..count).map(|i| (format!("{prefix}{i}"), 1)).collect();
     other.checkout(&names);
     other.init(&cloud, server);
     let (code, _, stderr) = other.run(&cloud, server, &["apply", "--yes"]);
     assert_eq!(code, 0, "{stderr}");
+    (cloud, runner, other, names)
+}
+
+fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Server) {
+    const LEASE: Duration = Duration::from_secs(2);
+    let (cloud, cut_off, other, names) = applied_by_another(server, "d", 6);
     // Every delete is answered after a second: the cut-off runner's six deletes, one at a time,
     // would take three times its lease.
     cloud.inject(
@@ -1048,13 +1059,7 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
 }
 
 fn a_call_whose_turn_comes_past_the_lease_is_not_sent(server: &impl Server) {
-    let cloud = production_cloud(Duration::ZERO);
-    let (cut_off, other) = (Runner::new(), Runner::new());
-    let names: Vec<(String, u32)> = (0..2).map(|i| (format!("t{i}"), 1)).collect();
-    other.checkout(&names);
-    other.init(&cloud, server);
-    let (code, _, stderr) = other.run(&cloud, server, &["apply", "--yes"]);
-    assert_eq!(code, 0, "{stderr}");
+    let (cloud, cut_off, _, _) = applied_by_another(server, "t", 2);
     // One call every 2 s, two at a time: both deletes pass the apply's own check together, and the
     // second's turn comes 2 s after the first's, past the 1 s lease of a runner cut off from its
     // store right after the first.
