@@ -311,25 +311,11 @@ impl Runner {
     }
 
     fn spawn_apply(&self, cloud: &Cloud, server: &impl Server) -> Child {
-        self.spawn_apply_through(cloud, server, &server.url(), "2", "1s")
+        start(self.apply_through(cloud, server, &server.url(), "2", "1s"))
     }
 
     /// `cloudctl apply` of its directory with its state at `store` (a proxy's URL), `parallelism`
     /// calls at a time and a lease of `ttl`; its standard error kept.
-    fn spawn_apply_through(
-        &self,
-        cloud: &Cloud,
-        server: &impl Server,
-        store: &str,
-        parallelism: &str,
-        ttl: &str,
-    ) -> Child {
-        self.apply_through(cloud, server, store, parallelism, ttl)
-            .spawn()
-            .expect("cloudctl starts")
-    }
-
-    /// The command [`spawn_apply_through`](Self::spawn_apply_through) starts.
     fn apply_through(
         &self,
         cloud: &Cloud,
@@ -871,7 +857,7 @@ fn a_state_pushed_to_the_store_and_back_and_a_lease_ended_by_hand(server: &impl 
     elsewhere.checkout(&[("orders".into(), 1)]);
     // A lease of a minute: it stays held while the holder is stopped, however slowly the
     // commands below start (a loaded machine once took longer than a 1 s lease to read it).
-    let holder = elsewhere.spawn_apply_through(&cloud, server, &server.url(), "2", "60s");
+    let holder = start(elsewhere.apply_through(&cloud, server, &server.url(), "2", "60s"));
     let deadline = Instant::now() + Duration::from_secs(20);
     while lease_holder(server) != Some(holder.id()) {
         assert!(Instant::now() < deadline, "the apply never took the lease");
@@ -971,6 +957,11 @@ fn a_store_without_the_state_is_refused_before_any_call(server: &impl Server) {
     );
 }
 
+/// Starts `command` (a `cloudctl` of [`Runner::apply_through`]).
+fn start(mut command: Command) -> Child {
+    command.spawn().expect("cloudctl starts")
+}
+
 /// A cloud whose `count` pipes (`prefix` and a number) one runner applied, with its state in
 /// `server`: the cloud, a runner of its own (to be cut off), the one that applied them, the names.
 fn applied_by_another(
@@ -1000,7 +991,7 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
     cut_off.checkout(&[]);
     let (proxy, through) = TcpProxy::in_front_of(&server.url());
     cloud.clear_requests();
-    let running = cut_off.spawn_apply_through(&cloud, server, &through, "1", "2s");
+    let running = start(cut_off.apply_through(&cloud, server, &through, "1", "2s"));
     let deadline = Instant::now() + Duration::from_secs(20);
     while cloud
         .requests()
@@ -1066,11 +1057,9 @@ fn a_call_whose_turn_comes_past_the_lease_is_not_sent(server: &impl Server) {
     cut_off.checkout(&[]);
     let (proxy, through) = TcpProxy::in_front_of(&server.url());
     cloud.clear_requests();
-    let running = cut_off
-        .apply_through(&cloud, server, &through, "2", "1s")
-        .env("CLOUD_RATE_LIMIT", "1/2s")
-        .spawn()
-        .expect("cloudctl starts");
+    let mut paced = cut_off.apply_through(&cloud, server, &through, "2", "1s");
+    paced.env("CLOUD_RATE_LIMIT", "1/2s");
+    let running = start(paced);
     let deletes = || {
         cloud
             .requests()
@@ -1111,7 +1100,7 @@ fn a_store_cut_for_a_moment_loses_no_create_in_flight(server: &impl Server) {
             .then(Fault::delay(Duration::from_millis(1500)).always()),
     );
     let (proxy, through) = TcpProxy::in_front_of(&server.url());
-    let running = runner.spawn_apply_through(&cloud, server, &through, "3", "6s");
+    let running = start(runner.apply_through(&cloud, server, &through, "3", "6s"));
     // The three intents are recorded just before their creates are sent.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
