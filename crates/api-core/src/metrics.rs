@@ -18,7 +18,8 @@
 //! staging and production stay apart), `http.response.status_code` when an answer came, and
 //! `error.type` when the call or attempt failed: the status code for an error answer, else
 //! `connect` (no connection: nothing sent), `timeout`, `request` (lost after sending), `body`,
-//! `decode`, `validation` or `_OTHER`. The histograms have explicit buckets in seconds: the
+//! `decode`, `validation`, `withheld` (the client's send check refused it: nothing sent) or
+//! `_OTHER`. The histograms have explicit buckets in seconds: the
 //! semantic conventions' advisory ones ([`ATTEMPT_BUCKETS`]), extended to ten minutes for the call
 //! and the rate limit's waits ([`CALL_BUCKETS`]).
 
@@ -56,6 +57,7 @@ pub(crate) fn error_type(error: &Error) -> String {
         Error::Timeout { .. } => "timeout".into(),
         Error::Decode(_) => "decode".into(),
         Error::Validation(_) => "validation".into(),
+        Error::Withheld { .. } => "withheld".into(),
         _ => "_OTHER".into(),
     }
 }
@@ -390,6 +392,11 @@ mod tests {
             outcome_unknown: false,
         };
         assert_eq!(error_type(&timeout), "timeout");
+        let withheld = Error::Withheld {
+            operation: "createPipe",
+            reason: "the lease lapsed".into(),
+        };
+        assert_eq!(error_type(&withheld), "withheld");
         let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", closed.local_addr().unwrap());
         drop(closed);

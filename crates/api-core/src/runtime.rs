@@ -698,8 +698,6 @@ impl Call {
     }
 }
 
-/// Reads at most `limit` bytes of a body; the rest is never read. A body that breaks off gives what
-/// came before the break.
 /// The end of a call whose send check refused an attempt: [`Error::Withheld`] when nothing was sent
 /// yet, else the error of the last attempt that was (the check only stopped a retry).
 fn withheld(op: &'static Operation, call: &Call, reason: String) -> Error {
@@ -711,6 +709,8 @@ fn withheld(op: &'static Operation, call: &Call, reason: String) -> Error {
     })
 }
 
+/// Reads at most `limit` bytes of a body; the rest is never read. A body that breaks off gives what
+/// came before the break.
 async fn read_bounded(mut response: reqwest::Response, limit: usize) -> String {
     let mut bytes = Vec::new();
     while let Ok(Some(chunk)) = response.chunk().await {

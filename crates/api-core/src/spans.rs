@@ -28,8 +28,8 @@
 //!   `url.template`, `http.response.status_code`, `http.request.resend_count` on a resend only (1 on
 //!   the first retry), and on a failure (a 4xx, a 5xx, no answer, or the operation's time running
 //!   out) `error.type` and the `error` status. `error.type` takes the metrics' values: the status
-//!   for an error answer, else `connect`, `timeout`, `request`, `body`, `decode`, `validation` or
-//!   `_OTHER`; and `cancelled` for an attempt the caller dropped (a `select!`, a timeout of its
+//!   for an error answer, else `connect`, `timeout`, `request`, `body`, `decode`, `validation`,
+//!   `withheld` or `_OTHER`; and `cancelled` for an attempt the caller dropped (a `select!`, a timeout of its
 //!   own).
 //! - **rate limit**: `cloud_api.rate_limit.store` (the store that answered: `process`, `host` or
 //!   `redis`; the host store when Redis could not, the process when the host file could not),

@@ -9,8 +9,6 @@ use api_core::management::{
     Pipe, PipeState, ServiceState, WaitFor, WaitOptions, wait_for_pipe, wait_for_pipe_gone,
 };
 use api_core::{DecodeError, Error, PipeId, Response};
-
-use crate::ServiceHandle;
 use chrono::Utc;
 use futures::StreamExt as _;
 use futures::stream::FuturesUnordered;
@@ -24,6 +22,7 @@ use super::store::LeaseClock;
 use super::{
     PendingCreate, RecordedPipe, RecordedState, ServiceTarget, StateError, StateLock, StateStore,
 };
+use crate::ServiceHandle;
 
 /// How an apply runs.
 #[derive(Debug, Clone)]
