@@ -992,18 +992,7 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
     let (proxy, through) = TcpProxy::in_front_of(&server.url());
     cloud.clear_requests();
     let running = start(cut_off.apply_through(&cloud, server, &through, "1", "2s"));
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while cloud
-        .requests()
-        .iter()
-        .all(|r| r.operation_id != Some(OperationId::DeletePipe))
-    {
-        assert!(Instant::now() < deadline, "the runner never deleted");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    // The store is out of its reach now; the API is not.
-    let cut = chrono::Utc::now();
-    proxy.cut();
+    let cut = cut_after_the_first_delete(&cloud, &proxy, Duration::from_secs(20));
     let (code, stderr) = finish(running, Duration::from_secs(30));
     assert_eq!(code, 11, "{stderr}");
     assert!(stderr.contains("LEASE_LOST"), "{stderr}");
@@ -1021,12 +1010,7 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
         renewal_failed.is_some() && renewal_failed < lost,
         "the failed renewal is said on stderr before the end: {stderr}"
     );
-    let deletes: Vec<chrono::DateTime<chrono::Utc>> = cloud
-        .requests()
-        .iter()
-        .filter(|r| r.operation_id == Some(OperationId::DeletePipe))
-        .map(|r| r.at)
-        .collect();
+    let deletes = deletes_sent(&cloud);
     assert!(
         deletes.len() < names.len(),
         "the deletes past its lease were not sent: {deletes:?}"
@@ -1049,6 +1033,33 @@ fn a_runner_cut_off_from_its_store_sends_nothing_past_its_lease(server: &impl Se
     );
 }
 
+/// When each delete reached the API (the emulator's log).
+fn deletes_sent(cloud: &Cloud) -> Vec<chrono::DateTime<chrono::Utc>> {
+    cloud
+        .requests()
+        .iter()
+        .filter(|r| r.operation_id == Some(OperationId::DeletePipe))
+        .map(|r| r.at)
+        .collect()
+}
+
+/// Waits (at most `within`) for a delete to reach the API, then cuts `proxy`: the store out of the
+/// runner's reach, the API not. When it was cut.
+fn cut_after_the_first_delete(
+    cloud: &Cloud,
+    proxy: &TcpProxy,
+    within: Duration,
+) -> chrono::DateTime<chrono::Utc> {
+    let deadline = Instant::now() + within;
+    while deletes_sent(cloud).is_empty() {
+        assert!(Instant::now() < deadline, "the runner never deleted");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let cut = chrono::Utc::now();
+    proxy.cut();
+    cut
+}
+
 fn a_call_whose_turn_comes_past_the_lease_is_not_sent(server: &impl Server) {
     let (cloud, cut_off, _, _) = applied_by_another(server, "t", 2);
     // One call every 2 s, two at a time: both deletes pass the apply's own check together, and the
@@ -1060,24 +1071,12 @@ fn a_call_whose_turn_comes_past_the_lease_is_not_sent(server: &impl Server) {
     let mut paced = cut_off.apply_through(&cloud, server, &through, "2", "1s");
     paced.env("CLOUD_RATE_LIMIT", "1/2s");
     let running = start(paced);
-    let deletes = || {
-        cloud
-            .requests()
-            .iter()
-            .filter(|r| r.operation_id == Some(OperationId::DeletePipe))
-            .count()
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while deletes() == 0 {
-        assert!(Instant::now() < deadline, "the runner never deleted");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    proxy.cut();
+    cut_after_the_first_delete(&cloud, &proxy, Duration::from_secs(30));
     let (code, stderr) = finish(running, Duration::from_secs(30));
     assert_eq!(code, 11, "{stderr}");
     assert!(stderr.contains("LEASE_LOST"), "{stderr}");
     assert_eq!(
-        deletes(),
+        deletes_sent(&cloud).len(),
         1,
         "the delete whose turn came past the lease was not sent: {stderr}"
     );

@@ -250,50 +250,54 @@ const STORE_RETRY_MOST: std::time::Duration = std::time::Duration::from_secs(1);
 /// that check.
 #[derive(Clone, Copy)]
 struct Gate<'a> {
-    lock: &'a StateLock,
+    lease: Option<&'a LeaseClock>,
     stop: Option<&'a StopSignal>,
     handle: &'a ServiceHandle,
 }
 
+/// Why nothing more may be sent, if so: the apply asked to stop, else its lease lapsed by this
+/// process's own clock. The one rule of the apply's gate and of its client's send check.
+fn refusal(stop: Option<&StopSignal>, lease: Option<&LeaseClock>) -> Option<Outcome> {
+    if stop.is_some_and(StopSignal::is_stopped) {
+        Some(Outcome::Interrupted)
+    } else if lease.is_some_and(LeaseClock::lapsed) {
+        Some(Outcome::LeaseLost)
+    } else {
+        None
+    }
+}
+
 /// The plan's service handle, its client asking right before each request that is not a read
-/// leaves whether the apply may still send it (`stop`, the lease of `lock`); a refusal sends
-/// nothing and ends the call with [`Error::Withheld`].
+/// leaves whether the apply may still send it ([`refusal`]); a refusal sends nothing and ends the
+/// call with [`Error::Withheld`].
 fn guarded(handle: &ServiceHandle, lock: &StateLock, stop: Option<&StopSignal>) -> ServiceHandle {
-    let lease = lock.lease_clock();
+    let lease = lock.lease().cloned();
     let stop = stop.cloned();
     let client = handle.client.with_send_check(move |op| {
         if op.method == "GET" {
-            Ok(())
-        } else if stop.as_ref().is_some_and(StopSignal::is_stopped) {
-            Err("the apply was asked to stop".into())
-        } else if lease.as_ref().is_some_and(LeaseClock::lapsed) {
-            Err("the apply's lease of the state may have lapsed while the request waited".into())
-        } else {
-            Ok(())
+            return Ok(());
+        }
+        match refusal(stop.as_ref(), lease.as_ref()) {
+            Some(Outcome::Interrupted) => Err("the apply was asked to stop".into()),
+            Some(_) => Err(
+                "the apply's lease of the state may have lapsed while the request waited".into(),
+            ),
+            None => Ok(()),
         }
     });
     ServiceHandle::new(client, handle.organization, handle.service)
 }
 
 impl Gate<'_> {
-    /// Why the client withheld a request ([`Error::Withheld`]): the stop, else the lease.
-    fn withheld(&self) -> Outcome {
-        if self.stop.is_some_and(StopSignal::is_stopped) {
-            Outcome::Interrupted
-        } else {
-            Outcome::LeaseLost
-        }
+    /// Why nothing more may be sent, if so ([`refusal`]).
+    fn closed(&self) -> Option<Outcome> {
+        refusal(self.stop, self.lease)
     }
 
-    /// Why nothing more may be sent, if so.
-    fn closed(&self) -> Option<Outcome> {
-        if self.stop.is_some_and(StopSignal::is_stopped) {
-            Some(Outcome::Interrupted)
-        } else if self.lock.check_lease().is_err() {
-            Some(Outcome::LeaseLost)
-        } else {
-            None
-        }
+    /// Why the client withheld a request ([`Error::Withheld`]): the stop, else the lease (also
+    /// when a renewal came after the refusal).
+    fn withheld(&self) -> Outcome {
+        self.closed().unwrap_or(Outcome::LeaseLost)
     }
 }
 
@@ -427,7 +431,7 @@ impl Plan {
         };
         let handle = guarded(&self.handle, lock, options.stop.as_ref());
         let gate = Gate {
-            lock,
+            lease: lock.lease(),
             stop: options.stop.as_ref(),
             handle: &handle,
         };

@@ -111,10 +111,16 @@ pub(crate) struct LeaseClock {
 }
 
 impl LeaseClock {
+    /// How long the lease is still valid by this process's own clock (zero once it may have
+    /// lapsed).
+    fn valid_for(&self) -> Duration {
+        let until = *self.valid_until.lock().unwrap_or_else(|p| p.into_inner());
+        until.saturating_duration_since(std::time::Instant::now())
+    }
+
     /// Whether the lease may have lapsed by this process's own clock.
     pub(crate) fn lapsed(&self) -> bool {
-        let until = *self.valid_until.lock().unwrap_or_else(|p| p.into_inner());
-        std::time::Instant::now() >= until
+        self.valid_for().is_zero()
     }
 }
 
@@ -150,9 +156,7 @@ impl StateLock {
     /// confirmed, counted from when it was sent, plus the TTL, less a margin): `None` for a lock
     /// that cannot lapse (the file store's OS locks).
     pub fn lease_valid_for(&self) -> Option<Duration> {
-        let clock = self.lease.as_ref()?;
-        let until = *clock.valid_until.lock().unwrap_or_else(|p| p.into_inner());
-        Some(until.saturating_duration_since(std::time::Instant::now()))
+        self.lease.as_ref().map(LeaseClock::valid_for)
     }
 
     /// The lease's TTL, for a lock that can lapse.
@@ -173,10 +177,10 @@ impl StateLock {
         }
     }
 
-    /// The clock of its lease, for a check that outlives the borrow (asked right before each
-    /// request an apply sends); `None` for a lock that cannot lapse.
-    pub(crate) fn lease_clock(&self) -> Option<LeaseClock> {
-        self.lease.clone()
+    /// The clock of its lease (cloned for a check that outlives the borrow: the one asked right
+    /// before each request an apply sends); `None` for a lock that cannot lapse.
+    pub(crate) fn lease(&self) -> Option<&LeaseClock> {
+        self.lease.as_ref()
     }
 
     /// With the fencing number of its lease (for stores that fence their writes: every write
