@@ -149,7 +149,10 @@ mod tests {
             assert!(i != 2, "the work of item {i} panics");
             i
         }));
-        let joined = tokio::time::timeout(std::time::Duration::from_secs(10), worked)
+        // A hang never ends; the panic's own report can take seconds (with `RUST_BACKTRACE=1`,
+        // symbolising the test binary while seven other tests fingerprint on every core: a run
+        // took more than 10 s), so the bound is generous.
+        let joined = tokio::time::timeout(std::time::Duration::from_secs(120), worked)
             .await
             .expect("the panic ends the call, it does not hang");
         let panic = joined
