@@ -256,14 +256,32 @@ fn a_lease_whose_renewals_fail_is_lost_by_the_holders_own_clock() {
         left <= Duration::from_millis(900) && !left.is_zero(),
         "a tenth of the TTL is not counted on: {left:?}"
     );
-    // Renewals (every third of the TTL) keep it valid past its first TTL.
-    std::thread::sleep(Duration::from_millis(1200));
-    lock.check_lease().unwrap();
+    // Renewals (every third of the TTL) keep it valid past its first TTL. Waited for, not slept
+    // for: on a loaded machine the renewing thread can be held back past the margin (once seen in
+    // CI: no renewal ran in the first 1.2 s), the lease then lapses by the holder's clock as it
+    // must, and the next renewal makes it valid again. Without renewals it never is.
+    let taken = Instant::now();
+    while taken.elapsed() <= Duration::from_millis(1100) || lock.check_lease().is_err() {
+        assert!(
+            taken.elapsed() < Duration::from_secs(60),
+            "not valid past its first TTL in a minute: {:?}",
+            lock.check_lease()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     engine
         .failing_renewals
         .store(true, std::sync::atomic::Ordering::SeqCst);
-    // A renewal of the engine in memory takes no time: none is in flight past this.
-    std::thread::sleep(Duration::from_millis(20));
+    // The renewing thread is one: once an attempt that found the store cut has begun, the last one
+    // that could succeed has ended, and nothing moves the lease's validity on any more.
+    let attempts = engine.renewals.load(std::sync::atomic::Ordering::SeqCst);
+    while engine.renewals.load(std::sync::atomic::Ordering::SeqCst) == attempts {
+        assert!(
+            taken.elapsed() < Duration::from_secs(120),
+            "no renewal attempted in a minute"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
     let left = lock.lease_valid_for().unwrap();
     assert!(
         left <= Duration::from_millis(900),
