@@ -193,13 +193,33 @@ fn shares_the_limit_with(cloud: &Cloud, store: &str, make: impl Fn() -> Command)
     assert_eq!(throttled(&log), 0, "{store}: no 429");
     let served = served_lists(&log);
     assert_eq!(served.len(), 80);
-    // Bursts of 20 every 2 s: 80 calls in three windows and a bit, no sooner. The fleet has at
-    // most 8 processes waiting at a window's start; the other 12 of its burst start after those
-    // end (some 30 ms a process), and the span keeps a margin (2% and 25 ms): measured, about 0.93
-    // of the floor (evenly paced, the same calls took a quarter longer: 0.76 of it).
+    // Bursts of 20 every 2 s: 80 calls in three windows and a bit, no sooner.
     let fraction = served_log::fraction_of_floor(&served, 20, Duration::from_secs(2));
+    // The key's budget used whole: each window's 20 go at its start, not paced evenly across it.
+    // The emulator served no more than 20 in a window (no 429 above), so each 20 in time order are
+    // one window's. The fleet has at most 8 processes waiting at a window's start; the other 12
+    // of its burst start after those end, so a burst spreads over a few process runs: measured,
+    // 0.1 s to 0.2 s, and up to 0.6 s with two suites at once on 2 cores (the whole run then at
+    // 0.88 of the floor, against 0.93 alone). Evenly paced, each 20 spread over 1.94 s (19 gaps
+    // of 102 ms), and more on a loaded machine, never less: the bound tells the two apart
+    // whatever the load.
+    let spreads: Vec<Duration> = served
+        .chunks(20)
+        .map(|burst| {
+            (burst[burst.len() - 1].at - burst[0].at)
+                .to_std()
+                .unwrap_or_default()
+        })
+        .collect();
+    eprintln!("{store}: bursts of 20 spread over {spreads:?}, {fraction:.3} of the floor");
     assert!(
-        (0.90..=1.0).contains(&fraction),
+        spreads
+            .iter()
+            .all(|spread| *spread <= Duration::from_millis(1500)),
+        "{store}: a window's 20 spread over more than 1.5 s ({spreads:?}): paced, not bursting"
+    );
+    assert!(
+        fraction <= 1.0,
         "{store}: served at {fraction:.3} of the floor the key allows"
     );
 }
