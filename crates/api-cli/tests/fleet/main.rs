@@ -392,7 +392,18 @@ fn a_process_killed_while_it_holds_the_state_files_lock_stalls_the_others_no_lon
     std::thread::scope(|scope| {
         // One at a time, every INTERVAL: a pause longer than that is the lock's.
         let others = scope.spawn(|| fleet_of(3, 8, || command_at(&cloud, "host", "1/100ms")));
-        std::thread::sleep(Duration::from_millis(500));
+        // Once the fleet is under way: two of its 24 calls served (at the pace, the rest take 2 s
+        // more). Waited for, not slept for: a loaded machine once took longer than the 500 ms
+        // slept before to start the processes, the lock was taken and given back before their
+        // first call, and no pause between two served calls showed it.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while served_lists(&cloud.requests()).len() < 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the fleet had two calls served in no minute"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
         // Another process takes the lock (flock(1), without forking: the process holding it is the
         // one killed), and is seen to hold it.
         let mut holder = Command::new("flock")
