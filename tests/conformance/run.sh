@@ -5,11 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
+bash tests/conformance/venv.sh
 venv=target/conformance-venv
-if [ ! -x "$venv/bin/st" ] || ! "$venv/bin/pip" freeze 2>/dev/null | grep -qxF -f tests/conformance/requirements.txt; then
-  python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r tests/conformance/requirements.txt
-fi
 
 # The emulator binary: built here, unless CONFORMANCE_EMULATOR names one built from this
 # workspace's sources (CI passes the one its tests ran).
