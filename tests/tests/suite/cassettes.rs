@@ -742,7 +742,7 @@ async fn the_replay_reports_each_exchange_at_its_control_endpoint_and_stops_at_s
     recorder.shutdown().await;
 
     // Only the first exchange is asked again.
-    let replay = Replay::from_file(&path).await.unwrap();
+    let replay = replay_on_a_port_of_its_own(&path).await;
     service_at(&replay.base_url(), &emulator)
         .reverse_private_endpoints()
         .await
@@ -807,10 +807,51 @@ async fn the_replay_reports_each_exchange_at_its_control_endpoint_and_stops_at_s
         .parse()
         .unwrap();
     replay.shutdown().await;
-    // A blocking connect, made before this task yields: a replay that only began to stop (the
-    // server's task not yet run) would still take it.
-    let refused = std::net::TcpStream::connect(address);
-    assert!(refused.is_err(), "{address} still takes connections");
+    // Blocking connects, made without yielding to this test's runtime, where the replay's server
+    // runs: a replay that only began to stop (its task not yet run) would take every one. They are
+    // tried for a while because a process another test starts at that moment may hold a copy of
+    // the listening socket until it runs its program, which closes it. (A fresh-clone CI run
+    // failed this test once with a single connect, on a port the kernel picked.)
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let refused = loop {
+        match std::net::TcpStream::connect_timeout(&address, std::time::Duration::from_secs(1)) {
+            Ok(_) => assert!(
+                std::time::Instant::now() < deadline,
+                "{address} still takes connections"
+            ),
+            Err(e) => break e,
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(
+        refused.kind(),
+        std::io::ErrorKind::ConnectionRefused,
+        "{address}: {refused}"
+    );
+}
+
+/// A replay of the cassette at `path` on a loopback port below the kernel's ephemeral range, where
+/// no other test's listener on port 0 can be given it once the replay lets it go. Where the range
+/// cannot be read (not Linux) or leaves no room below it, the kernel picks the port.
+async fn replay_on_a_port_of_its_own(path: &Path) -> Replay {
+    let cassette = Cassette::read(path).unwrap();
+    let range =
+        std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
+    let low: u16 = range
+        .split_whitespace()
+        .next()
+        .and_then(|low| low.parse().ok())
+        .unwrap_or(0);
+    if low > 11_000 {
+        // A few tries, as another program may hold a port there.
+        for _ in 0..20 {
+            let listen = SocketAddr::from(([127, 0, 0, 1], fastrand::u16(10_000..low)));
+            if let Ok(replay) = Replay::start(cassette.clone(), listen).await {
+                return replay;
+            }
+        }
+    }
+    Replay::start(cassette, loopback()).await.unwrap()
 }
 
 /// A request no operation of the spec matches is replayed by its method and path, and a text body
