@@ -397,9 +397,7 @@ mod tests {
             reason: "the lease lapsed".into(),
         };
         assert_eq!(error_type(&withheld), "withheld");
-        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", closed.local_addr().unwrap());
-        drop(closed);
+        let url = format!("http://127.0.0.1:{}", api_test_support::ports::free_port());
         let client = crate::http_client_builder().build().unwrap();
         for (kind, said) in [
             (TransportKind::Connect, "connect"),

@@ -10,6 +10,7 @@
 //! - [`tcp_proxy`]: a TCP proxy a test can cut, in front of a real server.
 //! - [`pgbouncer`]: a PgBouncer in transaction mode in front of a test's PostgreSQL.
 //! - [`plan_calls`]: the calls an apply sent that changed the server, against a plan's list.
+//! - [`ports`]: free loopback ports that no other test's listener is given meanwhile.
 
 #![deny(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod encodings;
 pub mod large_body;
 pub mod pgbouncer;
 pub mod plan_calls;
+pub mod ports;
 pub mod postgres_server;
 pub mod redis_server;
 #[cfg(unix)]

@@ -3,7 +3,7 @@
 //! transaction may run on another server connection, so anything that keeps session state (an
 //! advisory lock, a named prepared statement, a `SET`) breaks through it.
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -43,10 +43,7 @@ impl PgBouncer {
             return None;
         };
         let dir = tempfile::tempdir().expect("a directory");
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
+        let port = crate::ports::free_port();
         let user = &server.superuser;
         let ini = dir.path().join("pgbouncer.ini");
         std::fs::write(

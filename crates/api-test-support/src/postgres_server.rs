@@ -4,7 +4,6 @@
 //! authenticate with a password (SCRAM). Outside CI a machine without PostgreSQL skips the test,
 //! saying so; under `CI=true` a missing server fails it (`.ci/run` installs it).
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -50,14 +49,6 @@ fn bin_dir() -> Option<PathBuf> {
     versions.pop().map(|(_, bin)| bin)
 }
 
-/// A loopback port free when asked.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .expect("a free port")
-        .port()
-}
-
 fn is_root() -> bool {
     Command::new("id")
         .arg("-u")
@@ -98,7 +89,7 @@ impl PostgresServer {
                 .expect("chown runs");
             assert!(status.success(), "{test}: chown {user}");
         }
-        let port = free_port();
+        let port = crate::ports::free_port();
         let mut server = Self {
             bin,
             data,
@@ -179,7 +170,7 @@ impl PostgresServer {
                 "{test}: pg_ctl start: {}\nthe server's log:\n{log}",
                 String::from_utf8_lossy(&start.stderr)
             );
-            server.port = free_port();
+            server.port = crate::ports::free_port();
             server.url = format!(
                 "postgres://{superuser}:{PASSWORD}@127.0.0.1:{}/postgres",
                 server.port

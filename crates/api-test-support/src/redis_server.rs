@@ -3,7 +3,7 @@
 //! missing server fails it (`.ci/run` installs it).
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -30,10 +30,7 @@ impl RedisServer {
             eprintln!("{test}: not run: no redis-server or valkey-server on this machine");
             return None;
         };
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .expect("a free port")
-            .port();
+        let port = crate::ports::free_port();
         let dir = tempfile::tempdir().expect("a directory");
         let child = Command::new(binary)
             .args(["--bind", "127.0.0.1", "--port", &port.to_string()])

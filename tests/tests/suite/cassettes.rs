@@ -830,28 +830,13 @@ async fn the_replay_reports_each_exchange_at_its_control_endpoint_and_stops_at_s
     );
 }
 
-/// A replay of the cassette at `path` on a loopback port below the kernel's ephemeral range, where
-/// no other test's listener on port 0 can be given it once the replay lets it go. Where the range
-/// cannot be read (not Linux) or leaves no room below it, the kernel picks the port.
+/// A replay of the cassette at `path` on a port that no other test's listener is given once the
+/// replay lets it go ([`api_test_support::ports`]).
 async fn replay_on_a_port_of_its_own(path: &Path) -> Replay {
-    let cassette = Cassette::read(path).unwrap();
-    let range =
-        std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
-    let low: u16 = range
-        .split_whitespace()
-        .next()
-        .and_then(|low| low.parse().ok())
-        .unwrap_or(0);
-    if low > 11_000 {
-        // A few tries, as another program may hold a port there.
-        for _ in 0..20 {
-            let listen = SocketAddr::from(([127, 0, 0, 1], fastrand::u16(10_000..low)));
-            if let Ok(replay) = Replay::start(cassette.clone(), listen).await {
-                return replay;
-            }
-        }
-    }
-    Replay::start(cassette, loopback()).await.unwrap()
+    let listen = SocketAddr::from(([127, 0, 0, 1], api_test_support::ports::free_port()));
+    Replay::start(Cassette::read(path).unwrap(), listen)
+        .await
+        .unwrap()
 }
 
 /// A request no operation of the spec matches is replayed by its method and path, and a text body

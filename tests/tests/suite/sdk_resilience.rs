@@ -117,10 +117,8 @@ async fn a_create_is_retried_after_a_429(transport: Transport) {
 }
 
 async fn a_refused_connection_is_retried_even_for_a_create(transport: Transport) {
-    let port = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap().port()
-    };
+    // Nothing listens there, and no other test's listener is given the port meanwhile.
+    let port = api_test_support::ports::free_port();
     let client = transport
         .mgmt_builder(&format!("http://127.0.0.1:{port}"))
         .retry(fast_retries().max_attempts(3))

@@ -173,13 +173,12 @@ fn completion_scripts_for_every_shell() {
 #[test]
 fn a_rate_limit_store_that_cannot_be_used_is_said_once_or_refused_at_start() {
     let cloud = Cloud::start();
-    // Nothing listens on port 9: the calls pace through the host store, and cloudctl says so once
-    // on stderr, whatever the output mode (stdout stays the data).
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    // Nothing listens on the port: the calls pace through the host store, and cloudctl says so
+    // once on stderr, whatever the output mode (stdout stays the data).
+    let closed = api_test_support::ports::free_port();
     // Its password holds what ends a URI in running text (an ElastiCache token may hold `<` and
     // `>`): no output shows any of it.
-    let away = format!("redis://app:pw <redis> '9@{}", closed.local_addr().unwrap());
-    drop(closed);
+    let away = format!("redis://app:pw <redis> '9@127.0.0.1:{closed}");
     for mode in ["json", "human"] {
         let run = cloud
             .run(

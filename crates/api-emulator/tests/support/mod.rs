@@ -11,13 +11,9 @@ use base64::Engine;
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_api-emulator");
 
-/// A free loopback port.
+/// A free loopback port that no other test's listener is given meanwhile.
 pub fn port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    api_test_support::ports::free_port()
 }
 
 /// Starts the binary with `args` and waits until `port` takes connections.
