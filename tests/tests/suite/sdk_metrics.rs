@@ -165,9 +165,8 @@ async fn error_type_tells_a_refused_connection_from_a_timeout() {
     let provider = SdkMeterProvider::builder()
         .with_reader(PeriodicReader::builder(exporter.clone()).build())
         .build();
-    // Nothing listens on port 9 (a privileged port), as the other tests of a refused connection
-    // assume; a port the kernel picked and let go may be given to another test's server at once.
-    let refused_url = "http://127.0.0.1:9".to_string();
+    // Nothing listens there, and no other test's listener is given the port meanwhile.
+    let refused_url = format!("http://127.0.0.1:{}", api_test_support::ports::free_port());
     let silent = ScriptServer::start(vec![
         Reply::fixture("get_pipe_kinesis").delay(Duration::from_secs(5)),
     ])
